@@ -1,0 +1,60 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "xp/export.hpp"
+
+namespace xp {
+
+// Root of every exception xp throws.
+class XP_API Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what);
+  ~Error() override;
+};
+
+// A bad value in an XP_* (or FORCE_CPU) environment variable. Never replaced by a silent default.
+class XP_API ConfigError : public Error {
+ public:
+  ConfigError(std::string variable, std::string value, std::string accepted);
+  ~ConfigError() override;
+  const std::string& variable() const noexcept { return variable_; }
+  const std::string& value() const noexcept { return value_; }
+  const std::string& accepted() const noexcept { return accepted_; }
+
+ private:
+  std::string variable_, value_, accepted_;
+};
+
+// A bad argument passed to an xp function (a malformed device name, say).
+class XP_API ValueError : public Error {
+ public:
+  explicit ValueError(const std::string& what);
+  ~ValueError() override;
+};
+
+// A CUDA driver call failed. Keeps the driver's number and name: CUDA_ERROR_NO_DEVICE (100).
+class XP_API CudaError : public Error {
+ public:
+  CudaError(int code, std::string name, std::string message, std::string call);
+  ~CudaError() override;
+  int code() const noexcept { return code_; }
+  const std::string& name() const noexcept { return name_; }
+  const std::string& message() const noexcept { return message_; }
+  const std::string& call() const noexcept { return call_; }
+
+ private:
+  int code_;
+  std::string name_, message_, call_;
+};
+
+// A device was asked for that this process cannot use: CUDA unusable (the reason is in the text),
+// an ordinal past the device count, or CUDA used in a child after fork().
+class XP_API DeviceUnavailable : public Error {
+ public:
+  explicit DeviceUnavailable(const std::string& what);
+  ~DeviceUnavailable() override;
+};
+
+}  // namespace xp

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xp/config.hpp"
+#include "xp/device.hpp"
+#include "xp/export.hpp"
+
+namespace xp {
+
+// Why CUDA is or is not usable. A closed set: each value is documented in the README.
+enum class CudaReason {
+  available,           // CUDA is usable
+  disabled_by_user,    // XP_DEVICE=cpu or FORCE_CPU=1
+  invalid_config,      // an XP_* variable is malformed (the detail names it)
+  driver_not_found,    // no libcuda.so.1 (or no file at XP_CUDA_DRIVER)
+  driver_unusable,     // not a library, wrong architecture, or a required entry point missing
+  init_failed,         // cuInit failed; its code and name are kept
+  no_device,           // the driver initialized but reports no device
+  all_devices_hidden,  // CUDA_VISIBLE_DEVICES hides every device
+  no_usable_nvrtc,     // no NVRTC of a CUDA major the driver accepts that supports the GPU
+  forked_after_init,   // this is a child of fork() from a process that had initialized CUDA
+};
+
+// "available", "disabled_by_user", ... (the names used in `xp doctor --json`).
+XP_API std::string_view to_string(CudaReason reason) noexcept;
+
+struct CudaStatus {
+  bool available = false;
+  CudaReason reason = CudaReason::driver_not_found;
+  std::string detail;           // one sentence with the evidence
+  int driver_error = 0;         // the CUresult when reason is init_failed (or hidden/no device)
+  std::string driver_error_name;  // "CUDA_ERROR_NO_DEVICE"
+  int driver_version = 0;       // cuDriverGetVersion: 13000 for CUDA 13.0; 0 when unknown
+  int nvrtc_version = 0;        // 13000 for NVRTC 13.0; 0 when none was chosen
+  int device_count = 0;
+};
+
+// Is CUDA usable in this process? Cached after the first call; never throws, never creates a
+// CUDA context.
+XP_API CudaStatus cuda_status() noexcept;
+
+// One library xp looked for.
+struct LibraryInfo {
+  std::string name;                // "libcuda", "libnvrtc", "libnvidia-ml"
+  bool found = false;
+  bool chosen = false;             // for NVRTC: the one xp uses
+  std::string path;                // absolute
+  std::string version;             // "13.0"
+  int version_number = 0;          // 13000
+  std::string found_by;            // the search step: "XP_NVRTC", "CUDA_PATH", "wheel", ...
+  std::vector<std::string> tried;  // every place looked at, when not found
+  std::string error;               // why a found file could not be used
+  std::vector<int> archs;          // NVRTC: supported SM numbers (75, 80, ..., 120)
+};
+
+// A problem `xp doctor` knows how to fix.
+struct Problem {
+  std::string id;        // stable: "nvrtc_missing", "driver_older_than_nvrtc", ...
+  std::string severity;  // "error" (the user asked for it and cannot have it) or "warning"
+  std::string message;
+  std::string fix;
+};
+
+// Everything detection found: the data behind `xp doctor`. Unlike cuda_status() it looks at the
+// driver even when the user disabled CUDA. Never throws.
+struct SystemReport {
+  std::string xp_version;
+  CudaStatus status;
+  LibraryInfo driver;
+  std::vector<LibraryInfo> nvrtc;  // every NVRTC found or looked for; the one used has chosen=true
+  LibraryInfo nvml;
+  std::vector<GpuInfo> gpus;
+  bool cuda_visible_devices_set = false;
+  std::string cuda_visible_devices;
+  bool device_nodes_present = false;  // /dev/nvidiactl
+  std::vector<ConfigVariable> config;
+  std::string default_device;         // "cuda:0" or "cpu"; empty when it is an error
+  std::string default_device_error;
+  std::vector<Problem> problems;
+  bool user_demand_unmet = false;     // XP_DEVICE / XP_CUDA_DRIVER / XP_NVRTC asked for what is not there
+  bool environment_broken = false;    // a malformed variable
+};
+
+XP_API SystemReport system_report() noexcept;
+
+}  // namespace xp

@@ -1,0 +1,249 @@
+// Reads and validates every environment variable xp uses. No other file calls getenv.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/environment.hpp"
+#include "xp/config.hpp"
+#include "xp/error.hpp"
+
+namespace xp {
+namespace detail {
+
+std::optional<std::string> getenv_string(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+ForeignEnvironment foreign_environment() {
+  ForeignEnvironment e;
+  e.cuda_visible_devices = getenv_string("CUDA_VISIBLE_DEVICES");
+  e.cuda_path = getenv_string("CUDA_PATH");
+  e.cuda_home = getenv_string("CUDA_HOME");
+  e.conda_prefix = getenv_string("CONDA_PREFIX");
+  e.virtual_env = getenv_string("VIRTUAL_ENV");
+  e.pythonpath = getenv_string("PYTHONPATH");
+  e.home = getenv_string("HOME");
+  e.xdg_cache_home = getenv_string("XDG_CACHE_HOME");
+  return e;
+}
+
+}  // namespace detail
+
+namespace {
+
+struct VariableSpec {
+  const char* name;
+  const char* meaning;
+  const char* accepted;
+};
+
+constexpr VariableSpec kVariables[] = {
+    {"XP_DEVICE", "default device", "cpu, cuda or cuda:N (N a device ordinal)"},
+    {"FORCE_CPU", "1 = same as XP_DEVICE=cpu", "1, 0, true, false, yes, no, on, off"},
+    {"XP_CUDA_DRIVER", "path of the CUDA driver library", "a path to libcuda.so.1"},
+    {"XP_NVRTC", "path of the NVRTC library", "a path to libnvrtc.so.N"},
+    {"XP_CUBLAS", "path of the cuBLAS library", "a path to libcublas.so.N"},
+    {"XP_CACHE_DIR", "kernel cache folder", "a folder path"},
+    {"XP_CACHE_MAX_BYTES", "disk cache cap", "bytes, optionally with K, M, G, T (x1024) or KB, MB, GB, TB (x1000)"},
+    {"XP_GPU_MEMORY_LIMIT", "GPU memory limit", "bytes (suffixes as XP_CACHE_MAX_BYTES) or a percentage such as 80%"},
+    {"XP_LAZY", "0 = evaluate every operation eagerly", "1, 0, true, false, yes, no, on, off"},
+    {"XP_NUM_THREADS", "CPU threads", "an integer from 1 to 4096"},
+    {"XP_LOG", "log level", "error, warn, info, debug"},
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::optional<bool> parse_bool(const std::string& raw) {
+  const std::string v = lower(trim(raw));
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view digits) {
+  if (digits.empty()) return std::nullopt;
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || p != digits.data() + digits.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> parse_bytes(const std::string& raw) {
+  const std::string v = trim(raw);
+  size_t i = 0;
+  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+  auto n = parse_u64(std::string_view(v).substr(0, i));
+  if (!n) return std::nullopt;
+  const std::string suffix = lower(trim(v.substr(i)));
+  std::uint64_t mul = 1;
+  if (suffix.empty() || suffix == "b") mul = 1;
+  else if (suffix == "k" || suffix == "kib") mul = 1ull << 10;
+  else if (suffix == "m" || suffix == "mib") mul = 1ull << 20;
+  else if (suffix == "g" || suffix == "gib") mul = 1ull << 30;
+  else if (suffix == "t" || suffix == "tib") mul = 1ull << 40;
+  else if (suffix == "kb") mul = 1000ull;
+  else if (suffix == "mb") mul = 1000ull * 1000;
+  else if (suffix == "gb") mul = 1000ull * 1000 * 1000;
+  else if (suffix == "tb") mul = 1000ull * 1000 * 1000 * 1000;
+  else return std::nullopt;
+  if (*n > UINT64_MAX / mul) return std::nullopt;
+  return *n * mul;
+}
+
+std::optional<DeviceRequest> parse_device(const std::string& raw) {
+  const std::string v = lower(trim(raw));
+  DeviceRequest r;
+  if (v == "cpu") {
+    r.kind = DeviceRequest::Kind::cpu;
+    return r;
+  }
+  if (v == "cuda") {
+    r.kind = DeviceRequest::Kind::cuda_default;
+    return r;
+  }
+  if (v.rfind("cuda:", 0) == 0) {
+    auto n = parse_u64(std::string_view(v).substr(5));
+    if (!n || *n > 1024) return std::nullopt;
+    r.kind = DeviceRequest::Kind::cuda_index;
+    r.index = static_cast<int>(*n);
+    return r;
+  }
+  return std::nullopt;
+}
+
+std::string default_cache_dir(const detail::ForeignEnvironment& env) {
+  if (env.xdg_cache_home && !env.xdg_cache_home->empty() && (*env.xdg_cache_home)[0] == '/')
+    return *env.xdg_cache_home + "/xp/kernels";
+  std::string home = env.home.value_or("");
+  if (home.empty()) {
+    if (const passwd* pw = getpwuid(getuid()); pw != nullptr && pw->pw_dir != nullptr) home = pw->pw_dir;
+  }
+  if (home.empty()) home = "/tmp";
+  return home + "/.cache/xp/kernels";
+}
+
+// Parses one variable into cfg; returns an error text (empty when fine).
+std::string apply(Config& cfg, const VariableSpec& spec, const std::string& value) {
+  const std::string name = spec.name;
+  if (name == "XP_DEVICE") {
+    auto d = parse_device(value);
+    if (!d) return "malformed";
+    cfg.device = *d;
+  } else if (name == "FORCE_CPU" || name == "XP_LAZY") {
+    auto b = parse_bool(value);
+    if (!b) return "malformed";
+    if (name == "FORCE_CPU") cfg.force_cpu = *b;
+    else cfg.lazy = *b;
+  } else if (name == "XP_CUDA_DRIVER") {
+    cfg.cuda_driver = value;
+  } else if (name == "XP_NVRTC") {
+    cfg.nvrtc = value;
+  } else if (name == "XP_CUBLAS") {
+    cfg.cublas = value;
+  } else if (name == "XP_CACHE_DIR") {
+    cfg.cache_dir = value;
+  } else if (name == "XP_CACHE_MAX_BYTES") {
+    auto b = parse_bytes(value);
+    if (!b) return "malformed";
+    cfg.cache_max_bytes = *b;
+  } else if (name == "XP_GPU_MEMORY_LIMIT") {
+    const std::string v = trim(value);
+    MemoryLimit lim;
+    if (!v.empty() && v.back() == '%') {
+      const std::string num = trim(v.substr(0, v.size() - 1));
+      char* end = nullptr;
+      const double p = std::strtod(num.c_str(), &end);
+      if (num.empty() || end != num.c_str() + num.size() || !(p > 0.0) || p > 100.0) return "malformed";
+      lim.percent = p;
+    } else {
+      auto b = parse_bytes(v);
+      if (!b || *b == 0) return "malformed";
+      lim.bytes = *b;
+    }
+    cfg.gpu_memory_limit = lim;
+  } else if (name == "XP_NUM_THREADS") {
+    auto n = parse_u64(trim(value));
+    if (!n || *n < 1 || *n > 4096) return "malformed";
+    cfg.num_threads = static_cast<int>(*n);
+  } else if (name == "XP_LOG") {
+    const std::string v = lower(trim(value));
+    if (v == "error") cfg.log = LogLevel::error;
+    else if (v == "warn" || v == "warning") cfg.log = LogLevel::warn;
+    else if (v == "info") cfg.log = LogLevel::info;
+    else if (v == "debug") cfg.log = LogLevel::debug;
+    else return "malformed";
+  }
+  return {};
+}
+
+struct Parsed {
+  Config config;
+  std::vector<ConfigVariable> variables;
+  std::optional<ConfigError> error;  // the first malformed variable
+};
+
+Parsed parse_environment() {
+  Parsed out;
+  const auto foreign = detail::foreign_environment();
+  out.config.cache_dir = default_cache_dir(foreign);
+  for (const auto& spec : kVariables) {
+    ConfigVariable row;
+    row.name = spec.name;
+    row.meaning = spec.meaning;
+    auto value = detail::getenv_string(spec.name);
+    // An empty value counts as unset, the usual shell idiom (XP_DEVICE= cmd).
+    if (value && !value->empty()) {
+      row.set = true;
+      row.value = *value;
+      if (!apply(out.config, spec, *value).empty()) {
+        row.error = std::string("accepted: ") + spec.accepted;
+        if (!out.error) out.error.emplace(spec.name, *value, spec.accepted);
+      }
+    }
+    out.variables.push_back(std::move(row));
+  }
+  if (out.config.force_cpu) out.config.device = DeviceRequest{DeviceRequest::Kind::cpu, 0};
+  return out;
+}
+
+const Parsed& parsed() {
+  static const Parsed p = parse_environment();
+  return p;
+}
+
+}  // namespace
+
+const Config& config() {
+  const Parsed& p = parsed();
+  if (p.error) throw *p.error;
+  return p.config;
+}
+
+std::vector<ConfigVariable> config_variables() noexcept {
+  try {
+    return parsed().variables;
+  } catch (...) {
+    return {};
+  }
+}
+
+}  // namespace xp

@@ -1,0 +1,85 @@
+#pragma once
+
+// The few CUDA driver, NVRTC and NVML types and constants xp uses, declared by xp itself: these
+// are ABI facts (enum values, struct layouts, signatures), so no CUDA header is needed to build.
+// The driver signatures match CUDA 12.0, the ABI version xp asks cuGetProcAddress_v2 for.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace xp::detail::cu {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st*;
+struct CUuuid {
+  char bytes[16];
+};
+
+constexpr int kAbiVersion = 12000;  // the signatures below are those of CUDA 12.0
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
+
+// cuGetProcAddress_v2 flags and results
+constexpr std::uint64_t CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1;
+enum CUdriverProcAddressQueryResult : int {
+  CU_GET_PROC_ADDRESS_SUCCESS = 0,
+  CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+  CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
+};
+
+// device attributes
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36;
+constexpr int CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37;
+constexpr int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+
+using PFN_cuGetProcAddress_v2 = CUresult (*)(const char* symbol, void** pfn, int cuda_version, std::uint64_t flags,
+                                             CUdriverProcAddressQueryResult* symbol_status);
+using PFN_cuDriverGetVersion = CUresult (*)(int*);
+using PFN_cuInit = CUresult (*)(unsigned int);
+using PFN_cuGetErrorName = CUresult (*)(CUresult, const char**);
+using PFN_cuGetErrorString = CUresult (*)(CUresult, const char**);
+using PFN_cuDeviceGetCount = CUresult (*)(int*);
+using PFN_cuDeviceGet = CUresult (*)(CUdevice*, int);
+using PFN_cuDeviceGetName = CUresult (*)(char*, int, CUdevice);
+using PFN_cuDeviceGetAttribute = CUresult (*)(int*, int, CUdevice);
+using PFN_cuDeviceTotalMem = CUresult (*)(std::size_t*, CUdevice);
+using PFN_cuDeviceGetUuid = CUresult (*)(CUuuid*, CUdevice);
+using PFN_cuDeviceGetPCIBusId = CUresult (*)(char*, int, CUdevice);
+using PFN_cuDevicePrimaryCtxRetain = CUresult (*)(CUcontext*, CUdevice);
+using PFN_cuDevicePrimaryCtxRelease = CUresult (*)(CUdevice);
+using PFN_cuCtxGetCurrent = CUresult (*)(CUcontext*);
+using PFN_cuCtxSetCurrent = CUresult (*)(CUcontext);
+using PFN_cuCtxSynchronize = CUresult (*)();
+using PFN_cuMemGetInfo = CUresult (*)(std::size_t*, std::size_t*);
+
+}  // namespace xp::detail::cu
+
+namespace xp::detail::nvrtc {
+using nvrtcResult = int;
+using PFN_nvrtcVersion = nvrtcResult (*)(int*, int*);
+using PFN_nvrtcGetNumSupportedArchs = nvrtcResult (*)(int*);
+using PFN_nvrtcGetSupportedArchs = nvrtcResult (*)(int*);
+}  // namespace xp::detail::nvrtc
+
+namespace xp::detail::nvml {
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_st*;
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+using PFN_nvmlInit_v2 = nvmlReturn_t (*)();
+using PFN_nvmlShutdown = nvmlReturn_t (*)();
+using PFN_nvmlSystemGetDriverVersion = nvmlReturn_t (*)(char*, unsigned int);
+using PFN_nvmlDeviceGetHandleByPciBusId_v2 = nvmlReturn_t (*)(const char*, nvmlDevice_t*);
+using PFN_nvmlDeviceGetMemoryInfo = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
+}  // namespace xp::detail::nvml

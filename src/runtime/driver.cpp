@@ -1,0 +1,338 @@
+// Opens the CUDA driver, resolves its entry points, initializes it and enumerates devices.
+#include "runtime/driver.hpp"
+
+#include <pthread.h>
+
+#include <array>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "runtime/dynlib.hpp"
+#include "runtime/environment.hpp"
+#include "runtime/nvml.hpp"
+#include "xp/config.hpp"
+#include "xp/error.hpp"
+
+namespace xp::detail {
+
+namespace {
+
+std::atomic<bool> g_forked{false};
+std::atomic<const DriverApi*> g_api{nullptr};
+DriverApi g_table;
+
+void on_fork_child() { g_forked.store(true); }
+
+struct NamedCode {
+  int code;
+  const char* name;
+};
+// Names for codes xp reports when the driver cannot name them itself (no table loaded yet).
+constexpr NamedCode kKnownCodes[] = {
+    {0, "CUDA_SUCCESS"},
+    {1, "CUDA_ERROR_INVALID_VALUE"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED"},
+    {4, "CUDA_ERROR_DEINITIALIZED"},
+    {34, "CUDA_ERROR_STUB_LIBRARY"},
+    {35, "CUDA_ERROR_INSUFFICIENT_DRIVER"},
+    {46, "CUDA_ERROR_DEVICE_UNAVAILABLE"},
+    {100, "CUDA_ERROR_NO_DEVICE"},
+    {101, "CUDA_ERROR_INVALID_DEVICE"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+    {304, "CUDA_ERROR_OPERATING_SYSTEM"},
+    {400, "CUDA_ERROR_INVALID_HANDLE"},
+    {500, "CUDA_ERROR_NOT_FOUND"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED"},
+    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
+    {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
+    {999, "CUDA_ERROR_UNKNOWN"},
+};
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+std::string format_uuid(const cu::CUuuid& u) {
+  static const char* hex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    const auto b = static_cast<unsigned char>(u.bytes[i]);
+    s += hex[b >> 4];
+    s += hex[b & 15];
+  }
+  return s;
+}
+
+// Value of a path variable even when another variable is malformed (probing never throws).
+std::string setting(const char* name) {
+  for (const auto& row : config_variables())
+    if (row.name == name && row.set) return row.value;
+  return {};
+}
+
+bool visible_devices_hide_all(const ForeignEnvironment& env) {
+  if (!env.cuda_visible_devices) return false;
+  // The driver stops at the first entry it cannot parse; an empty list or a leading invalid
+  // entry (-1 is the usual spelling) hides every device.
+  const std::string& v = *env.cuda_visible_devices;
+  size_t b = 0;
+  while (b < v.size() && (v[b] == ' ' || v[b] == '\t')) ++b;
+  if (b == v.size()) return true;
+  return v[b] == '-' || v[b] == ',';
+}
+
+GpuInfo read_gpu(const DriverApi& api, int ordinal) {
+  GpuInfo g;
+  g.index = ordinal;
+  cu::CUdevice dev = 0;
+  check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+  std::array<char, 256> name{};
+  check(api.cuDeviceGetName(name.data(), static_cast<int>(name.size()), dev), "cuDeviceGetName");
+  g.name = name.data();
+  auto attr = [&](int a) {
+    int v = 0;
+    return api.cuDeviceGetAttribute(&v, a, dev) == cu::CUDA_SUCCESS ? v : 0;
+  };
+  g.cc_major = attr(cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  g.cc_minor = attr(cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  g.sm_count = attr(cu::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  g.memory_clock_khz = attr(cu::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  g.memory_bus_width_bits = attr(cu::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+  g.l2_cache_bytes = attr(cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  // Double data rate: two transfers per clock over the whole bus.
+  g.bandwidth_bytes_per_s = 2.0 * g.memory_clock_khz * 1000.0 * (g.memory_bus_width_bits / 8.0);
+  std::size_t total = 0;
+  check(api.cuDeviceTotalMem(&total, dev), "cuDeviceTotalMem");
+  g.memory_total = total;
+  if (api.cuDeviceGetUuid != nullptr) {
+    cu::CUuuid u{};
+    if (api.cuDeviceGetUuid(&u, dev) == cu::CUDA_SUCCESS) g.uuid = format_uuid(u);
+  }
+  if (api.cuDeviceGetPCIBusId != nullptr) {
+    std::array<char, 64> bus{};
+    if (api.cuDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), dev) == cu::CUDA_SUCCESS) g.pci_bus_id = bus.data();
+  }
+  return g;
+}
+
+void set_init_failure(DriverProbe& p, const char* call, cu::CUresult r) {
+  p.reason = CudaReason::init_failed;
+  p.driver_error = r;
+  p.driver_error_name = driver_error_name(r);
+  p.detail = std::string(call) + " failed: " + p.driver_error_name + " (" + std::to_string(r) + "): " + driver_error_message(r);
+}
+
+DriverProbe probe() {
+  DriverProbe p;
+  p.lib.name = "libcuda";
+  p.nvml.name = "libnvidia-ml";
+  p.nvml.error = "not looked for: the driver has no usable device";
+  p.device_nodes_present = file_exists("/dev/nvidiactl");
+  const std::string explicit_path = setting("XP_CUDA_DRIVER");
+  p.explicit_path = !explicit_path.empty();
+  const std::string target = p.explicit_path ? explicit_path : "libcuda.so.1";
+  p.lib.found_by = p.explicit_path ? "XP_CUDA_DRIVER" : "OS loader";
+
+  DynLib lib = DynLib::open(target);
+  if (!lib.ok()) {
+    p.lib.tried.push_back(p.explicit_path ? target : target + " (OS loader search: LD_LIBRARY_PATH, ld.so.cache, system folders)");
+    p.lib.error = lib.error();
+    if (lib.failure() == DynLib::Failure::not_found) {
+      p.reason = CudaReason::driver_not_found;
+      p.detail = p.explicit_path ? "XP_CUDA_DRIVER points at " + target + ", which does not exist"
+                                 : "the CUDA driver library libcuda.so.1 was not found (no NVIDIA driver installed?)";
+    } else {
+      p.reason = CudaReason::driver_unusable;
+      p.detail = "the driver library " + target + " could not be loaded: " + lib.error();
+    }
+    return p;
+  }
+  p.lib.found = true;
+  p.lib.path = lib.path();
+
+  // cuDriverGetVersion is exported by every driver; ask it first so that a driver too old for
+  // cuGetProcAddress_v2 still reports its version.
+  auto get_version = reinterpret_cast<cu::PFN_cuDriverGetVersion>(lib.symbol("cuDriverGetVersion"));
+  if (get_version != nullptr && get_version(&p.driver_version) == cu::CUDA_SUCCESS) {
+    p.lib.version_number = p.driver_version;
+    p.lib.version = version_text(p.driver_version);
+  }
+  auto get_proc = reinterpret_cast<cu::PFN_cuGetProcAddress_v2>(lib.symbol("cuGetProcAddress_v2"));
+  if (get_proc == nullptr) {
+    p.reason = CudaReason::driver_unusable;
+    p.lib.error = "required symbol cuGetProcAddress_v2 missing";
+    p.detail = p.lib.path + " lacks cuGetProcAddress_v2" +
+               (p.driver_version > 0 ? " (driver CUDA " + p.lib.version + "; xp needs a CUDA 12.0 driver or newer)" : "");
+    return p;
+  }
+
+  DriverApi api;
+  struct Entry {
+    const char* name;
+    void** slot;
+    bool required;
+  };
+  const Entry entries[] = {
+#define XP_ENTRY(name, required) {#name, reinterpret_cast<void**>(&api.name), required},
+      XP_DRIVER_FUNCTIONS(XP_ENTRY)
+#undef XP_ENTRY
+  };
+  for (const Entry& e : entries) {
+    cu::CUdriverProcAddressQueryResult status = cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    void* fn = nullptr;
+    const cu::CUresult r = get_proc(e.name, &fn, cu::kAbiVersion, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
+    // An absent symbol can come back as success with a null pointer: the pointer decides.
+    if (r != cu::CUDA_SUCCESS || status != cu::CU_GET_PROC_ADDRESS_SUCCESS) fn = nullptr;
+    *e.slot = fn;
+    if (fn == nullptr && e.required) {
+      p.reason = CudaReason::driver_unusable;
+      p.lib.error = std::string("required entry point ") + e.name + " missing";
+      p.detail = p.lib.path + ": cuGetProcAddress_v2 has no " + e.name + " for CUDA ABI 12.0";
+      return p;
+    }
+  }
+  g_table = api;
+
+  const ForeignEnvironment env = foreign_environment();
+  const cu::CUresult r = api.cuInit(0);
+  if (r != cu::CUDA_SUCCESS) {
+    set_init_failure(p, "cuInit", r);
+    if (r == cu::CUDA_ERROR_NO_DEVICE && visible_devices_hide_all(env)) {
+      p.reason = CudaReason::all_devices_hidden;
+      p.detail = "CUDA_VISIBLE_DEVICES='" + *env.cuda_visible_devices + "' hides every device (cuInit: " +
+                 p.driver_error_name + ")";
+    }
+    lib.release();
+    return p;
+  }
+  // A child of fork() cannot use the parent's CUDA state; mark it so every use says so.
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+
+  int count = 0;
+  const cu::CUresult rc = api.cuDeviceGetCount(&count);
+  if (rc != cu::CUDA_SUCCESS) {
+    set_init_failure(p, "cuDeviceGetCount", rc);
+    lib.release();
+    return p;
+  }
+  if (count == 0) {
+    if (visible_devices_hide_all(env)) {
+      p.reason = CudaReason::all_devices_hidden;
+      p.detail = "CUDA_VISIBLE_DEVICES='" + *env.cuda_visible_devices + "' hides every device";
+    } else {
+      p.reason = CudaReason::no_device;
+      p.detail = "the driver initialized but reports no CUDA device";
+    }
+    lib.release();
+    return p;
+  }
+  try {
+    for (int i = 0; i < count; ++i) p.gpus.push_back(read_gpu(api, i));
+  } catch (const CudaError& e) {
+    set_init_failure(p, e.call().c_str(), e.code());
+    p.gpus.clear();
+    lib.release();
+    return p;
+  }
+  p.nvml = nvml_free_memory(p.gpus);
+  p.reason = CudaReason::available;
+  p.detail = std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s");
+  lib.release();  // the driver stays loaded for the life of the process
+  g_api.store(&g_table);
+  return p;
+}
+
+}  // namespace
+
+const DriverProbe& driver_probe() noexcept {
+  static const DriverProbe p = [] {
+    try {
+      return probe();
+    } catch (const std::exception& e) {
+      DriverProbe failed;
+      failed.lib.name = "libcuda";
+      failed.reason = CudaReason::driver_unusable;
+      failed.detail = std::string("driver probe failed: ") + e.what();
+      return failed;
+    }
+  }();
+  return p;
+}
+
+const DriverApi* driver_api() noexcept {
+  driver_probe();
+  return g_api.load();
+}
+
+bool forked_after_init() noexcept { return g_forked.load(); }
+
+std::string driver_error_name(int code) {
+  if (const DriverApi* api = &g_table; api->cuGetErrorName != nullptr) {
+    const char* s = nullptr;
+    if (api->cuGetErrorName(code, &s) == cu::CUDA_SUCCESS && s != nullptr) return s;
+  }
+  for (const auto& k : kKnownCodes)
+    if (k.code == code) return k.name;
+  return "CUDA_ERROR_UNRECOGNIZED";
+}
+
+std::string driver_error_message(int code) {
+  if (g_table.cuGetErrorString != nullptr) {
+    const char* s = nullptr;
+    if (g_table.cuGetErrorString(code, &s) == cu::CUDA_SUCCESS && s != nullptr) return s;
+  }
+  return {};
+}
+
+void check(cu::CUresult r, const char* call) {
+  if (r != cu::CUDA_SUCCESS) throw CudaError(r, driver_error_name(r), driver_error_message(r), call);
+}
+
+namespace {
+std::mutex g_ctx_mutex;
+std::vector<cu::CUcontext> g_contexts;  // primary contexts retained, by ordinal
+}  // namespace
+
+void make_current(int ordinal) {
+  if (forked_after_init())
+    throw DeviceUnavailable(
+        "CUDA was initialized in the parent process before fork(); a forked child cannot use it. "
+        "Start worker processes with exec (posix_spawn, multiprocessing's 'spawn'), or initialize CUDA "
+        "only after forking");
+  const DriverProbe& p = driver_probe();
+  const DriverApi* api = driver_api();
+  if (api == nullptr || p.reason != CudaReason::available)
+    throw DeviceUnavailable("cuda:" + std::to_string(ordinal) + " is not usable: " + p.detail);
+  if (ordinal < 0 || ordinal >= static_cast<int>(p.gpus.size()))
+    throw DeviceUnavailable("cuda:" + std::to_string(ordinal) + " does not exist: this process sees " +
+                            std::to_string(p.gpus.size()) + " CUDA device" + (p.gpus.size() == 1 ? "" : "s"));
+  cu::CUcontext ctx = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_ctx_mutex);
+    if (g_contexts.empty()) g_contexts.assign(p.gpus.size(), nullptr);
+    if (g_contexts[ordinal] == nullptr) {
+      cu::CUdevice dev = 0;
+      check(api->cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+      cu::CUcontext c = nullptr;
+      check(api->cuDevicePrimaryCtxRetain(&c, dev), "cuDevicePrimaryCtxRetain");
+      g_contexts[ordinal] = c;
+    }
+    ctx = g_contexts[ordinal];
+  }
+  cu::CUcontext current = nullptr;
+  check(api->cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  if (current != ctx) check(api->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+}
+
+bool context_retained(int ordinal) noexcept {
+  if (forked_after_init()) return false;
+  std::lock_guard<std::mutex> lock(g_ctx_mutex);
+  return ordinal >= 0 && ordinal < static_cast<int>(g_contexts.size()) && g_contexts[ordinal] != nullptr;
+}
+
+}  // namespace xp::detail

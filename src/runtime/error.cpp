@@ -1,0 +1,40 @@
+#include "xp/error.hpp"
+
+#include <utility>
+
+namespace xp {
+
+Error::Error(const std::string& what) : std::runtime_error(what) {}
+Error::~Error() = default;
+
+ConfigError::ConfigError(std::string variable, std::string value, std::string accepted)
+    : Error(variable + "='" + value + "' is not valid; accepted: " + accepted),
+      variable_(std::move(variable)),
+      value_(std::move(value)),
+      accepted_(std::move(accepted)) {}
+ConfigError::~ConfigError() = default;
+
+ValueError::ValueError(const std::string& what) : Error(what) {}
+ValueError::~ValueError() = default;
+
+namespace {
+std::string cuda_error_text(int code, const std::string& name, const std::string& message, const std::string& call) {
+  std::string s = call.empty() ? std::string("CUDA driver error") : call + " failed";
+  s += ": " + (name.empty() ? std::string("CUDA_ERROR_UNKNOWN_CODE") : name) + " (" + std::to_string(code) + ")";
+  if (!message.empty()) s += ": " + message;
+  return s;
+}
+}  // namespace
+
+CudaError::CudaError(int code, std::string name, std::string message, std::string call)
+    : Error(cuda_error_text(code, name, message, call)),
+      code_(code),
+      name_(std::move(name)),
+      message_(std::move(message)),
+      call_(std::move(call)) {}
+CudaError::~CudaError() = default;
+
+DeviceUnavailable::DeviceUnavailable(const std::string& what) : Error(what) {}
+DeviceUnavailable::~DeviceUnavailable() = default;
+
+}  // namespace xp

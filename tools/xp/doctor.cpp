@@ -1,0 +1,180 @@
+#include "doctor.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "xp/xp.hpp"
+
+namespace xp_cli {
+
+namespace {
+
+using nlohmann::json;
+
+int exit_code(const xp::SystemReport& r) {
+  if (r.environment_broken) return 2;
+  if (r.user_demand_unmet) return 1;
+  return 0;
+}
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+json nullable(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json library_json(const xp::LibraryInfo& l) {
+  json j = {{"name", l.name},
+            {"found", l.found},
+            {"path", nullable(l.path)},
+            {"version", nullable(l.version)},
+            {"found_by", l.found ? nullable(l.found_by) : json(nullptr)},
+            {"error", nullable(l.error)},
+            {"tried", l.tried}};
+  if (l.name == "libnvrtc") {
+    j["chosen"] = l.chosen;
+    json archs = json::array();
+    for (int a : l.archs) archs.push_back("sm_" + std::to_string(a));
+    j["archs"] = archs;
+  }
+  return j;
+}
+
+json gpu_json(const xp::GpuInfo& g) {
+  return {{"index", g.index},
+          {"device", "cuda:" + std::to_string(g.index)},
+          {"name", g.name},
+          {"compute_capability", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
+          {"arch", g.arch()},
+          {"sm_count", g.sm_count},
+          {"memory_total_bytes", g.memory_total},
+          {"memory_free_bytes", g.memory_free ? json(*g.memory_free) : json(nullptr)},
+          {"memory_free_source", nullable(g.memory_free_source)},
+          {"memory_clock_khz", g.memory_clock_khz},
+          {"memory_bus_width_bits", g.memory_bus_width_bits},
+          {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
+          {"l2_cache_bytes", g.l2_cache_bytes},
+          {"pci_bus_id", nullable(g.pci_bus_id)},
+          {"uuid", nullable(g.uuid)},
+          {"nvrtc_supports_arch", g.nvrtc_supports_arch}};
+}
+
+json report_json(const xp::SystemReport& r) {
+  const xp::CudaStatus& s = r.status;
+  json j;
+  j["schema"] = "xp.doctor/1";
+  j["xp_version"] = r.xp_version;
+  j["verdict"] = {{"device", nullable(r.default_device)},
+                  {"uses_gpu", r.default_device.rfind("cuda", 0) == 0},
+                  {"error", nullable(r.default_device_error)}};
+  j["cuda"] = {{"available", s.available},
+               {"reason", std::string(xp::to_string(s.reason))},
+               {"detail", s.detail},
+               {"driver_error", s.driver_error_name.empty() ? json(nullptr)
+                                                            : json{{"code", s.driver_error}, {"name", s.driver_error_name}}},
+               {"driver_version", s.driver_version ? json(version_text(s.driver_version)) : json(nullptr)},
+               {"nvrtc_version", s.nvrtc_version ? json(version_text(s.nvrtc_version)) : json(nullptr)},
+               {"device_count", s.device_count}};
+  json nvrtc = json::array();
+  for (const auto& l : r.nvrtc) nvrtc.push_back(library_json(l));
+  j["libraries"] = {{"driver", library_json(r.driver)}, {"nvrtc", nvrtc}, {"nvml", library_json(r.nvml)}};
+  json gpus = json::array();
+  for (const auto& g : r.gpus) gpus.push_back(gpu_json(g));
+  j["gpus"] = gpus;
+  j["cuda_visible_devices"] = r.cuda_visible_devices_set ? json(r.cuda_visible_devices) : json(nullptr);
+  j["device_nodes_present"] = r.device_nodes_present;
+  json env = json::array();
+  for (const auto& v : r.config)
+    env.push_back({{"name", v.name}, {"set", v.set}, {"value", v.set ? json(v.value) : json(nullptr)}, {"meaning", v.meaning}, {"error", nullable(v.error)}});
+  j["environment"] = env;
+  json problems = json::array();
+  for (const auto& p : r.problems)
+    problems.push_back({{"id", p.id}, {"severity", p.severity}, {"message", p.message}, {"fix", p.fix}});
+  j["problems"] = problems;
+  j["exit_code"] = exit_code(r);
+  return j;
+}
+
+std::string gib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+  return buf;
+}
+
+void print_library(const char* label, const xp::LibraryInfo& l) {
+  if (l.found) {
+    std::cout << "  " << label << l.path << (l.version.empty() ? "" : "  (version " + l.version + ")") << "  [found by "
+              << l.found_by << "]" << (l.chosen ? "  <- used" : "") << "\n";
+    if (!l.archs.empty()) {
+      std::cout << "      compiles for: sm_" << l.archs.front() << " .. sm_" << l.archs.back() << "\n";
+    }
+    if (!l.error.empty()) std::cout << "      problem: " << l.error << "\n";
+  } else {
+    std::cout << "  " << label << "not found" << (l.error.empty() ? "" : " (" + l.error + ")") << "\n";
+    for (const auto& t : l.tried) std::cout << "      tried " << t << "\n";
+  }
+}
+
+void print_text(const xp::SystemReport& r) {
+  std::cout << "xp " << r.xp_version << " doctor\n\nLibraries\n";
+  print_library("CUDA driver: ", r.driver);
+  for (const auto& l : r.nvrtc) print_library("NVRTC:       ", l);
+  print_library("NVML:        ", r.nvml);
+  std::cout << "\nGPUs\n";
+  if (r.gpus.empty()) std::cout << "  none\n";
+  for (const auto& g : r.gpus) {
+    std::cout << "  cuda:" << g.index << "  " << g.name << "  " << g.arch() << " (compute " << g.cc_major << "." << g.cc_minor
+              << "), " << g.sm_count << " SMs\n";
+    std::cout << "      memory " << gib(g.memory_total) << " total"
+              << (g.memory_free ? ", " + gib(*g.memory_free) + " free (" + g.memory_free_source + ")" : ", free unknown until initialized (no NVML)")
+              << "\n";
+    if (g.memory_clock_khz > 0) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "      memory clock %d MHz, bus %d bits: %.0f GB/s theoretical\n", g.memory_clock_khz / 1000,
+                    g.memory_bus_width_bits, g.bandwidth_bytes_per_s / 1e9);
+      std::cout << buf;
+    }
+    std::cout << "      PCI " << g.pci_bus_id << "  " << g.uuid << "\n";
+    std::cout << "      NVRTC can compile for it: " << (g.nvrtc_supports_arch ? "yes" : "no") << "\n";
+  }
+  if (r.cuda_visible_devices_set) std::cout << "  CUDA_VISIBLE_DEVICES='" << r.cuda_visible_devices << "'\n";
+
+  std::cout << "\nEnvironment\n";
+  bool any = false;
+  for (const auto& v : r.config) {
+    if (!v.set) continue;
+    any = true;
+    std::cout << "  " << v.name << "=" << v.value << (v.error.empty() ? "" : "  INVALID (" + v.error + ")") << "\n";
+  }
+  if (!any) std::cout << "  no XP_* variable set\n";
+
+  std::cout << "\nVerdict\n";
+  const xp::CudaStatus& s = r.status;
+  if (!r.default_device.empty()) {
+    if (r.default_device.rfind("cuda", 0) == 0)
+      std::cout << "  GPU in use: " << r.default_device << " (driver CUDA " << version_text(s.driver_version) << ", NVRTC "
+                << version_text(s.nvrtc_version) << ")\n";
+    else
+      std::cout << "  CPU" << (s.available ? " (chosen by the user)" : " fallback") << ": CUDA " << xp::to_string(s.reason)
+                << (s.detail.empty() ? "" : ": " + s.detail) << "\n";
+  } else {
+    std::cout << "  error: " << (r.default_device_error.empty() ? "the configuration is invalid" : r.default_device_error) << "\n";
+  }
+  if (!r.problems.empty()) {
+    std::cout << "\nProblems\n";
+    for (const auto& p : r.problems) {
+      std::cout << "  [" << p.severity << "] " << p.message << "\n      fix: " << p.fix << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int doctor(bool as_json) {
+  const xp::SystemReport r = xp::system_report();
+  if (as_json) std::cout << report_json(r).dump(2) << "\n";
+  else print_text(r);
+  return exit_code(r);
+}
+
+}  // namespace xp_cli
