@@ -36,30 +36,6 @@ ForeignEnvironment foreign_environment() {
   return e;
 }
 
-}  // namespace detail
-
-namespace {
-
-struct VariableSpec {
-  const char* name;
-  const char* meaning;
-  const char* accepted;
-};
-
-constexpr VariableSpec kVariables[] = {
-    {"XP_DEVICE", "default device", "cpu, cuda or cuda:N (N a device ordinal)"},
-    {"FORCE_CPU", "1 = same as XP_DEVICE=cpu", "1, 0, true, false, yes, no, on, off"},
-    {"XP_CUDA_DRIVER", "path of the CUDA driver library", "a path to libcuda.so.1"},
-    {"XP_NVRTC", "path of the NVRTC library", "a path to libnvrtc.so.N"},
-    {"XP_CUBLAS", "path of the cuBLAS library", "a path to libcublas.so.N"},
-    {"XP_CACHE_DIR", "kernel cache folder", "a folder path"},
-    {"XP_CACHE_MAX_BYTES", "disk cache cap", "bytes, optionally with K, M, G, T (x1024) or KB, MB, GB, TB (x1000)"},
-    {"XP_GPU_MEMORY_LIMIT", "GPU memory limit", "bytes (suffixes as XP_CACHE_MAX_BYTES) or a percentage such as 80%"},
-    {"XP_LAZY", "0 = evaluate every operation eagerly", "1, 0, true, false, yes, no, on, off"},
-    {"XP_NUM_THREADS", "CPU threads", "an integer from 1 to 4096"},
-    {"XP_LOG", "log level", "error, warn, info, debug"},
-};
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -72,7 +48,7 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b);
 }
 
-std::optional<bool> parse_bool(const std::string& raw) {
+std::optional<bool> parse_bool_setting(const std::string& raw) {
   const std::string v = lower(trim(raw));
   if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return false;
@@ -87,7 +63,7 @@ std::optional<std::uint64_t> parse_u64(std::string_view digits) {
   return v;
 }
 
-std::optional<std::uint64_t> parse_bytes(const std::string& raw) {
+std::optional<std::uint64_t> parse_byte_count(const std::string& raw) {
   const std::string v = trim(raw);
   size_t i = 0;
   while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
@@ -109,7 +85,7 @@ std::optional<std::uint64_t> parse_bytes(const std::string& raw) {
   return *n * mul;
 }
 
-std::optional<DeviceRequest> parse_device(const std::string& raw) {
+std::optional<DeviceRequest> parse_device_setting(const std::string& raw) {
   const std::string v = lower(trim(raw));
   DeviceRequest r;
   if (v == "cpu") {
@@ -130,6 +106,33 @@ std::optional<DeviceRequest> parse_device(const std::string& raw) {
   return std::nullopt;
 }
 
+}  // namespace detail
+
+namespace {
+using detail::parse_bool_setting;
+using detail::parse_byte_count;
+using detail::parse_device_setting;
+
+struct VariableSpec {
+  const char* name;
+  const char* meaning;
+  const char* accepted;
+};
+
+constexpr VariableSpec kVariables[] = {
+    {"XP_DEVICE", "default device", "cpu, cuda or cuda:N (N a device ordinal)"},
+    {"FORCE_CPU", "1 = same as XP_DEVICE=cpu", "1, 0, true, false, yes, no, on, off"},
+    {"XP_CUDA_DRIVER", "path of the CUDA driver library", "a path to libcuda.so.1"},
+    {"XP_NVRTC", "path of the NVRTC library", "a path to libnvrtc.so.N"},
+    {"XP_CUBLAS", "path of the cuBLAS library", "a path to libcublas.so.N"},
+    {"XP_CACHE_DIR", "kernel cache folder", "a folder path"},
+    {"XP_CACHE_MAX_BYTES", "disk cache cap", "bytes, optionally with K, M, G, T (x1024) or KB, MB, GB, TB (x1000)"},
+    {"XP_GPU_MEMORY_LIMIT", "GPU memory limit", "bytes (suffixes as XP_CACHE_MAX_BYTES) or a percentage such as 80%"},
+    {"XP_LAZY", "0 = evaluate every operation eagerly", "1, 0, true, false, yes, no, on, off"},
+    {"XP_NUM_THREADS", "CPU threads", "an integer from 1 to 4096"},
+    {"XP_LOG", "log level", "error, warn, info, debug"},
+};
+
 std::string default_cache_dir(const detail::ForeignEnvironment& env) {
   if (env.xdg_cache_home && !env.xdg_cache_home->empty() && (*env.xdg_cache_home)[0] == '/')
     return *env.xdg_cache_home + "/xp/kernels";
@@ -145,11 +148,11 @@ std::string default_cache_dir(const detail::ForeignEnvironment& env) {
 std::string apply(Config& cfg, const VariableSpec& spec, const std::string& value) {
   const std::string name = spec.name;
   if (name == "XP_DEVICE") {
-    auto d = parse_device(value);
+    auto d = parse_device_setting(value);
     if (!d) return "malformed";
     cfg.device = *d;
   } else if (name == "FORCE_CPU" || name == "XP_LAZY") {
-    auto b = parse_bool(value);
+    auto b = parse_bool_setting(value);
     if (!b) return "malformed";
     if (name == "FORCE_CPU") cfg.force_cpu = *b;
     else cfg.lazy = *b;
@@ -162,30 +165,30 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
   } else if (name == "XP_CACHE_DIR") {
     cfg.cache_dir = value;
   } else if (name == "XP_CACHE_MAX_BYTES") {
-    auto b = parse_bytes(value);
+    auto b = parse_byte_count(value);
     if (!b) return "malformed";
     cfg.cache_max_bytes = *b;
   } else if (name == "XP_GPU_MEMORY_LIMIT") {
-    const std::string v = trim(value);
+    const std::string v = detail::trim(value);
     MemoryLimit lim;
     if (!v.empty() && v.back() == '%') {
-      const std::string num = trim(v.substr(0, v.size() - 1));
+      const std::string num = detail::trim(v.substr(0, v.size() - 1));
       char* end = nullptr;
       const double p = std::strtod(num.c_str(), &end);
       if (num.empty() || end != num.c_str() + num.size() || !(p > 0.0) || p > 100.0) return "malformed";
       lim.percent = p;
     } else {
-      auto b = parse_bytes(v);
+      auto b = parse_byte_count(v);
       if (!b || *b == 0) return "malformed";
       lim.bytes = *b;
     }
     cfg.gpu_memory_limit = lim;
   } else if (name == "XP_NUM_THREADS") {
-    auto n = parse_u64(trim(value));
+    auto n = detail::parse_u64(detail::trim(value));
     if (!n || *n < 1 || *n > 4096) return "malformed";
     cfg.num_threads = static_cast<int>(*n);
   } else if (name == "XP_LOG") {
-    const std::string v = lower(trim(value));
+    const std::string v = detail::lower(detail::trim(value));
     if (v == "error") cfg.log = LogLevel::error;
     else if (v == "warn" || v == "warning") cfg.log = LogLevel::warn;
     else if (v == "info") cfg.log = LogLevel::info;

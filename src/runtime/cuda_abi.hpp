@@ -21,6 +21,7 @@ constexpr int kAbiVersion = 12000;  // the signatures below are those of CUDA 12
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
+constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
 constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;

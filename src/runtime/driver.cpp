@@ -186,6 +186,16 @@ DriverProbe probe() {
     cu::CUdriverProcAddressQueryResult status = cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     void* fn = nullptr;
     const cu::CUresult r = get_proc(e.name, &fn, cu::kAbiVersion, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
+    if (r == cu::CUDA_ERROR_STUB_LIBRARY) {
+      // The toolkit's lib64/stubs/libcuda.so answers every call so: it exists for linking only.
+      p.reason = CudaReason::driver_unusable;
+      p.driver_error = r;
+      p.driver_error_name = "CUDA_ERROR_STUB_LIBRARY";
+      p.lib.error = "the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY (34))";
+      p.detail = p.lib.path + " is the CUDA toolkit's stub libcuda (CUDA_ERROR_STUB_LIBRARY (34)), made for linking, "
+                 "not the driver";
+      return p;
+    }
     // An absent symbol can come back as success with a null pointer: the pointer decides.
     if (r != cu::CUDA_SUCCESS || status != cu::CU_GET_PROC_ADDRESS_SUCCESS) fn = nullptr;
     *e.slot = fn;

@@ -35,6 +35,12 @@ void driver_problems(SystemReport& r, const detail::DriverProbe& d) {
       break;
     case CudaReason::driver_unusable:
       if (d.explicit_path) r.user_demand_unmet = true;
+      if (d.driver_error == 34) {
+        add(r, "driver_is_stub", sev, d.detail,
+            "the real libcuda.so.1 comes with the NVIDIA driver: remove the toolkit's lib64/stubs folder from "
+            "LD_LIBRARY_PATH (or XP_CUDA_DRIVER) and install the driver if nvidia-smi is missing");
+        break;
+      }
       add(r, "driver_unusable", sev, d.detail,
           "point XP_CUDA_DRIVER at the x86-64 libcuda.so.1 of a CUDA 12.0 or newer driver, or update the driver");
       break;

@@ -11,7 +11,7 @@ namespace xp_cli {
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 int exit_code(const xp::SystemReport& r) {
   if (r.environment_broken) return 2;

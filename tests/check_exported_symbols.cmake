@@ -1,0 +1,66 @@
+# build.exported_symbols: the ABI of libxp.so is what include/xp promises, no more.
+# Rule, on `nm -D --defined-only -C libxp.so` (dynamic symbols that the library defines):
+#   allowed:  names that begin with "xp::", and the compiler's companions of xp classes:
+#             "typeinfo for xp::", "typeinfo name for xp::", "vtable for xp::", "VTT for xp::",
+#             "construction vtable for xp::", "(non-)virtual thunk to xp::",
+#             "covariant return thunk to xp::", "guard variable for xp::";
+#   refused:  anything in xp::detail or an anonymous namespace, any std:: (or other) template
+#             instantiation, any C name other than the linker's own markers (_init, _fini,
+#             _edata, _end, __bss_start), and any symbol version other than none.
+# Template functions returning a non-xp type demangle as "<type> xp::f<...>(...)"; xp has none in
+# its API today. If one is added, extend the rule here rather than loosening it.
+# And: the library has a SONAME (readelf -d), libxp.so.<major>.<minor>, present next to it.
+include("${INFO}")
+
+set(failures "")
+execute_process(COMMAND nm -D --defined-only -C "${XP_LIBRARY}" OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -D --defined-only -C ${XP_LIBRARY} failed: ${err}")
+endif()
+string(REPLACE ";" "\\;" out "${out}")
+string(REPLACE "\n" ";" lines "${out}")
+set(companions "typeinfo for |typeinfo name for |vtable for |VTT for |construction vtable for |non-virtual thunk to |virtual thunk to |covariant return thunk to |guard variable for ")
+set(n_xp 0)
+foreach(line IN LISTS lines)
+  if(line STREQUAL "")
+    continue()
+  endif()
+  if(NOT line MATCHES "^[0-9a-fA-F]+ ([A-Za-z]) (.+)$")
+    list(APPEND failures "unexpected nm line: ${line}")
+    continue()
+  endif()
+  set(name "${CMAKE_MATCH_2}")
+  if(name MATCHES "^(_init|_fini|_edata|_end|__bss_start)$")
+    continue()
+  endif()
+  if(name MATCHES "^(${companions})?xp::" AND NOT name MATCHES "^(${companions})?xp::(detail|\\(anonymous namespace\\))::")
+    math(EXPR n_xp "${n_xp} + 1")
+    continue()
+  endif()
+  list(APPEND failures "exported but not public API: ${line}")
+endforeach()
+message(STATUS "${n_xp} exported xp:: symbols")
+if(n_xp EQUAL 0)
+  list(APPEND failures "no xp:: symbol is exported at all: is XP_API broken?")
+endif()
+
+execute_process(COMMAND readelf -d --wide "${XP_LIBRARY}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(out MATCHES "\\(SONAME\\)[^\n]*\\[([^]]+)\\]")
+  set(soname "${CMAKE_MATCH_1}")
+  message(STATUS "SONAME ${soname}")
+  if(NOT soname MATCHES "^libxp\\.so\\.[0-9]+")
+    list(APPEND failures "SONAME '${soname}' is not libxp.so.<version>")
+  endif()
+  get_filename_component(libdir "${XP_LIBRARY}" DIRECTORY)
+  if(NOT EXISTS "${libdir}/${soname}")
+    list(APPEND failures "no file or link named ${soname} next to ${XP_LIBRARY}")
+  endif()
+else()
+  list(APPEND failures "${XP_LIBRARY} has no SONAME")
+endif()
+
+if(failures)
+  list(JOIN failures "\n  " text)
+  message(FATAL_ERROR "libxp.so's dynamic symbol table leaks internals:\n  ${text}")
+endif()
+message(STATUS "OK: libxp.so exports only xp:: API and has a SONAME")

@@ -1,0 +1,20 @@
+# The fake CUDA driver and the tests that point XP_CUDA_DRIVER at it. Included from
+# tests/CMakeLists.txt, so relative paths below are relative to tests/.
+
+# libxp_fake_cuda.so: the driver entry points xp uses, answering as XP_FAKE_CUDA says.
+add_library(xp_fake_cuda SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_cuda.cpp)
+set_target_properties(xp_fake_cuda PROPERTIES
+  OUTPUT_NAME xp_fake_cuda
+  CXX_VISIBILITY_PRESET hidden
+  VISIBILITY_INLINES_HIDDEN ON)
+target_link_libraries(xp_fake_cuda PRIVATE xp_flags)
+target_link_options(xp_fake_cuda PRIVATE -Wl,--no-undefined)
+
+# Each case runs `xp doctor --json` in a process of its own with the fault it names.
+xp_add_test(test_fault_matrix SOURCES test_fault_matrix.cpp)
+
+# In-process tests of the public API against two fake devices; ctest runs every case in a process
+# of its own, so each starts with no detection cached.
+xp_add_test(test_fake_device SOURCES test_fake_device.cpp
+  ENVIRONMENT "XP_CUDA_DRIVER=$<TARGET_FILE:xp_fake_cuda>;XP_FAKE_CUDA=devices=2")
+target_link_libraries(test_fake_device PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)

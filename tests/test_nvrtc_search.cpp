@@ -1,0 +1,191 @@
+// Choosing an NVRTC (pure rules on made-up candidates) and finding the real ones of this machine
+// along DESIGN.md's search order (each case in a process of its own: the search is cached).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/dynlib.hpp"
+#include "runtime/nvrtc_search.hpp"
+#include "test_util.hpp"
+
+using xp::LibraryInfo;
+using xp::detail::choose_nvrtc;
+using xp::detail::nvrtc_rejection;
+
+namespace {
+
+LibraryInfo nvrtc(int version, std::vector<int> archs) {
+  LibraryInfo l;
+  l.name = "libnvrtc";
+  l.found = true;
+  l.version_number = version;
+  l.version = std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+  l.archs = std::move(archs);
+  return l;
+}
+
+const std::vector<int> kArchs12 = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 120};
+const std::vector<int> kArchs13 = {75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121};
+
+}  // namespace
+
+TEST(NvrtcChoice, NewestWhoseMajorTheDriverAccepts) {
+  const std::vector<LibraryInfo> found = {nvrtc(12090, kArchs12), nvrtc(13000, kArchs13)};
+  EXPECT_EQ(choose_nvrtc(found, 13000, {90}), 1);  // CUDA 13 driver: NVRTC 13
+  EXPECT_EQ(choose_nvrtc(found, 12080, {90}), 0);  // CUDA 12.8 driver: NVRTC 13 code would not load
+  EXPECT_EQ(choose_nvrtc(found, 11080, {90}), -1);
+  EXPECT_NE(nvrtc_rejection(found[1], 12080, {90}).find("newer than the driver"), std::string::npos);
+}
+
+TEST(NvrtcChoice, OlderGpusNeedNvrtc12) {
+  const std::vector<LibraryInfo> found = {nvrtc(13000, kArchs13), nvrtc(12090, kArchs12)};
+  EXPECT_EQ(choose_nvrtc(found, 13000, {61}), 1);      // Pascal: NVRTC 13 starts at sm_75
+  EXPECT_EQ(choose_nvrtc(found, 13000, {90, 61}), 1);  // every GPU must be served
+  EXPECT_EQ(choose_nvrtc({found[0]}, 13000, {61}), -1);
+  EXPECT_NE(nvrtc_rejection(found[0], 13000, {61}).find("sm_61"), std::string::npos);
+}
+
+TEST(NvrtcChoice, GpuNewerThanNvrtcKnowsIsServedThroughPtx) {
+  EXPECT_EQ(choose_nvrtc({nvrtc(12040, {50, 60, 70, 75, 80, 86, 89, 90})}, 13000, {120}), 0);
+}
+
+TEST(NvrtcChoice, WithoutDriverTheNewestWins) {
+  EXPECT_EQ(choose_nvrtc({nvrtc(12090, kArchs12), nvrtc(13020, kArchs13), nvrtc(13000, kArchs13)}, 0, {}), 1);
+}
+
+TEST(NvrtcChoice, EqualVersionsKeepSearchOrder) {
+  EXPECT_EQ(choose_nvrtc({nvrtc(13000, kArchs13), nvrtc(13000, kArchs13)}, 13000, {90}), 0);
+}
+
+// ---- the real NVRTC of this machine, found by each step of the search ----
+
+namespace {
+
+const char* kToolkit = "/usr/local/cuda";
+const std::string kToolkitNvrtc = std::string(kToolkit) + "/lib64/libnvrtc.so.13";
+const std::string kVenv = std::string(XP_SOURCE_DIR) + "/.venv";
+
+// Variables that steer the search, removed so that each case sees only what it sets.
+const std::vector<std::string> kSearchVars = {"XP_NVRTC",     "CUDA_PATH",  "CUDA_HOME", "VIRTUAL_ENV",
+                                              "CONDA_PREFIX", "PYTHONPATH", "XP_CUDA_DRIVER"};
+
+nlohmann::json doctor(const std::map<std::string, std::string>& set, int* exit_code = nullptr) {
+  std::vector<std::string> unset;
+  for (const auto& v : kSearchVars)
+    if (!set.count(v)) unset.push_back(v);
+  auto r = xp_test::run_process({XP_CLI_PATH, "doctor", "--json"}, set, unset);
+  EXPECT_EQ(r.signal, 0) << r.err;
+  if (exit_code != nullptr) *exit_code = r.exit_code;
+  return nlohmann::json::parse(r.out);
+}
+
+const nlohmann::json* find_by(const nlohmann::json& report, const std::string& step) {
+  for (const auto& l : report["libraries"]["nvrtc"])
+    if (l["found"] == true && l["found_by"] == step) return &l;
+  return nullptr;
+}
+
+bool toolkit_nvrtc_present() { return xp::detail::file_exists(kToolkitNvrtc); }
+
+std::string venv_wheel_dir() {
+  for (const char* py : {"python3.11", "python3.12", "python3.13", "python3.10", "python3.14"}) {
+    const std::string d = kVenv + "/lib/" + py + "/site-packages/nvidia/cu13/lib";
+    if (xp::detail::file_exists(d + "/libnvrtc.so.13")) return d;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST(NvrtcSearch, FindsTheToolkitThroughCudaPath) {
+  if (!toolkit_nvrtc_present()) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no CUDA toolkit NVRTC at /usr/local/cuda");
+  const auto j = doctor({{"CUDA_PATH", kToolkit}});
+  const auto* l = find_by(j, "CUDA_PATH");
+  ASSERT_NE(l, nullptr) << j["libraries"]["nvrtc"].dump(2);
+  EXPECT_EQ((*l)["path"].get<std::string>().front(), '/');  // absolute
+  EXPECT_EQ((*l)["version"].get<std::string>().substr(0, 3), "13.");
+  const auto archs = (*l)["archs"];
+  EXPECT_NE(std::find(archs.begin(), archs.end(), "sm_90"), archs.end());
+  EXPECT_EQ(std::find(archs.begin(), archs.end(), "sm_61"), archs.end());  // NVRTC 13 starts at sm_75
+  // Without a driver the newest NVRTC is the one used for compiling.
+  int chosen = 0;
+  for (const auto& c : j["libraries"]["nvrtc"]) chosen += c.value("chosen", false) ? 1 : 0;
+  EXPECT_EQ(chosen, 1);
+}
+
+TEST(NvrtcSearch, FindsTheToolkitThroughCudaHome) {
+  if (!toolkit_nvrtc_present()) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no CUDA toolkit NVRTC at /usr/local/cuda");
+  const auto j = doctor({{"CUDA_HOME", kToolkit}});
+  EXPECT_NE(find_by(j, "CUDA_HOME"), nullptr) << j["libraries"]["nvrtc"].dump(2);
+  EXPECT_EQ(find_by(j, "CUDA_PATH"), nullptr);
+}
+
+TEST(NvrtcSearch, FindsThePythonWheelInTheVirtualEnvironment) {
+  const std::string dir = venv_wheel_dir();
+  if (dir.empty()) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no nvidia-cuda-nvrtc wheel in " + kVenv);
+  const auto j = doctor({{"VIRTUAL_ENV", kVenv}});
+  const auto* l = find_by(j, "wheel");
+  ASSERT_NE(l, nullptr) << j["libraries"]["nvrtc"].dump(2);
+  EXPECT_NE((*l)["path"].get<std::string>().find("/nvidia/cu13/lib/libnvrtc.so.13"), std::string::npos);
+}
+
+TEST(NvrtcSearch, FindsTheWheelThroughPythonPath) {
+  const std::string dir = venv_wheel_dir();
+  if (dir.empty()) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no nvidia-cuda-nvrtc wheel in " + kVenv);
+  const std::string site = dir.substr(0, dir.size() - std::string("/nvidia/cu13/lib").size());
+  const auto j = doctor({{"PYTHONPATH", "/nonexistent:" + site}});
+  EXPECT_NE(find_by(j, "wheel"), nullptr) << j["libraries"]["nvrtc"].dump(2);
+}
+
+TEST(NvrtcSearch, ExplicitPathIsTheOnlyCandidate) {
+  if (!toolkit_nvrtc_present()) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no CUDA toolkit NVRTC at /usr/local/cuda");
+  const auto j = doctor({{"XP_NVRTC", kToolkitNvrtc}, {"CUDA_PATH", kToolkit}});
+  ASSERT_EQ(j["libraries"]["nvrtc"].size(), 1u);
+  EXPECT_EQ(j["libraries"]["nvrtc"][0]["found_by"], "XP_NVRTC");
+  EXPECT_EQ(j["libraries"]["nvrtc"][0]["chosen"], true);
+}
+
+TEST(NvrtcSearch, ExplicitMissingFileIsAnErrorTheUserSees) {
+  int code = -1;
+  const auto j = doctor({{"XP_NVRTC", "/nonexistent/libnvrtc.so.13"}}, &code);
+  EXPECT_EQ(code, 1);  // the user named a library that is not there
+  ASSERT_EQ(j["libraries"]["nvrtc"].size(), 1u);
+  EXPECT_EQ(j["libraries"]["nvrtc"][0]["found"], false);
+  bool reported = false;
+  for (const auto& p : j["problems"]) reported = reported || p["id"] == "nvrtc_explicit_unusable";
+  EXPECT_TRUE(reported) << j["problems"].dump(2);
+}
+
+TEST(NvrtcSearch, ExplicitLibraryThatIsNotNvrtcIsRefused) {
+  int code = -1;
+  const auto j = doctor({{"XP_NVRTC", XP_FAKE_DRIVER_PATH}}, &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(j["libraries"]["nvrtc"][0]["found"], false);
+  EXPECT_NE(j["libraries"]["nvrtc"][0]["error"].get<std::string>().find("not an NVRTC"), std::string::npos);
+}
+
+TEST(NvrtcSearch, NothingFoundListsThePlacesTried) {
+  // Only the last steps (OS loader, /usr/local/cuda) can still find the toolkit here.
+  const auto j = doctor({{"HOME", "/nonexistent"}});
+  if (toolkit_nvrtc_present()) {
+    const bool by_loader_or_default = find_by(j, "OS loader") != nullptr || find_by(j, "/usr/local/cuda") != nullptr;
+    EXPECT_TRUE(by_loader_or_default) << j["libraries"]["nvrtc"].dump(2);
+  } else {
+    ASSERT_EQ(j["libraries"]["nvrtc"].size(), 1u);
+    EXPECT_FALSE(j["libraries"]["nvrtc"][0]["tried"].empty());
+  }
+}
+
+TEST(DriverLibrary, ToolkitStubIsRecognised) {
+  const std::string stub = std::string(kToolkit) + "/lib64/stubs/libcuda.so";
+  if (!xp::detail::file_exists(stub)) GTEST_SKIP() << "no CUDA toolkit stub libcuda at " << stub;
+  int code = -1;
+  const auto j = doctor({{"XP_CUDA_DRIVER", stub}}, &code);
+  EXPECT_EQ(j["cuda"]["reason"], "driver_unusable");
+  EXPECT_EQ(j["cuda"]["driver_error"]["code"], 34);
+  EXPECT_EQ(j["cuda"]["driver_error"]["name"], "CUDA_ERROR_STUB_LIBRARY");
+  EXPECT_EQ(code, 1);
+  bool reported = false;
+  for (const auto& p : j["problems"]) reported = reported || p["id"] == "driver_is_stub";
+  EXPECT_TRUE(reported);
+}

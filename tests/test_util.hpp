@@ -1,0 +1,93 @@
+#pragma once
+
+// Helpers shared by xp's tests: running a program with a changed environment, temporary folders,
+// and the skip-or-fail rule for tests that need NVRTC or a GPU.
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace xp_test {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  std::string out, err;
+};
+
+// Runs argv with the current environment, where `set` adds or replaces variables and `unset`
+// removes them. Captures stdout and stderr through temporary files.
+inline ProcessResult run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& set = {},
+                                 const std::vector<std::string>& unset = {}) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    bool drop = set.count(key) > 0;
+    for (const auto& u : unset) drop = drop || u == key;
+    if (!drop) env_strings.push_back(kv);
+  }
+  for (const auto& [k, v] : set) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+
+  char out_tmpl[] = "/tmp/xp-test-out-XXXXXX";
+  char err_tmpl[] = "/tmp/xp-test-err-XXXXXX";
+  const int out_fd = mkstemp(out_tmpl);
+  const int err_fd = mkstemp(err_tmpl);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+  pid_t pid = 0;
+  ProcessResult r;
+  if (posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data()) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  close(out_fd);
+  close(err_fd);
+  auto slurp = [](const char* p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  r.out = slurp(out_tmpl);
+  r.err = slurp(err_tmpl);
+  unlink(out_tmpl);
+  unlink(err_tmpl);
+  return r;
+}
+
+inline bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "1";
+}
+
+// Skips with the reason, unless the variable (XP_TEST_REQUIRE_NVRTC, XP_TEST_REQUIRE_GPU) says
+// the resource must be there: then the missing resource fails the test.
+#define XP_SKIP_OR_FAIL(require_var, reason)                                                 \
+  do {                                                                                       \
+    if (::xp_test::env_flag(require_var)) FAIL() << (reason) << " (and " require_var "=1)"; \
+    GTEST_SKIP() << (reason);                                                                \
+  } while (0)
+
+}  // namespace xp_test
