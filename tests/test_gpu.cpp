@@ -13,11 +13,11 @@
 
 namespace {
 
-#define REQUIRE_GPU()                                                                                   \
-  do {                                                                                                  \
-    const xp::CudaStatus s_ = xp::cuda_status();                                                        \
-    if (!s_.available)                                                                                  \
-      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_GPU",                                                            \
+#define REQUIRE_GPU()                                                                               \
+  do {                                                                                              \
+    const xp::CudaStatus s_ = xp::cuda_status();                                                    \
+    if (!s_.available)                                                                              \
+      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_GPU",                                                        \
                       "no GPU (" + std::string(xp::to_string(s_.reason)) + ": " + s_.detail + ")"); \
   } while (0)
 
@@ -29,7 +29,8 @@ struct RawDriver {
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   CtxGetCurrent get_current = handle ? reinterpret_cast<CtxGetCurrent>(dlsym(handle, "cuCtxGetCurrent")) : nullptr;
   PrimaryRetain retain = handle ? reinterpret_cast<PrimaryRetain>(dlsym(handle, "cuDevicePrimaryCtxRetain")) : nullptr;
-  PrimaryRelease release = handle ? reinterpret_cast<PrimaryRelease>(dlsym(handle, "cuDevicePrimaryCtxRelease_v2")) : nullptr;
+  PrimaryRelease release =
+      handle ? reinterpret_cast<PrimaryRelease>(dlsym(handle, "cuDevicePrimaryCtxRelease_v2")) : nullptr;
 };
 
 }  // namespace
@@ -60,8 +61,12 @@ TEST(Gpu, DeviceFacts) {
   EXPECT_EQ(g.uuid.size(), 40u) << g.uuid;
   EXPECT_FALSE(g.pci_bus_id.empty());
   EXPECT_TRUE(g.nvrtc_supports_arch);
-  if (g.memory_clock_khz > 0) EXPECT_GT(g.bandwidth_bytes_per_s, 1e11);
-  if (g.memory_free) EXPECT_LE(*g.memory_free, g.memory_total);
+  if (g.memory_clock_khz > 0) {
+    EXPECT_GT(g.bandwidth_bytes_per_s, 1e11);
+  }
+  if (g.memory_free) {
+    EXPECT_LE(*g.memory_free, g.memory_total);
+  }
 }
 
 TEST(Gpu, ActivateMakesThePrimaryContextCurrentOnEachThread) {

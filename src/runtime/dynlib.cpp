@@ -1,14 +1,51 @@
 #include "runtime/dynlib.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <link.h>
 #include <sys/stat.h>
 
 #include <climits>
 #include <cstdlib>
+#include <fstream>
 #include <utility>
 
 namespace xp::detail {
+
+namespace {
+
+// glibc skips an ELF file built for another machine as if it were absent, so dlopen says "No such
+// file or directory" about a file that exists. Says what the file is instead ("" when it is not that).
+std::string foreign_machine_note(const std::string& path) {
+  unsigned char h[20] = {};
+  std::ifstream f(path, std::ios::binary);
+  if (!f.read(reinterpret_cast<char*>(h), sizeof h) || h[0] != 0x7f || h[1] != 'E' || h[2] != 'L' || h[3] != 'F')
+    return {};
+  const int machine = h[EI_DATA] == ELFDATA2MSB ? (h[18] << 8 | h[19]) : (h[18] | h[19] << 8);
+#if defined(__x86_64__)
+  constexpr int kHost = EM_X86_64;
+#elif defined(__aarch64__)
+  constexpr int kHost = EM_AARCH64;
+#else
+  constexpr int kHost = -1;
+#endif
+  if (kHost < 0 || machine == kHost) return {};
+  auto name = [](int m) -> std::string {
+    switch (m) {
+      case EM_X86_64:
+        return "x86-64";
+      case EM_AARCH64:
+        return "AArch64";
+      case EM_386:
+        return "32-bit x86";
+      default:
+        return "machine " + std::to_string(m);
+    }
+  };
+  return "the file is an ELF for " + name(machine) + ", not for this " + name(kHost) + " process";
+}
+
+}  // namespace
 
 bool file_exists(const std::string& path) {
   struct stat st {};
@@ -16,7 +53,10 @@ bool file_exists(const std::string& path) {
 }
 
 DynLib::DynLib(DynLib&& o) noexcept
-    : handle_(std::exchange(o.handle_, nullptr)), failure_(o.failure_), error_(std::move(o.error_)), path_(std::move(o.path_)) {}
+    : handle_(std::exchange(o.handle_, nullptr)),
+      failure_(o.failure_),
+      error_(std::move(o.error_)),
+      path_(std::move(o.path_)) {}
 
 DynLib& DynLib::operator=(DynLib&& o) noexcept {
   if (this != &o) {
@@ -52,6 +92,9 @@ DynLib DynLib::open(const std::string& name_or_path) {
     const bool absent = !is_path && lib.error_.rfind(name_or_path + ":", 0) == 0 &&
                         lib.error_.find("No such file") != std::string::npos;
     lib.failure_ = absent ? Failure::not_found : Failure::unusable;
+    if (is_path) {
+      if (const std::string note = foreign_machine_note(name_or_path); !note.empty()) lib.error_ += " (" + note + ")";
+    }
     return lib;
   }
   link_map* map = nullptr;

@@ -11,6 +11,7 @@
 //   version=N      cuDriverGetVersion (default 13000, CUDA 13.0).
 //   cc=M.m         compute capability of every device (default 9.0).
 //   name=TEXT      device name (default "xp fake GPU").
+//   stub           behave as the toolkit's stubs/libcuda.so: every call returns CUDA_ERROR_STUB_LIBRARY.
 // Like the real driver it honours CUDA_VISIBLE_DEVICES: a list of ordinals read up to the first
 // invalid entry; when nothing is visible (empty, "-1", ...) cuInit returns CUDA_ERROR_NO_DEVICE.
 // Every device call before cuInit returns CUDA_ERROR_NOT_INITIALIZED, invalid ordinals
@@ -45,6 +46,7 @@ struct CUuuid {
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kInvalidValue = 1;
 constexpr CUresult kNotInitialized = 3;
+constexpr CUresult kStubLibrary = 34;
 constexpr CUresult kNoDevice = 100;
 constexpr CUresult kInvalidDevice = 101;
 constexpr CUresult kInvalidContext = 201;
@@ -87,6 +89,7 @@ struct Settings {
   int version = 13000;
   int cc_major = 9, cc_minor = 0;
   std::string name = "xp fake GPU";
+  bool stub = false;
   // Physical ordinals visible through CUDA_VISIBLE_DEVICES, in visible order.
   std::vector<int> visible;
 };
@@ -126,6 +129,8 @@ Settings read_settings() {
       s.cc_minor = dot == std::string::npos ? 0 : to_int(value.substr(dot + 1), 0);
     } else if (key == "name") {
       s.name = value;
+    } else if (key == "stub") {
+      s.stub = true;
     } else if (!key.empty()) {
       std::fprintf(stderr, "fake_cuda: unknown XP_FAKE_CUDA entry '%s'\n", item.c_str());
     }
@@ -164,7 +169,9 @@ int g_refcount[kMaxDevices];
 std::mutex g_mutex;
 thread_local CUcontext t_current = nullptr;
 
-int visible_count() { return static_cast<int>(settings().visible.size()); }
+int visible_count() {
+  return static_cast<int>(settings().visible.size());
+}
 
 // Checks initialization and the ordinal; 0 when the call may go on.
 CUresult check_device(CUdevice dev) {
@@ -173,10 +180,16 @@ CUresult check_device(CUdevice dev) {
   return kSuccess;
 }
 
-int physical(CUdevice dev) { return settings().visible[static_cast<size_t>(dev)]; }
+int physical(CUdevice dev) {
+  return settings().visible[static_cast<size_t>(dev)];
+}
 
-std::size_t total_memory() { return std::size_t{141} << 30; }
-std::size_t free_memory() { return total_memory() - (std::size_t{3} << 29); }  // 1.5 GiB in use
+std::size_t total_memory() {
+  return std::size_t{141} << 30;
+}
+std::size_t free_memory() {
+  return total_memory() - (std::size_t{3} << 29);
+}  // 1.5 GiB in use
 
 bool is_context(CUcontext c) {
   for (int i = 0; i < kMaxDevices; ++i)
@@ -187,6 +200,7 @@ bool is_context(CUcontext c) {
 }  // namespace
 
 FAKE_API CUresult cuDriverGetVersion(int* version) {
+  if (settings().stub) return kStubLibrary;
   if (version == nullptr) return kInvalidValue;
   *version = settings().version;
   return kSuccess;
@@ -195,6 +209,7 @@ FAKE_API CUresult cuDriverGetVersion(int* version) {
 FAKE_API CUresult cuInit(unsigned int flags) {
   if (flags != 0) return kInvalidValue;
   const Settings& s = settings();
+  if (s.stub) return kStubLibrary;
   if (s.init_result != kSuccess) return s.init_result;
   if (s.devices > 0 && s.visible.empty()) return kNoDevice;
   g_initialized.store(true);
@@ -251,15 +266,32 @@ FAKE_API CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice dev) 
   if (value == nullptr) return kInvalidValue;
   const Settings& s = settings();
   switch (attribute) {
-    case 1: *value = 1024; break;               // MAX_THREADS_PER_BLOCK
-    case 10: *value = 32; break;                // WARP_SIZE
-    case 16: *value = 132; break;               // MULTIPROCESSOR_COUNT
-    case 36: *value = 2619000; break;           // MEMORY_CLOCK_RATE, kHz
-    case 37: *value = 5120; break;              // GLOBAL_MEMORY_BUS_WIDTH, bits
-    case 38: *value = 50 * 1024 * 1024; break;  // L2_CACHE_SIZE, bytes
-    case 75: *value = s.cc_major; break;        // COMPUTE_CAPABILITY_MAJOR
-    case 76: *value = s.cc_minor; break;        // COMPUTE_CAPABILITY_MINOR
-    default: return kInvalidValue;
+    case 1:
+      *value = 1024;
+      break;  // MAX_THREADS_PER_BLOCK
+    case 10:
+      *value = 32;
+      break;  // WARP_SIZE
+    case 16:
+      *value = 132;
+      break;  // MULTIPROCESSOR_COUNT
+    case 36:
+      *value = 2619000;
+      break;  // MEMORY_CLOCK_RATE, kHz
+    case 37:
+      *value = 5120;
+      break;  // GLOBAL_MEMORY_BUS_WIDTH, bits
+    case 38:
+      *value = 50 * 1024 * 1024;
+      break;  // L2_CACHE_SIZE, bytes
+    case 75:
+      *value = s.cc_major;
+      break;  // COMPUTE_CAPABILITY_MAJOR
+    case 76:
+      *value = s.cc_minor;
+      break;  // COMPUTE_CAPABILITY_MINOR
+    default:
+      return kInvalidValue;
   }
   return kSuccess;
 }
@@ -371,6 +403,7 @@ const Entry kEntries[] = {
 // symbol_status is an int-sized enum in the driver's header (CUdriverProcAddressQueryResult).
 FAKE_API CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, std::uint64_t flags,
                                       int* symbol_status) {
+  if (settings().stub) return kStubLibrary;
   if (symbol == nullptr || pfn == nullptr) return kInvalidValue;
   if (flags > 4) return kInvalidValue;  // DEFAULT 0, LEGACY_STREAM 1, PER_THREAD_DEFAULT_STREAM 2
   *pfn = nullptr;
