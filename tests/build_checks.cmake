@@ -4,16 +4,43 @@
 #                            CUDA toolkit on its include path (reads the compiler's depfiles)
 #   build.exported_symbols   libxp.so exports only xp:: names (no xp::detail, no std::) and has a SONAME
 #   build.install_consumer   cmake --install, then find_package(xp) from tests/consumer, built and run
+#   build.getenv_only_in_config  only src/runtime/config.cpp reads the environment (include/ src/ tools/)
 #   format.clang_format      clang-format 14 --dry-run --Werror over include/ src/ tools/ tests/ bench/
 # Each check is a `cmake -P` script next to this file; one that cannot run here prints
-# "XP_CHECK_SKIPPED: <reason>" and is reported as skipped, never as passed. Facts about this build (paths, generator,
-# compiler, object files) reach the scripts through one generated file.
+# "XP_CHECK_SKIPPED: <reason>" and is reported as skipped, never as passed. Facts about this build
+# (paths, generator, compiler, object files) reach the scripts through one generated file.
 set(_xp_checks_info "${CMAKE_CURRENT_BINARY_DIR}/build_checks_info-$<CONFIG>.cmake")
+
+# The targets whose objects end up in libxp.so or the CLI: xp, xp_cli and the object libraries
+# they take objects from ($<TARGET_OBJECTS:...> in SOURCES, or an OBJECT library they link).
+set(_xp_object_targets "")
+foreach(_t IN ITEMS xp xp_cli)
+  list(APPEND _xp_object_targets ${_t})
+  get_target_property(_srcs ${_t} SOURCES)
+  get_target_property(_libs ${_t} LINK_LIBRARIES)
+  foreach(_s IN LISTS _srcs _libs)
+    if(_s MATCHES "^\\$<TARGET_OBJECTS:([^>]+)>$")
+      list(APPEND _xp_object_targets ${CMAKE_MATCH_1})
+    elseif(TARGET "${_s}")
+      get_target_property(_type "${_s}" TYPE)
+      if(_type STREQUAL "OBJECT_LIBRARY")
+        list(APPEND _xp_object_targets ${_s})
+      endif()
+    endif()
+  endforeach()
+endforeach()
+list(REMOVE_DUPLICATES _xp_object_targets)
+set(_xp_objects_genex "")
+foreach(_t IN LISTS _xp_object_targets)
+  string(APPEND _xp_objects_genex "$<TARGET_OBJECTS:${_t}>$<SEMICOLON>")
+endforeach()
+
 set(_xp_checks_content "")
 foreach(_pair
     "XP_LIBRARY=$<TARGET_FILE:xp>"
     "XP_CLI=$<TARGET_FILE:xp_cli>"
-    "XP_OBJECTS=$<TARGET_OBJECTS:xp>$<SEMICOLON>$<TARGET_OBJECTS:xp_cli>"
+    "XP_OBJECTS=${_xp_objects_genex}"
+    "XP_OBJECT_TARGETS=${_xp_object_targets}"
     "XP_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
     "XP_BINARY_DIR=${PROJECT_BINARY_DIR}"
     "XP_TOP_BINARY_DIR=${CMAKE_BINARY_DIR}"
@@ -49,4 +76,5 @@ xp_add_build_check(build.no_cuda_libraries check_no_cuda_libraries.cmake LABELS 
 xp_add_build_check(build.no_cuda_headers check_no_cuda_headers.cmake LABELS build)
 xp_add_build_check(build.exported_symbols check_exported_symbols.cmake LABELS build)
 xp_add_build_check(build.install_consumer check_install_consumer.cmake LABELS "build;install" TIMEOUT 600)
+xp_add_build_check(build.getenv_only_in_config check_getenv.cmake LABELS build)
 xp_add_build_check(format.clang_format check_format.cmake LABELS format)

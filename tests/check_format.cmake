@@ -1,6 +1,7 @@
 # format.clang_format: every .cpp/.hpp/.h under include/ src/ tools/ tests/ bench/ is formatted
 # as .clang-format says, by clang-format 14 (other versions format differently; the check is then
 # reported as skipped, never passed). Fix with:  clang-format-14 -i <files>
+cmake_minimum_required(VERSION 3.22)
 include("${INFO}")
 
 find_program(CLANG_FORMAT NAMES clang-format-14 clang-format)
@@ -38,6 +39,15 @@ if(NOT rc EQUAL 0)
   endforeach()
   list(REMOVE_DUPLICATES bad)
   list(JOIN bad " " bad_text)
+  # The first differences, as clang-format shows them; the full list of files follows.
+  string(REPLACE ";" "\\;" err "${err}")
+  string(REPLACE "\n" ";" err_lines "${err}")
+  list(LENGTH err_lines n_err)
+  if(n_err GREATER 30)
+    list(SUBLIST err_lines 0 30 err_lines)
+    list(APPEND err_lines "... (${n_err} lines in all)")
+  endif()
+  list(JOIN err_lines "\n" err)
   message("${err}")
   message(FATAL_ERROR "not clang-formatted: ${bad_text}\nfix: cd ${XP_SOURCE_DIR} && ${CLANG_FORMAT} -i ${bad_text}")
 endif()

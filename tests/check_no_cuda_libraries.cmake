@@ -3,6 +3,7 @@
 # Checked three ways: the direct DT_NEEDED entries (readelf -d), the whole resolved dependency tree
 # (ldd), and the dynamic symbol table: no CUDA API name (cuInit, cudaMalloc, nvrtcCompileProgram,
 # nvmlInit, cublasCreate...) may be imported or exported, which would also catch a static cudart.
+cmake_minimum_required(VERSION 3.22)
 include("${INFO}")
 
 set(forbidden_lib "lib(cuda|cudart|nvrtc|nvidia-ml|cublas|cublasLt|nvJitLink|nvptxcompiler|cufft|curand|cusparse|cusolver|nppc|cudnn)([._-][^ /]*)?\\.so")

@@ -49,7 +49,9 @@ TEST(Device, ParsesAndPrints) {
   EXPECT_THROW(xp::Device::cuda(-1), xp::ValueError);
 }
 
-TEST(Device, CpuActivateIsANoOp) { EXPECT_NO_THROW(xp::Device::cpu().activate()); }
+TEST(Device, CpuActivateIsANoOp) {
+  EXPECT_NO_THROW(xp::Device::cpu().activate());
+}
 
 TEST(Errors, KeepTheirEvidence) {
   const xp::CudaError e(100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "cuInit");

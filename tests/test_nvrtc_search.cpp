@@ -66,7 +66,7 @@ const std::string kToolkitNvrtc = std::string(kToolkit) + "/lib64/libnvrtc.so.13
 const std::string kVenv = std::string(XP_SOURCE_DIR) + "/.venv";
 
 // Variables that steer the search, removed so that each case sees only what it sets.
-const std::vector<std::string> kSearchVars = {"XP_NVRTC",     "CUDA_PATH",  "CUDA_HOME", "VIRTUAL_ENV",
+const std::vector<std::string> kSearchVars = {"XP_NVRTC",     "CUDA_PATH",  "CUDA_HOME",     "VIRTUAL_ENV",
                                               "CONDA_PREFIX", "PYTHONPATH", "XP_CUDA_DRIVER"};
 
 nlohmann::json doctor(const std::map<std::string, std::string>& set, int* exit_code = nullptr) {
@@ -85,7 +85,9 @@ const nlohmann::json* find_by(const nlohmann::json& report, const std::string& s
   return nullptr;
 }
 
-bool toolkit_nvrtc_present() { return xp::detail::file_exists(kToolkitNvrtc); }
+bool toolkit_nvrtc_present() {
+  return xp::detail::file_exists(kToolkitNvrtc);
+}
 
 std::string venv_wheel_dir() {
   for (const char* py : {"python3.11", "python3.12", "python3.13", "python3.10", "python3.14"}) {

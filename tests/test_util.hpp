@@ -27,7 +27,8 @@ struct ProcessResult {
 
 // Runs argv with the current environment, where `set` adds or replaces variables and `unset`
 // removes them. Captures stdout and stderr through temporary files.
-inline ProcessResult run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& set = {},
+inline ProcessResult run_process(const std::vector<std::string>& argv,
+                                 const std::map<std::string, std::string>& set = {},
                                  const std::vector<std::string>& unset = {}) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -84,10 +85,10 @@ inline bool env_flag(const char* name) {
 
 // Skips with the reason, unless the variable (XP_TEST_REQUIRE_NVRTC, XP_TEST_REQUIRE_GPU) says
 // the resource must be there: then the missing resource fails the test.
-#define XP_SKIP_OR_FAIL(require_var, reason)                                                 \
-  do {                                                                                       \
+#define XP_SKIP_OR_FAIL(require_var, reason)                                                \
+  do {                                                                                      \
     if (::xp_test::env_flag(require_var)) FAIL() << (reason) << " (and " require_var "=1)"; \
-    GTEST_SKIP() << (reason);                                                                \
+    GTEST_SKIP() << (reason);                                                               \
   } while (0)
 
 }  // namespace xp_test

@@ -26,17 +26,17 @@ struct DeviceRequest {
 
 // Every XP_* variable, parsed and validated once per process (see the README's table).
 struct Config {
-  DeviceRequest device;          // XP_DEVICE, with FORCE_CPU=1 folded in as cpu
-  bool force_cpu = false;        // FORCE_CPU
-  std::string cuda_driver;       // XP_CUDA_DRIVER, empty when unset
-  std::string nvrtc;             // XP_NVRTC
-  std::string cublas;            // XP_CUBLAS
-  std::string cache_dir;         // XP_CACHE_DIR or its default, resolved
+  DeviceRequest device;                                    // XP_DEVICE, with FORCE_CPU=1 folded in as cpu
+  bool force_cpu = false;                                  // FORCE_CPU
+  std::string cuda_driver;                                 // XP_CUDA_DRIVER, empty when unset
+  std::string nvrtc;                                       // XP_NVRTC
+  std::string cublas;                                      // XP_CUBLAS
+  std::string cache_dir;                                   // XP_CACHE_DIR or its default, resolved
   std::uint64_t cache_max_bytes = std::uint64_t{1} << 30;  // XP_CACHE_MAX_BYTES
   std::optional<MemoryLimit> gpu_memory_limit;             // XP_GPU_MEMORY_LIMIT
-  bool lazy = true;              // XP_LAZY
-  int num_threads = 0;           // XP_NUM_THREADS; 0 = the cores this process may use
-  LogLevel log = LogLevel::warn; // XP_LOG
+  bool lazy = true;                                        // XP_LAZY
+  int num_threads = 0;                                     // XP_NUM_THREADS; 0 = the cores this process may use
+  LogLevel log = LogLevel::warn;                           // XP_LOG
 };
 
 // The parsed configuration. Throws ConfigError (naming the variable, its value and the accepted

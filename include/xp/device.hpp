@@ -52,16 +52,16 @@ struct GpuInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;  // compute capability
   int sm_count = 0;
-  std::uint64_t memory_total = 0;  // bytes
+  std::uint64_t memory_total = 0;            // bytes
   std::optional<std::uint64_t> memory_free;  // from NVML, or from the driver once initialized
   std::string memory_free_source;            // "nvml", "driver" or empty when unknown
   int memory_clock_khz = 0;                  // 0 when the driver does not say
   int memory_bus_width_bits = 0;
-  double bandwidth_bytes_per_s = 0;          // theoretical: 2 x clock x bus width
+  double bandwidth_bytes_per_s = 0;  // theoretical: 2 x clock x bus width
   int l2_cache_bytes = 0;
-  std::string pci_bus_id;                    // "0000:19:00.0"
-  std::string uuid;                          // "GPU-xxxxxxxx-xxxx-..."
-  bool nvrtc_supports_arch = false;          // the chosen NVRTC can compile for this GPU
+  std::string pci_bus_id;            // "0000:19:00.0"
+  std::string uuid;                  // "GPU-xxxxxxxx-xxxx-..."
+  bool nvrtc_supports_arch = false;  // the chosen NVRTC can compile for this GPU
   std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
 };
 

@@ -30,11 +30,11 @@ XP_API std::string_view to_string(CudaReason reason) noexcept;
 struct CudaStatus {
   bool available = false;
   CudaReason reason = CudaReason::driver_not_found;
-  std::string detail;           // one sentence with the evidence
-  int driver_error = 0;         // the CUresult when reason is init_failed (or hidden/no device)
+  std::string detail;             // one sentence with the evidence
+  int driver_error = 0;           // the CUresult when reason is init_failed (or hidden/no device)
   std::string driver_error_name;  // "CUDA_ERROR_NO_DEVICE"
-  int driver_version = 0;       // cuDriverGetVersion: 13000 for CUDA 13.0; 0 when unknown
-  int nvrtc_version = 0;        // 13000 for NVRTC 13.0; 0 when none was chosen
+  int driver_version = 0;         // cuDriverGetVersion: 13000 for CUDA 13.0; 0 when unknown
+  int nvrtc_version = 0;          // 13000 for NVRTC 13.0; 0 when none was chosen
   int device_count = 0;
 };
 
@@ -44,7 +44,7 @@ XP_API CudaStatus cuda_status() noexcept;
 
 // One library xp looked for.
 struct LibraryInfo {
-  std::string name;                // "libcuda", "libnvrtc", "libnvidia-ml"
+  std::string name;  // "libcuda", "libnvrtc", "libnvidia-ml"
   bool found = false;
   bool chosen = false;             // for NVRTC: the one xp uses
   std::string path;                // absolute
@@ -77,11 +77,11 @@ struct SystemReport {
   std::string cuda_visible_devices;
   bool device_nodes_present = false;  // /dev/nvidiactl
   std::vector<ConfigVariable> config;
-  std::string default_device;         // "cuda:0" or "cpu"; empty when it is an error
+  std::string default_device;  // "cuda:0" or "cpu"; empty when it is an error
   std::string default_device_error;
   std::vector<Problem> problems;
-  bool user_demand_unmet = false;     // XP_DEVICE / XP_CUDA_DRIVER / XP_NVRTC asked for what is not there
-  bool environment_broken = false;    // a malformed variable
+  bool user_demand_unmet = false;   // XP_DEVICE / XP_CUDA_DRIVER / XP_NVRTC asked for what is not there
+  bool environment_broken = false;  // a malformed variable
 };
 
 XP_API SystemReport system_report() noexcept;

@@ -1,8 +1,12 @@
 #pragma once
 
 // Everything public in xp.
+#include "xp/buffer.hpp"
+#include "xp/cache.hpp"
 #include "xp/config.hpp"
 #include "xp/device.hpp"
 #include "xp/error.hpp"
+#include "xp/program.hpp"
 #include "xp/runtime.hpp"
+#include "xp/stream.hpp"
 #include "xp/version.hpp"

@@ -71,16 +71,26 @@ std::optional<std::uint64_t> parse_byte_count(const std::string& raw) {
   if (!n) return std::nullopt;
   const std::string suffix = lower(trim(v.substr(i)));
   std::uint64_t mul = 1;
-  if (suffix.empty() || suffix == "b") mul = 1;
-  else if (suffix == "k" || suffix == "kib") mul = 1ull << 10;
-  else if (suffix == "m" || suffix == "mib") mul = 1ull << 20;
-  else if (suffix == "g" || suffix == "gib") mul = 1ull << 30;
-  else if (suffix == "t" || suffix == "tib") mul = 1ull << 40;
-  else if (suffix == "kb") mul = 1000ull;
-  else if (suffix == "mb") mul = 1000ull * 1000;
-  else if (suffix == "gb") mul = 1000ull * 1000 * 1000;
-  else if (suffix == "tb") mul = 1000ull * 1000 * 1000 * 1000;
-  else return std::nullopt;
+  if (suffix.empty() || suffix == "b")
+    mul = 1;
+  else if (suffix == "k" || suffix == "kib")
+    mul = 1ull << 10;
+  else if (suffix == "m" || suffix == "mib")
+    mul = 1ull << 20;
+  else if (suffix == "g" || suffix == "gib")
+    mul = 1ull << 30;
+  else if (suffix == "t" || suffix == "tib")
+    mul = 1ull << 40;
+  else if (suffix == "kb")
+    mul = 1000ull;
+  else if (suffix == "mb")
+    mul = 1000ull * 1000;
+  else if (suffix == "gb")
+    mul = 1000ull * 1000 * 1000;
+  else if (suffix == "tb")
+    mul = 1000ull * 1000 * 1000 * 1000;
+  else
+    return std::nullopt;
   if (*n > UINT64_MAX / mul) return std::nullopt;
   return *n * mul;
 }
@@ -154,8 +164,10 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
   } else if (name == "FORCE_CPU" || name == "XP_LAZY") {
     auto b = parse_bool_setting(value);
     if (!b) return "malformed";
-    if (name == "FORCE_CPU") cfg.force_cpu = *b;
-    else cfg.lazy = *b;
+    if (name == "FORCE_CPU")
+      cfg.force_cpu = *b;
+    else
+      cfg.lazy = *b;
   } else if (name == "XP_CUDA_DRIVER") {
     cfg.cuda_driver = value;
   } else if (name == "XP_NVRTC") {
@@ -189,11 +201,16 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
     cfg.num_threads = static_cast<int>(*n);
   } else if (name == "XP_LOG") {
     const std::string v = detail::lower(detail::trim(value));
-    if (v == "error") cfg.log = LogLevel::error;
-    else if (v == "warn" || v == "warning") cfg.log = LogLevel::warn;
-    else if (v == "info") cfg.log = LogLevel::info;
-    else if (v == "debug") cfg.log = LogLevel::debug;
-    else return "malformed";
+    if (v == "error")
+      cfg.log = LogLevel::error;
+    else if (v == "warn" || v == "warning")
+      cfg.log = LogLevel::warn;
+    else if (v == "info")
+      cfg.log = LogLevel::info;
+    else if (v == "debug")
+      cfg.log = LogLevel::debug;
+    else
+      return "malformed";
   }
   return {};
 }

@@ -63,6 +63,57 @@ using PFN_cuCtxSetCurrent = CUresult (*)(CUcontext);
 using PFN_cuCtxSynchronize = CUresult (*)();
 using PFN_cuMemGetInfo = CUresult (*)(std::size_t*, std::size_t*);
 
+using CUdeviceptr = unsigned long long;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUoccupancyB2DSize = std::size_t (*)(int);
+
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
+constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
+constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+using PFN_cuMemAlloc = CUresult (*)(CUdeviceptr*, std::size_t);
+using PFN_cuMemFree = CUresult (*)(CUdeviceptr);
+using PFN_cuMemcpyHtoD = CUresult (*)(CUdeviceptr, const void*, std::size_t);
+using PFN_cuMemcpyDtoH = CUresult (*)(void*, CUdeviceptr, std::size_t);
+using PFN_cuMemcpyDtoD = CUresult (*)(CUdeviceptr, CUdeviceptr, std::size_t);
+using PFN_cuMemcpyHtoDAsync = CUresult (*)(CUdeviceptr, const void*, std::size_t, CUstream);
+using PFN_cuMemcpyDtoHAsync = CUresult (*)(void*, CUdeviceptr, std::size_t, CUstream);
+using PFN_cuMemcpyDtoDAsync = CUresult (*)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
+using PFN_cuMemsetD8Async = CUresult (*)(CUdeviceptr, unsigned char, std::size_t, CUstream);
+using PFN_cuStreamCreate = CUresult (*)(CUstream*, unsigned);
+using PFN_cuStreamDestroy = CUresult (*)(CUstream);
+using PFN_cuStreamSynchronize = CUresult (*)(CUstream);
+using PFN_cuEventCreate = CUresult (*)(CUevent*, unsigned);
+using PFN_cuEventDestroy = CUresult (*)(CUevent);
+using PFN_cuEventRecord = CUresult (*)(CUevent, CUstream);
+using PFN_cuEventSynchronize = CUresult (*)(CUevent);
+using PFN_cuEventElapsedTime = CUresult (*)(float*, CUevent, CUevent);
+using PFN_cuModuleLoadData = CUresult (*)(CUmodule*, const void*);
+using PFN_cuModuleUnload = CUresult (*)(CUmodule);
+using PFN_cuModuleGetFunction = CUresult (*)(CUfunction*, CUmodule, const char*);
+using PFN_cuModuleGetGlobal = CUresult (*)(CUdeviceptr*, std::size_t*, CUmodule, const char*);
+using PFN_cuFuncGetAttribute = CUresult (*)(int*, int, CUfunction);
+using PFN_cuFuncSetAttribute = CUresult (*)(CUfunction, int, int);
+using PFN_cuLaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                        unsigned, CUstream, void**, void**);
+using PFN_cuOccupancyMaxPotentialBlockSize = CUresult (*)(int*, int*, CUfunction, CUoccupancyB2DSize, std::size_t, int);
+using PFN_cuFuncGetParamInfo = CUresult (*)(CUfunction, std::size_t, std::size_t*, std::size_t*);
+
 }  // namespace xp::detail::cu
 
 namespace xp::detail::nvrtc {

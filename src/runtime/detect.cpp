@@ -12,16 +12,26 @@ namespace xp {
 
 std::string_view to_string(CudaReason reason) noexcept {
   switch (reason) {
-    case CudaReason::available: return "available";
-    case CudaReason::disabled_by_user: return "disabled_by_user";
-    case CudaReason::invalid_config: return "invalid_config";
-    case CudaReason::driver_not_found: return "driver_not_found";
-    case CudaReason::driver_unusable: return "driver_unusable";
-    case CudaReason::init_failed: return "init_failed";
-    case CudaReason::no_device: return "no_device";
-    case CudaReason::all_devices_hidden: return "all_devices_hidden";
-    case CudaReason::no_usable_nvrtc: return "no_usable_nvrtc";
-    case CudaReason::forked_after_init: return "forked_after_init";
+    case CudaReason::available:
+      return "available";
+    case CudaReason::disabled_by_user:
+      return "disabled_by_user";
+    case CudaReason::invalid_config:
+      return "invalid_config";
+    case CudaReason::driver_not_found:
+      return "driver_not_found";
+    case CudaReason::driver_unusable:
+      return "driver_unusable";
+    case CudaReason::init_failed:
+      return "init_failed";
+    case CudaReason::no_device:
+      return "no_device";
+    case CudaReason::all_devices_hidden:
+      return "all_devices_hidden";
+    case CudaReason::no_usable_nvrtc:
+      return "no_usable_nvrtc";
+    case CudaReason::forked_after_init:
+      return "forked_after_init";
   }
   return "unknown";
 }

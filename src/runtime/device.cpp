@@ -36,7 +36,9 @@ Device Device::cuda(int index) {
   return d;
 }
 
-std::string Device::str() const { return kind_ == DeviceKind::cpu ? "cpu" : "cuda:" + std::to_string(index_); }
+std::string Device::str() const {
+  return kind_ == DeviceKind::cpu ? "cpu" : "cuda:" + std::to_string(index_);
+}
 
 void Device::activate() const {
   if (kind_ == DeviceKind::cpu) return;
@@ -59,8 +61,10 @@ Device default_device() {
   const Config& cfg = config();  // throws ConfigError
   const CudaStatus s = cuda_status();
   switch (cfg.device.kind) {
-    case DeviceRequest::Kind::cpu: return Device::cpu();
-    case DeviceRequest::Kind::unset: return s.available ? Device::cuda(0) : Device::cpu();
+    case DeviceRequest::Kind::cpu:
+      return Device::cpu();
+    case DeviceRequest::Kind::unset:
+      return s.available ? Device::cuda(0) : Device::cpu();
     case DeviceRequest::Kind::cuda_default:
     case DeviceRequest::Kind::cuda_index: {
       const Device want = Device::cuda(cfg.device.index);
@@ -70,7 +74,8 @@ Device default_device() {
       if (cfg.device.index >= s.device_count)
         throw DeviceUnavailable("XP_DEVICE asks for " + want.str() + " but this process sees " +
                                 std::to_string(s.device_count) + " CUDA device" + (s.device_count == 1 ? "" : "s") +
-                                " (cuda:0" + (s.device_count > 1 ? " to cuda:" + std::to_string(s.device_count - 1) : "") + ")");
+                                " (cuda:0" +
+                                (s.device_count > 1 ? " to cuda:" + std::to_string(s.device_count - 1) : "") + ")");
       return want;
     }
   }
@@ -85,7 +90,8 @@ GpuInfo gpu_info(const Device& device) {
   GpuInfo g = p.gpus[static_cast<size_t>(device.index())];
   const int chosen = detail::chosen_nvrtc_index();
   if (chosen >= 0)
-    g.nvrtc_supports_arch = detail::nvrtc_supports(detail::nvrtc_search().found[static_cast<size_t>(chosen)], g.cc_major * 10 + g.cc_minor);
+    g.nvrtc_supports_arch =
+        detail::nvrtc_supports(detail::nvrtc_search().found[static_cast<size_t>(chosen)], g.cc_major * 10 + g.cc_minor);
   // Free memory from the driver needs a context: asked only where xp already holds one.
   if (const detail::DriverApi* api = detail::driver_api(); api != nullptr && detail::context_retained(device.index())) {
     detail::make_current(device.index());

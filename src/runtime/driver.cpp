@@ -22,7 +22,9 @@ std::atomic<bool> g_forked{false};
 std::atomic<const DriverApi*> g_api{nullptr};
 DriverApi g_table;
 
-void on_fork_child() { g_forked.store(true); }
+void on_fork_child() {
+  g_forked.store(true);
+}
 
 struct NamedCode {
   int code;
@@ -54,7 +56,9 @@ constexpr NamedCode kKnownCodes[] = {
     {999, "CUDA_ERROR_UNKNOWN"},
 };
 
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
 
 std::string format_uuid(const cu::CUuuid& u) {
   static const char* hex = "0123456789abcdef";
@@ -115,7 +119,8 @@ GpuInfo read_gpu(const DriverApi& api, int ordinal) {
   }
   if (api.cuDeviceGetPCIBusId != nullptr) {
     std::array<char, 64> bus{};
-    if (api.cuDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), dev) == cu::CUDA_SUCCESS) g.pci_bus_id = bus.data();
+    if (api.cuDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), dev) == cu::CUDA_SUCCESS)
+      g.pci_bus_id = bus.data();
   }
   return g;
 }
@@ -124,7 +129,8 @@ void set_init_failure(DriverProbe& p, const char* call, cu::CUresult r) {
   p.reason = CudaReason::init_failed;
   p.driver_error = r;
   p.driver_error_name = driver_error_name(r);
-  p.detail = std::string(call) + " failed: " + p.driver_error_name + " (" + std::to_string(r) + "): " + driver_error_message(r);
+  p.detail = std::string(call) + " failed: " + p.driver_error_name + " (" + std::to_string(r) +
+             "): " + driver_error_message(r);
 }
 
 DriverProbe probe() {
@@ -140,7 +146,8 @@ DriverProbe probe() {
 
   DynLib lib = DynLib::open(target);
   if (!lib.ok()) {
-    p.lib.tried.push_back(p.explicit_path ? target : target + " (OS loader search: LD_LIBRARY_PATH, ld.so.cache, system folders)");
+    p.lib.tried.push_back(
+        p.explicit_path ? target : target + " (OS loader search: LD_LIBRARY_PATH, ld.so.cache, system folders)");
     p.lib.error = lib.error();
     if (lib.failure() == DynLib::Failure::not_found) {
       p.reason = CudaReason::driver_not_found;
@@ -166,8 +173,9 @@ DriverProbe probe() {
   if (get_proc == nullptr) {
     p.reason = CudaReason::driver_unusable;
     p.lib.error = "required symbol cuGetProcAddress_v2 missing";
-    p.detail = p.lib.path + " lacks cuGetProcAddress_v2" +
-               (p.driver_version > 0 ? " (driver CUDA " + p.lib.version + "; xp needs a CUDA 12.0 driver or newer)" : "");
+    p.detail =
+        p.lib.path + " lacks cuGetProcAddress_v2" +
+        (p.driver_version > 0 ? " (driver CUDA " + p.lib.version + "; xp needs a CUDA 12.0 driver or newer)" : "");
     return p;
   }
 
@@ -176,23 +184,25 @@ DriverProbe probe() {
     const char* name;
     void** slot;
     bool required;
+    int version;
   };
   const Entry entries[] = {
-#define XP_ENTRY(name, required) {#name, reinterpret_cast<void**>(&api.name), required},
+#define XP_ENTRY(name, required, version) {#name, reinterpret_cast<void**>(&api.name), required, version},
       XP_DRIVER_FUNCTIONS(XP_ENTRY)
 #undef XP_ENTRY
   };
   for (const Entry& e : entries) {
     cu::CUdriverProcAddressQueryResult status = cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     void* fn = nullptr;
-    const cu::CUresult r = get_proc(e.name, &fn, cu::kAbiVersion, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
+    const cu::CUresult r = get_proc(e.name, &fn, e.version, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
     if (r == cu::CUDA_ERROR_STUB_LIBRARY) {
       // The toolkit's lib64/stubs/libcuda.so answers every call so: it exists for linking only.
       p.reason = CudaReason::driver_unusable;
       p.driver_error = r;
       p.driver_error_name = "CUDA_ERROR_STUB_LIBRARY";
       p.lib.error = "the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY (34))";
-      p.detail = p.lib.path + " is the CUDA toolkit's stub libcuda (CUDA_ERROR_STUB_LIBRARY (34)), made for linking, "
+      p.detail = p.lib.path +
+                 " is the CUDA toolkit's stub libcuda (CUDA_ERROR_STUB_LIBRARY (34)), made for linking, "
                  "not the driver";
       return p;
     }
@@ -214,8 +224,8 @@ DriverProbe probe() {
     set_init_failure(p, "cuInit", r);
     if (r == cu::CUDA_ERROR_NO_DEVICE && visible_devices_hide_all(env)) {
       p.reason = CudaReason::all_devices_hidden;
-      p.detail = "CUDA_VISIBLE_DEVICES='" + *env.cuda_visible_devices + "' hides every device (cuInit: " +
-                 p.driver_error_name + ")";
+      p.detail = "CUDA_VISIBLE_DEVICES='" + *env.cuda_visible_devices +
+                 "' hides every device (cuInit: " + p.driver_error_name + ")";
     }
     lib.release();
     return p;
@@ -279,7 +289,9 @@ const DriverApi* driver_api() noexcept {
   return g_api.load();
 }
 
-bool forked_after_init() noexcept { return g_forked.load(); }
+bool forked_after_init() noexcept {
+  return g_forked.load();
+}
 
 std::string driver_error_name(int code) {
   if (const DriverApi* api = &g_table; api->cuGetErrorName != nullptr) {
@@ -300,49 +312,73 @@ std::string driver_error_message(int code) {
 }
 
 void check(cu::CUresult r, const char* call) {
-  if (r != cu::CUDA_SUCCESS) throw CudaError(r, driver_error_name(r), driver_error_message(r), call);
+  if (r == cu::CUDA_SUCCESS) return;
+  std::string message = driver_error_message(r);
+  // 700-720: a kernel faulted (illegal address, misaligned access, trap...). The context is
+  // spoiled for the rest of the process; the fault's kernel is whichever ran before this call.
+  if (r >= 700 && r <= 720)
+    message +=
+        " (a kernel faulted; run the program under compute-sanitizer to find the access. The CUDA context "
+        "stays unusable for the rest of this process)";
+  throw CudaError(r, driver_error_name(r), message, call);
 }
 
 namespace {
-std::mutex g_ctx_mutex;
-std::vector<cu::CUcontext> g_contexts;  // primary contexts retained, by ordinal
+constexpr int kMaxDevices = 128;
+std::mutex g_ctx_mutex;                                   // serializes retaining
+std::atomic<cu::CUcontext> g_contexts[kMaxDevices] = {};  // primary contexts retained, by ordinal
+
+[[noreturn]] void throw_fork_error() {
+  throw DeviceUnavailable(
+      "CUDA was initialized in the parent process before fork(); a forked child cannot use it. "
+      "Start worker processes with exec (posix_spawn, multiprocessing's 'spawn'), or initialize CUDA "
+      "only after forking");
+}
 }  // namespace
 
 void make_current(int ordinal) {
-  if (forked_after_init())
-    throw DeviceUnavailable(
-        "CUDA was initialized in the parent process before fork(); a forked child cannot use it. "
-        "Start worker processes with exec (posix_spawn, multiprocessing's 'spawn'), or initialize CUDA "
-        "only after forking");
-  const DriverProbe& p = driver_probe();
-  const DriverApi* api = driver_api();
-  if (api == nullptr || p.reason != CudaReason::available)
-    throw DeviceUnavailable("cuda:" + std::to_string(ordinal) + " is not usable: " + p.detail);
-  if (ordinal < 0 || ordinal >= static_cast<int>(p.gpus.size()))
-    throw DeviceUnavailable("cuda:" + std::to_string(ordinal) + " does not exist: this process sees " +
-                            std::to_string(p.gpus.size()) + " CUDA device" + (p.gpus.size() == 1 ? "" : "s"));
-  cu::CUcontext ctx = nullptr;
-  {
+  if (forked_after_init()) throw_fork_error();
+  const DriverApi* api = g_api.load(std::memory_order_acquire);
+  cu::CUcontext ctx = (api != nullptr && ordinal >= 0 && ordinal < kMaxDevices)
+                          ? g_contexts[ordinal].load(std::memory_order_acquire)
+                          : nullptr;
+  if (ctx == nullptr) {  // first use of this device in the process: check and retain
+    const DriverProbe& p = driver_probe();
+    api = driver_api();
+    if (api == nullptr || p.reason != CudaReason::available)
+      throw DeviceUnavailable("cuda:" + std::to_string(ordinal) + " is not usable: " + p.detail);
+    if (ordinal < 0 || ordinal >= static_cast<int>(p.gpus.size()) || ordinal >= kMaxDevices)
+      throw DeviceUnavailable("cuda:" + std::to_string(ordinal) + " does not exist: this process sees " +
+                              std::to_string(p.gpus.size()) + " CUDA device" + (p.gpus.size() == 1 ? "" : "s"));
     std::lock_guard<std::mutex> lock(g_ctx_mutex);
-    if (g_contexts.empty()) g_contexts.assign(p.gpus.size(), nullptr);
-    if (g_contexts[ordinal] == nullptr) {
+    ctx = g_contexts[ordinal].load();
+    if (ctx == nullptr) {
       cu::CUdevice dev = 0;
       check(api->cuDeviceGet(&dev, ordinal), "cuDeviceGet");
-      cu::CUcontext c = nullptr;
-      check(api->cuDevicePrimaryCtxRetain(&c, dev), "cuDevicePrimaryCtxRetain");
-      g_contexts[ordinal] = c;
+      check(api->cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+      g_contexts[ordinal].store(ctx, std::memory_order_release);
     }
-    ctx = g_contexts[ordinal];
   }
   cu::CUcontext current = nullptr;
   check(api->cuCtxGetCurrent(&current), "cuCtxGetCurrent");
   if (current != ctx) check(api->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }
 
+const DriverApi& api_for_use() {
+  if (forked_after_init()) make_current(0);  // throws the fork error
+  const DriverApi* api = driver_api();
+  if (api == nullptr) throw DeviceUnavailable("CUDA is not usable: " + driver_probe().detail);
+  return *api;
+}
+
+void throw_missing_entry_point(const char* name) {
+  throw Error(std::string("the CUDA driver at ") + driver_probe().lib.path + " lacks " + name +
+              ", which this operation needs");
+}
+
 bool context_retained(int ordinal) noexcept {
   if (forked_after_init()) return false;
-  std::lock_guard<std::mutex> lock(g_ctx_mutex);
-  return ordinal >= 0 && ordinal < static_cast<int>(g_contexts.size()) && g_contexts[ordinal] != nullptr;
+  return ordinal >= 0 && ordinal < kMaxDevices && g_contexts[ordinal].load() != nullptr;
 }
 
 }  // namespace xp::detail

@@ -12,27 +12,52 @@ namespace xp::detail {
 
 // The driver entry points xp uses, resolved once through cuGetProcAddress_v2 at ABI 12000 with
 // legacy default-stream semantics. Required ones are never null once the table loaded.
-#define XP_DRIVER_FUNCTIONS(X)          \
-  X(cuDriverGetVersion, true)           \
-  X(cuInit, true)                       \
-  X(cuGetErrorName, true)               \
-  X(cuGetErrorString, true)             \
-  X(cuDeviceGetCount, true)             \
-  X(cuDeviceGet, true)                  \
-  X(cuDeviceGetName, true)              \
-  X(cuDeviceGetAttribute, true)         \
-  X(cuDeviceTotalMem, true)             \
-  X(cuDeviceGetUuid, false)             \
-  X(cuDeviceGetPCIBusId, false)         \
-  X(cuDevicePrimaryCtxRetain, true)     \
-  X(cuDevicePrimaryCtxRelease, true)    \
-  X(cuCtxGetCurrent, true)              \
-  X(cuCtxSetCurrent, true)              \
-  X(cuCtxSynchronize, true)             \
-  X(cuMemGetInfo, true)
+// X(name, required, ABI version asked for): 12000 for everything that existed in CUDA 12.0;
+// newer optional entry points are asked at the version that introduced them.
+#define XP_DRIVER_FUNCTIONS(X)                      \
+  X(cuDriverGetVersion, true, 12000)                \
+  X(cuInit, true, 12000)                            \
+  X(cuGetErrorName, true, 12000)                    \
+  X(cuGetErrorString, true, 12000)                  \
+  X(cuDeviceGetCount, true, 12000)                  \
+  X(cuDeviceGet, true, 12000)                       \
+  X(cuDeviceGetName, true, 12000)                   \
+  X(cuDeviceGetAttribute, true, 12000)              \
+  X(cuDeviceTotalMem, true, 12000)                  \
+  X(cuDeviceGetUuid, false, 12000)                  \
+  X(cuDeviceGetPCIBusId, false, 12000)              \
+  X(cuDevicePrimaryCtxRetain, true, 12000)          \
+  X(cuDevicePrimaryCtxRelease, true, 12000)         \
+  X(cuCtxGetCurrent, true, 12000)                   \
+  X(cuCtxSetCurrent, true, 12000)                   \
+  X(cuCtxSynchronize, true, 12000)                  \
+  X(cuMemGetInfo, true, 12000)                      \
+  X(cuMemAlloc, false, 12000)                       \
+  X(cuMemFree, false, 12000)                        \
+  X(cuMemcpyHtoDAsync, false, 12000)                \
+  X(cuMemcpyDtoHAsync, false, 12000)                \
+  X(cuMemcpyDtoDAsync, false, 12000)                \
+  X(cuMemsetD8Async, false, 12000)                  \
+  X(cuStreamCreate, false, 12000)                   \
+  X(cuStreamDestroy, false, 12000)                  \
+  X(cuStreamSynchronize, false, 12000)              \
+  X(cuEventCreate, false, 12000)                    \
+  X(cuEventDestroy, false, 12000)                   \
+  X(cuEventRecord, false, 12000)                    \
+  X(cuEventSynchronize, false, 12000)               \
+  X(cuEventElapsedTime, false, 12000)               \
+  X(cuModuleLoadData, false, 12000)                 \
+  X(cuModuleUnload, false, 12000)                   \
+  X(cuModuleGetFunction, false, 12000)              \
+  X(cuModuleGetGlobal, false, 12000)                \
+  X(cuFuncGetAttribute, false, 12000)               \
+  X(cuFuncSetAttribute, false, 12000)               \
+  X(cuLaunchKernel, false, 12000)                   \
+  X(cuOccupancyMaxPotentialBlockSize, false, 12000) \
+  X(cuFuncGetParamInfo, false, 12040)
 
 struct DriverApi {
-#define XP_DECLARE_MEMBER(name, required) cu::PFN_##name name = nullptr;
+#define XP_DECLARE_MEMBER(name, required, version) cu::PFN_##name name = nullptr;
   XP_DRIVER_FUNCTIONS(XP_DECLARE_MEMBER)
 #undef XP_DECLARE_MEMBER
 };
@@ -65,6 +90,16 @@ std::string driver_error_message(int code);
 
 // Throws CudaError for a failed call, keeping the code, name, message and the call.
 void check(cu::CUresult r, const char* call);
+
+// The driver table for using a device: throws DeviceUnavailable (or the fork error) when CUDA is
+// not usable, and Error naming the entry point when the driver lacks one xp needs for this.
+const DriverApi& api_for_use();
+[[noreturn]] void throw_missing_entry_point(const char* name);
+template <class F>
+F need(F f, const char* name) {
+  if (f == nullptr) throw_missing_entry_point(name);
+  return f;
+}
 
 // The device's primary context, retained once per process, made current on this thread.
 // Throws DeviceUnavailable or CudaError.

@@ -30,7 +30,7 @@ std::string lower(std::string s);
 std::string trim(const std::string& s);
 std::optional<std::uint64_t> parse_u64(std::string_view digits);
 std::optional<bool> parse_bool_setting(const std::string& raw);
-std::optional<std::uint64_t> parse_byte_count(const std::string& raw);  // "512M", "1GiB", "2GB"
+std::optional<std::uint64_t> parse_byte_count(const std::string& raw);      // "512M", "1GiB", "2GB"
 std::optional<DeviceRequest> parse_device_setting(const std::string& raw);  // "cpu", "cuda", "cuda:N"
 
 }  // namespace xp::detail

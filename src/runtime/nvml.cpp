@@ -22,8 +22,10 @@ LibraryInfo nvml_free_memory(std::vector<GpuInfo>& gpus) noexcept {
     info.path = lib.path();
     auto init = reinterpret_cast<nvml::PFN_nvmlInit_v2>(lib.symbol("nvmlInit_v2"));
     auto shutdown = reinterpret_cast<nvml::PFN_nvmlShutdown>(lib.symbol("nvmlShutdown"));
-    auto driver_version = reinterpret_cast<nvml::PFN_nvmlSystemGetDriverVersion>(lib.symbol("nvmlSystemGetDriverVersion"));
-    auto by_bus = reinterpret_cast<nvml::PFN_nvmlDeviceGetHandleByPciBusId_v2>(lib.symbol("nvmlDeviceGetHandleByPciBusId_v2"));
+    auto driver_version =
+        reinterpret_cast<nvml::PFN_nvmlSystemGetDriverVersion>(lib.symbol("nvmlSystemGetDriverVersion"));
+    auto by_bus =
+        reinterpret_cast<nvml::PFN_nvmlDeviceGetHandleByPciBusId_v2>(lib.symbol("nvmlDeviceGetHandleByPciBusId_v2"));
     auto mem = reinterpret_cast<nvml::PFN_nvmlDeviceGetMemoryInfo>(lib.symbol("nvmlDeviceGetMemoryInfo"));
     if (init == nullptr || shutdown == nullptr || by_bus == nullptr || mem == nullptr) {
       info.error = "an NVML entry point is missing";

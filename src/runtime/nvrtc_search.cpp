@@ -119,8 +119,10 @@ NvrtcSearch search() {
   for (const auto& d : site) {
     for (const char* sub : {"/nvidia/cu13/lib", "/nvidia/cuda_nvrtc/lib"}) {
       const std::string dir = d + sub;
-      if (file_exists(dir)) s.folder(dir, "wheel");
-      else s.result.tried.push_back(dir + " [wheel]");
+      if (file_exists(dir))
+        s.folder(dir, "wheel");
+      else
+        s.result.tried.push_back(dir + " [wheel]");
     }
   }
   if (env.conda_prefix && !env.conda_prefix->empty()) s.folder(*env.conda_prefix + "/lib", "CONDA_PREFIX");
@@ -151,12 +153,15 @@ std::string nvrtc_rejection(const LibraryInfo& nvrtc, int driver_version, const 
   if (!nvrtc.found || nvrtc.version_number == 0) return "not a usable NVRTC";
   const int major = nvrtc.version_number / 1000;
   if (driver_version > 0 && major > driver_version / 1000)
-    return "NVRTC " + nvrtc.version + " is newer than the driver's CUDA " + std::to_string(driver_version / 1000) + "." +
-           std::to_string((driver_version % 1000) / 10) + ": its code would not load";
+    return "NVRTC " + nvrtc.version + " is newer than the driver's CUDA " + std::to_string(driver_version / 1000) +
+           "." + std::to_string((driver_version % 1000) / 10) + ": its code would not load";
   for (int a : gpu_archs)
     if (!nvrtc_supports(nvrtc, a))
       return "NVRTC " + nvrtc.version + " cannot compile for sm_" + std::to_string(a) +
-             (nvrtc.archs.empty() ? "" : " (its oldest is sm_" + std::to_string(*std::min_element(nvrtc.archs.begin(), nvrtc.archs.end())) + ")");
+             (nvrtc.archs.empty()
+                  ? ""
+                  : " (its oldest is sm_" + std::to_string(*std::min_element(nvrtc.archs.begin(), nvrtc.archs.end())) +
+                        ")");
   return {};
 }
 

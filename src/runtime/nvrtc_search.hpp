@@ -10,10 +10,10 @@ namespace xp::detail {
 // Every NVRTC found along DESIGN.md's search order, each loaded once to read its version and the
 // architectures it compiles for. Built once per process; never throws.
 struct NvrtcSearch {
-  std::vector<LibraryInfo> found;   // in search order, one per distinct file
-  std::vector<std::string> tried;   // every place looked at, with its step
-  bool explicit_path = false;       // XP_NVRTC was set: only that file is considered
-  std::string explicit_error;       // why XP_NVRTC could not be used
+  std::vector<LibraryInfo> found;  // in search order, one per distinct file
+  std::vector<std::string> tried;  // every place looked at, with its step
+  bool explicit_path = false;      // XP_NVRTC was set: only that file is considered
+  std::string explicit_error;      // why XP_NVRTC could not be used
 };
 const NvrtcSearch& nvrtc_search() noexcept;
 

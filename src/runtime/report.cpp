@@ -29,9 +29,10 @@ void driver_problems(SystemReport& r, const detail::DriverProbe& d) {
     case CudaReason::driver_not_found:
       if (d.explicit_path) r.user_demand_unmet = true;
       add(r, "driver_not_found", sev, d.detail,
-          d.explicit_path ? "correct XP_CUDA_DRIVER, or unset it to let the OS loader find libcuda.so.1"
-                          : "install the NVIDIA driver (nvidia-smi should then list the GPU), or point XP_CUDA_DRIVER at "
-                            "libcuda.so.1; xp runs on the CPU meanwhile");
+          d.explicit_path
+              ? "correct XP_CUDA_DRIVER, or unset it to let the OS loader find libcuda.so.1"
+              : "install the NVIDIA driver (nvidia-smi should then list the GPU), or point XP_CUDA_DRIVER at "
+                "libcuda.so.1; xp runs on the CPU meanwhile");
       break;
     case CudaReason::driver_unusable:
       if (d.explicit_path) r.user_demand_unmet = true;
@@ -81,7 +82,8 @@ void nvrtc_problems(SystemReport& r, const detail::DriverProbe& d, const detail:
   }
   if (n.found.empty()) {
     add(r, "nvrtc_missing", "warning",
-        "no NVRTC found: xp cannot compile kernels" + std::string(d.reason == CudaReason::available ? ", so the GPU goes unused" : ""),
+        "no NVRTC found: xp cannot compile kernels" +
+            std::string(d.reason == CudaReason::available ? ", so the GPU goes unused" : ""),
         kNvrtcWheelFix);
     return;
   }
@@ -107,7 +109,8 @@ void nvrtc_problems(SystemReport& r, const detail::DriverProbe& d, const detail:
     if (!any) {
       if (n.explicit_path) r.user_demand_unmet = true;
       add(r, "gpu_older_than_nvrtc", n.explicit_path ? "error" : "warning",
-          "cuda:" + std::to_string(g.index) + " (" + g.name + ", " + g.arch() + ") is older than every NVRTC found supports",
+          "cuda:" + std::to_string(g.index) + " (" + g.name + ", " + g.arch() +
+              ") is older than every NVRTC found supports",
           "NVRTC 13 compiles sm_75 and newer only: install NVRTC 12 (`pip install nvidia-cuda-nvrtc-cu12`) with a "
           "driver of CUDA 12 or newer, or point XP_NVRTC at it");
     }
@@ -143,14 +146,17 @@ SystemReport system_report() noexcept {
     }
     for (const GpuInfo& g0 : d.gpus) {
       GpuInfo g = g0;
-      if (chosen >= 0) g.nvrtc_supports_arch = detail::nvrtc_supports(n.found[static_cast<size_t>(chosen)], g.cc_major * 10 + g.cc_minor);
+      if (chosen >= 0)
+        g.nvrtc_supports_arch =
+            detail::nvrtc_supports(n.found[static_cast<size_t>(chosen)], g.cc_major * 10 + g.cc_minor);
       r.gpus.push_back(std::move(g));
     }
 
     for (const auto& v : r.config) {
       if (!v.error.empty()) {
         r.environment_broken = true;
-        add(r, "invalid_config", "error", v.name + "='" + v.value + "' is not valid", "set " + v.name + " to a valid value: " + v.error.substr(v.error.find(':') + 2) + ", or unset it");
+        add(r, "invalid_config", "error", v.name + "='" + v.value + "' is not valid",
+            "set " + v.name + " to a valid value: " + v.error.substr(v.error.find(':') + 2) + ", or unset it");
       }
     }
     driver_problems(r, d);

@@ -19,9 +19,13 @@ int exit_code(const xp::SystemReport& r) {
   return 0;
 }
 
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
 
-json nullable(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+json nullable(const std::string& s) {
+  return s.empty() ? json(nullptr) : json(s);
+}
 
 json library_json(const xp::LibraryInfo& l) {
   json j = {{"name", l.name},
@@ -67,14 +71,15 @@ json report_json(const xp::SystemReport& r) {
   j["verdict"] = {{"device", nullable(r.default_device)},
                   {"uses_gpu", r.default_device.rfind("cuda", 0) == 0},
                   {"error", nullable(r.default_device_error)}};
-  j["cuda"] = {{"available", s.available},
-               {"reason", std::string(xp::to_string(s.reason))},
-               {"detail", s.detail},
-               {"driver_error", s.driver_error_name.empty() ? json(nullptr)
-                                                            : json{{"code", s.driver_error}, {"name", s.driver_error_name}}},
-               {"driver_version", s.driver_version ? json(version_text(s.driver_version)) : json(nullptr)},
-               {"nvrtc_version", s.nvrtc_version ? json(version_text(s.nvrtc_version)) : json(nullptr)},
-               {"device_count", s.device_count}};
+  j["cuda"] = {
+      {"available", s.available},
+      {"reason", std::string(xp::to_string(s.reason))},
+      {"detail", s.detail},
+      {"driver_error",
+       s.driver_error_name.empty() ? json(nullptr) : json{{"code", s.driver_error}, {"name", s.driver_error_name}}},
+      {"driver_version", s.driver_version ? json(version_text(s.driver_version)) : json(nullptr)},
+      {"nvrtc_version", s.nvrtc_version ? json(version_text(s.nvrtc_version)) : json(nullptr)},
+      {"device_count", s.device_count}};
   json nvrtc = json::array();
   for (const auto& l : r.nvrtc) nvrtc.push_back(library_json(l));
   j["libraries"] = {{"driver", library_json(r.driver)}, {"nvrtc", nvrtc}, {"nvml", library_json(r.nvml)}};
@@ -85,7 +90,11 @@ json report_json(const xp::SystemReport& r) {
   j["device_nodes_present"] = r.device_nodes_present;
   json env = json::array();
   for (const auto& v : r.config)
-    env.push_back({{"name", v.name}, {"set", v.set}, {"value", v.set ? json(v.value) : json(nullptr)}, {"meaning", v.meaning}, {"error", nullable(v.error)}});
+    env.push_back({{"name", v.name},
+                   {"set", v.set},
+                   {"value", v.set ? json(v.value) : json(nullptr)},
+                   {"meaning", v.meaning},
+                   {"error", nullable(v.error)}});
   j["environment"] = env;
   json problems = json::array();
   for (const auto& p : r.problems)
@@ -93,6 +102,24 @@ json report_json(const xp::SystemReport& r) {
   j["problems"] = problems;
   j["exit_code"] = exit_code(r);
   return j;
+}
+
+json kernels_json(const xp::CompilerInfo& c, const xp::KernelCacheInfo& k) {
+  return {{"compiler",
+           {{"available", c.available},
+            {"error", nullable(c.error)},
+            {"nvrtc_path", nullable(c.nvrtc_path)},
+            {"nvrtc_version", nullable(c.nvrtc_version)},
+            {"include_dirs", c.include_dirs},
+            {"cccl_found", c.cccl_found},
+            {"toolkit_headers_version", nullable(c.toolkit_headers_version)}}},
+          {"cache",
+           {{"folder", k.folder},
+            {"usable", k.usable},
+            {"problem", nullable(k.problem)},
+            {"entries", k.entries},
+            {"bytes", k.bytes},
+            {"max_bytes", k.max_bytes}}}};
 }
 
 std::string gib(std::uint64_t bytes) {
@@ -123,15 +150,16 @@ void print_text(const xp::SystemReport& r) {
   std::cout << "\nGPUs\n";
   if (r.gpus.empty()) std::cout << "  none\n";
   for (const auto& g : r.gpus) {
-    std::cout << "  cuda:" << g.index << "  " << g.name << "  " << g.arch() << " (compute " << g.cc_major << "." << g.cc_minor
-              << "), " << g.sm_count << " SMs\n";
+    std::cout << "  cuda:" << g.index << "  " << g.name << "  " << g.arch() << " (compute " << g.cc_major << "."
+              << g.cc_minor << "), " << g.sm_count << " SMs\n";
     std::cout << "      memory " << gib(g.memory_total) << " total"
-              << (g.memory_free ? ", " + gib(*g.memory_free) + " free (" + g.memory_free_source + ")" : ", free unknown until initialized (no NVML)")
+              << (g.memory_free ? ", " + gib(*g.memory_free) + " free (" + g.memory_free_source + ")"
+                                : ", free unknown until initialized (no NVML)")
               << "\n";
     if (g.memory_clock_khz > 0) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "      memory clock %d MHz, bus %d bits: %.0f GB/s theoretical\n", g.memory_clock_khz / 1000,
-                    g.memory_bus_width_bits, g.bandwidth_bytes_per_s / 1e9);
+      std::snprintf(buf, sizeof buf, "      memory clock %d MHz, bus %d bits: %.0f GB/s theoretical\n",
+                    g.memory_clock_khz / 1000, g.memory_bus_width_bits, g.bandwidth_bytes_per_s / 1e9);
       std::cout << buf;
     }
     std::cout << "      PCI " << g.pci_bus_id << "  " << g.uuid << "\n";
@@ -152,14 +180,31 @@ void print_text(const xp::SystemReport& r) {
   const xp::CudaStatus& s = r.status;
   if (!r.default_device.empty()) {
     if (r.default_device.rfind("cuda", 0) == 0)
-      std::cout << "  GPU in use: " << r.default_device << " (driver CUDA " << version_text(s.driver_version) << ", NVRTC "
-                << version_text(s.nvrtc_version) << ")\n";
+      std::cout << "  GPU in use: " << r.default_device << " (driver CUDA " << version_text(s.driver_version)
+                << ", NVRTC " << version_text(s.nvrtc_version) << ")\n";
     else
-      std::cout << "  CPU" << (s.available ? " (chosen by the user)" : " fallback") << ": CUDA " << xp::to_string(s.reason)
-                << (s.detail.empty() ? "" : ": " + s.detail) << "\n";
+      std::cout << "  CPU" << (s.available ? " (chosen by the user)" : " fallback") << ": CUDA "
+                << xp::to_string(s.reason) << (s.detail.empty() ? "" : ": " + s.detail) << "\n";
   } else {
-    std::cout << "  error: " << (r.default_device_error.empty() ? "the configuration is invalid" : r.default_device_error) << "\n";
+    std::cout << "  error: "
+              << (r.default_device_error.empty() ? "the configuration is invalid" : r.default_device_error) << "\n";
   }
+  const xp::CompilerInfo c = xp::compiler_info();
+  const xp::KernelCacheInfo k = xp::kernel_cache_info();
+  std::cout << "\nKernels\n";
+  if (c.available) {
+    std::cout << "  compiler: NVRTC " << c.nvrtc_version << " (" << c.nvrtc_path << ")\n";
+    std::cout << "  toolkit headers: "
+              << (c.include_dirs.empty() ? std::string("not found (#include <cuda_fp16.h> will fail)")
+                                         : c.include_dirs.front())
+              << "\n  CCCL (CUB, Thrust, libcu++): " << (c.cccl_found ? "found" : "not found") << "\n";
+  } else {
+    std::cout << "  compiler: none (" << c.error.substr(0, c.error.find('\n')) << ")\n";
+  }
+  std::cout << "  cache: " << k.folder << ", "
+            << (k.usable ? std::to_string(k.entries) + " entries, " + gib(k.bytes) + " of " + gib(k.max_bytes)
+                         : "disabled: " + k.problem)
+            << "\n";
   if (!r.problems.empty()) {
     std::cout << "\nProblems\n";
     for (const auto& p : r.problems) {
@@ -172,8 +217,12 @@ void print_text(const xp::SystemReport& r) {
 
 int doctor(bool as_json) {
   const xp::SystemReport r = xp::system_report();
-  if (as_json) std::cout << report_json(r).dump(2) << "\n";
-  else print_text(r);
+  if (as_json) {
+    json j = report_json(r);
+    j["kernels"] = kernels_json(xp::compiler_info(), xp::kernel_cache_info());
+    std::cout << j.dump(2) << "\n";
+  } else
+    print_text(r);
   return exit_code(r);
 }
 

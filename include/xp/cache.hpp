@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xp/export.hpp"
+
+namespace xp {
+
+// The disk cache of compiled kernels (XP_CACHE_DIR, capped by XP_CACHE_MAX_BYTES).
+struct KernelCacheInfo {
+  std::string folder;
+  bool usable = false;
+  std::string problem;  // why it is disabled, when it is
+  std::uint64_t bytes = 0;
+  std::uint64_t max_bytes = 0;
+  std::size_t entries = 0;
+};
+
+struct KernelCacheEntry {
+  std::string file;
+  std::uint64_t bytes = 0;
+  std::int64_t last_used_unix_ns = 0;
+  std::string program;  // the program's name, from the entry's key
+  std::string target;   // "sm_90" or "compute_90"
+  std::string nvrtc;    // the NVRTC version that built it
+};
+
+XP_API KernelCacheInfo kernel_cache_info();
+// Least recently used first.
+XP_API std::vector<KernelCacheEntry> kernel_cache_entries();
+// Removes every entry; returns how many.
+XP_API std::size_t clear_kernel_cache();
+
+}  // namespace xp

@@ -1,0 +1,173 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "xp/buffer.hpp"
+#include "xp/device.hpp"
+#include "xp/error.hpp"
+#include "xp/export.hpp"
+#include "xp/stream.hpp"
+
+namespace xp {
+
+// A GPU architecture to compile for: Arch::sm(90) is sm_90.
+struct Arch {
+  int number = 0;
+  static Arch sm(int n) { return Arch{n}; }
+  std::string str() const { return "sm_" + std::to_string(number); }
+  bool operator==(const Arch&) const = default;
+};
+
+// NVRTC rejected the source or its options. Keeps the whole log.
+class XP_API CompileError : public Error {
+ public:
+  CompileError(std::string program, std::string log, int line, std::string nvrtc_error);
+  ~CompileError() override;
+  const std::string& program() const noexcept { return program_; }
+  const std::string& log() const noexcept { return log_; }
+  int line() const noexcept { return line_; }  // the first error's line; 0 when unknown
+  const std::string& nvrtc_error() const noexcept { return nvrtc_error_; }
+
+ private:
+  std::string program_, log_;
+  int line_;
+  std::string nvrtc_error_;
+};
+
+struct ProgramOptions {
+  std::string name = "program.cu";                           // shown in NVRTC's messages
+  std::vector<std::string> options;                          // NVRTC options: "-std=c++17", "-DN=4", ...
+  std::vector<std::string> name_expressions;                 // "axpy<float>": templates to instantiate and find
+  std::vector<std::pair<std::string, std::string>> headers;  // (include name, content)
+  bool ptx = false;                                          // PTX instead of a cubin for the exact SM
+};
+
+struct CompileStats {
+  std::string target;       // "sm_90" (cubin) or "compute_90" (PTX)
+  bool memory_hit = false;  // found in this process
+  bool disk_hit = false;    // found in the disk cache
+  double compile_ms = 0;    // NVRTC's time; 0 on a hit
+  double total_ms = 0;      // lookup + compile + store
+  std::size_t binary_bytes = 0;
+  std::string log;         // NVRTC's warnings, if any
+  std::string cache_file;  // the disk entry, when the disk cache is in use
+};
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  Dim3() = default;
+  Dim3(unsigned x_, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}  // NOLINT: implicit on purpose
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  unsigned shared_bytes = 0;       // dynamic shared memory
+  const Stream* stream = nullptr;  // nullptr: xp's default stream of the kernel's device
+};
+
+namespace detail {
+struct KernelState;
+struct ProgramState;
+// How each launch argument reaches the kernel: buffers as their device address, pointers as
+// themselves, trivially copyable values by value.
+inline std::uint64_t pack_arg(const Buffer& b) {
+  return b.address();
+}
+template <class T>
+T pack_arg(const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>, "a kernel argument must be trivially copyable");
+  return v;
+}
+}  // namespace detail
+
+class Program;
+
+// The NVRTC xp compiles with and the headers it gives it.
+struct CompilerInfo {
+  bool available = false;
+  std::string error;  // why not, when not
+  std::string nvrtc_path, nvrtc_version;
+  std::vector<std::string> include_dirs;  // the toolkit's include (and include/cccl), passed with -I
+  bool cccl_found = false;                // CUB/Thrust/libcu++ headers
+  std::string toolkit_headers_version;    // CUDA_VERSION of those headers, e.g. 13000
+};
+XP_API CompilerInfo compiler_info() noexcept;
+
+// One __global__ function of a loaded module, on one device.
+class XP_API Kernel {
+ public:
+  Kernel() = default;
+  // Launches with the arguments packed on the stack (no heap allocation) and one cuLaunchKernel.
+  // The configuration is checked against the device's limits first, and the argument count and
+  // sizes against the kernel's parameters where the driver can say (cuFuncGetParamInfo).
+  template <class... Args>
+  void launch(const LaunchConfig& config, const Args&... args) const {
+    auto packed = std::make_tuple(detail::pack_arg(args)...);
+    void* pointers[sizeof...(Args) + 1] = {};
+    std::size_t sizes[sizeof...(Args) + 1] = {};
+    std::apply(
+        [&](auto&... a) {
+          std::size_t i = 0;
+          ((pointers[i] = static_cast<void*>(&a), sizes[i] = sizeof(a), ++i), ...);
+        },
+        packed);
+    launch_packed(config, pointers, sizes, sizeof...(Args));
+  }
+
+  const std::string& name() const;  // as the module knows it (mangled for templates)
+  const Device& device() const;
+  void* handle() const;  // the CUfunction
+  // The block size that maximizes occupancy (cuOccupancyMaxPotentialBlockSize), and the grid
+  // that fills the device at that size.
+  int max_potential_block_size(std::size_t dynamic_shared_bytes = 0, int* min_grid = nullptr) const;
+  // Parameter count and sizes when the driver reports them (cuFuncGetParamInfo), else empty.
+  const std::vector<std::size_t>& parameter_sizes() const;
+  int registers() const;
+
+  void launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count) const;
+
+ private:
+  friend class Program;
+  std::shared_ptr<const detail::KernelState> state_;
+};
+
+// CUDA C++ source compiled at run time by NVRTC, through a memory and a disk cache.
+class XP_API Program {
+ public:
+  // Throws ValueError for an empty source.
+  explicit Program(std::string source, ProgramOptions options = {});
+
+  // Compiles for a device's exact SM (or fetches from a cache); explicit and optional.
+  CompileStats compile(const Device& device);
+  // Compiles for an architecture without needing a GPU.
+  CompileStats compile(Arch arch);
+  // The cubin (or PTX) for an architecture, compiling it if needed.
+  const std::vector<char>& binary(Arch arch);
+  // Names of the __global__ functions in the compiled code for an architecture.
+  std::vector<std::string> kernel_names(Arch arch);
+  // The mangled name of a name expression given in ProgramOptions.
+  std::string lowered_name(const std::string& expression, Arch arch);
+
+  // A kernel by its name or name expression, loaded on a device (compiled at first need).
+  // Throws Error listing the module's kernels when there is no such kernel.
+  Kernel kernel(std::string_view name, const Device& device);
+  Kernel kernel(std::string_view name);  // on default_device()
+  // Address and size of a __device__ or __constant__ variable of the module on a device.
+  std::uint64_t global_address(std::string_view name, const Device& device, std::size_t* bytes = nullptr);
+
+  const std::string& name() const;
+
+ private:
+  std::shared_ptr<detail::ProgramState> state_;
+};
+
+}  // namespace xp

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Sets this machine up for xp, builds the release preset and runs `xp doctor`.
+#
+# On Debian 12 (root, or a user with sudo): installs the Debian packages that are missing, makes
+# the Python virtual environment .venv in the repository, and, where no CUDA toolkit provides
+# NVRTC, installs NVRTC's wheel (nvidia-cuda-nvrtc 13.x) into .venv, where xp's wheel search finds
+# it through VIRTUAL_ENV. Works from any directory; running it again only redoes what is missing.
+#
+# scripts/test.sh sources this file for the setup functions (xp_* below) and runs its own steps.
+set -euo pipefail
+
+XP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+XP_VENV="$XP_ROOT/.venv"
+XP_DEB_PACKAGES=(cmake ninja-build g++ clang clang-format libgtest-dev libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev python3-venv python3-pip)
+XP_NVRTC_WHEEL='nvidia-cuda-nvrtc>=13,<14'
+
+xp_log() { printf '\n==> %s\n' "$*"; }
+
+# apt-get only when dpkg says a package is missing; apt-get update only then too.
+xp_install_packages() {
+  if ! command -v dpkg >/dev/null 2>&1; then
+    xp_log "not a Debian system (no dpkg): make sure these are installed: ${XP_DEB_PACKAGES[*]}"
+    return 0
+  fi
+  local missing=() p
+  for p in "${XP_DEB_PACKAGES[@]}"; do
+    dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    xp_log "Debian packages: all ${#XP_DEB_PACKAGES[@]} present"
+    return 0
+  fi
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "missing Debian packages: ${missing[*]}; run as root or install sudo" >&2
+      return 1
+    fi
+    sudo=(sudo)
+  fi
+  xp_log "installing Debian packages: ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# .venv in the repository (Debian's pip refuses to install into the system Python). Remade when
+# it is missing or broken (its Python moved or removed).
+xp_make_venv() {
+  if [ -x "$XP_VENV/bin/python" ] && "$XP_VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    xp_log "Python environment: $XP_VENV ($("$XP_VENV/bin/python" --version 2>&1))"
+    return 0
+  fi
+  xp_log "creating the Python environment $XP_VENV"
+  python3 -m venv --clear "$XP_VENV"
+  "$XP_VENV/bin/python" -m pip --version >/dev/null
+}
+
+# Prints the NVRTC a CUDA toolkit or the OS loader provides; fails when there is none.
+xp_system_nvrtc() {
+  local root
+  for root in "${CUDA_PATH:-}" "${CUDA_HOME:-}" /usr/local/cuda; do
+    if [ -n "$root" ] && [ -e "$root/lib64/libnvrtc.so.13" ]; then
+      echo "$root/lib64/libnvrtc.so.13"
+      return 0
+    fi
+  done
+  local ldconfig
+  ldconfig="$(command -v ldconfig || echo /sbin/ldconfig)"
+  [ -x "$ldconfig" ] || return 1
+  "$ldconfig" -p 2>/dev/null | awk '$1 ~ /^libnvrtc\.so\.[0-9]+$/ { print $NF; found = 1; exit } END { exit !found }'
+}
+
+# NVRTC 13 from its wheel into .venv; a no-op (no network) when a matching one is installed.
+xp_install_nvrtc_wheel() {
+  xp_log "NVRTC wheel: $XP_NVRTC_WHEEL into $XP_VENV"
+  "$XP_VENV/bin/python" -m pip install --disable-pip-version-check --quiet "$XP_NVRTC_WHEEL"
+  "$XP_VENV/bin/python" -m pip show nvidia-cuda-nvrtc 2>/dev/null | grep -E '^(Name|Version|Location):' | sed 's/^/    /'
+}
+
+xp_main() {
+  cd "$XP_ROOT"
+  xp_install_packages
+  xp_make_venv
+  local nvrtc
+  if nvrtc="$(xp_system_nvrtc)"; then
+    xp_log "NVRTC from the system: $nvrtc (no wheel needed)"
+  else
+    xp_install_nvrtc_wheel
+  fi
+
+  xp_log "configure and build (preset release, build/release)"
+  cmake --preset release
+  cmake --build --preset release
+
+  export VIRTUAL_ENV="$XP_VENV"
+  xp_log "build/release/tools/xp/xp doctor"
+  local rc=0
+  build/release/tools/xp/xp doctor || rc=$?
+  # xp doctor exits 1 when something the user asked for (XP_DEVICE, XP_NVRTC...) is not there, and
+  # 2 for a malformed variable; a machine without a GPU is not an error.
+  echo "main.sh: built build/release; xp doctor exited $rc$([ "$rc" -eq 0 ] || echo ' (see its report above)')"
+  return "$rc"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  xp_main "$@"
+fi

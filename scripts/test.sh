@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds xp and runs every test, twice: the release preset (build/release), then the sanitize
+# preset (build/sanitize: ASan with LeakSanitizer, and UBSan; any report fails the test).
+#
+# Setup as scripts/main.sh does it (missing Debian packages, .venv), except that NVRTC's wheel is
+# ALWAYS installed into .venv, so the tests exercise xp's wheel search even where a CUDA toolkit
+# is present. VIRTUAL_ENV points at .venv for the builds and the tests.
+# CI runs this through .ci/run, which sets XP_TEST_REQUIRE_NVRTC=1: a missing NVRTC then fails
+# the tests that need it instead of skipping them. XP_TEST_REQUIRE_GPU=1 does the same for GPUs.
+#
+# Works from any directory and may be run again. Ends with one summary line; exits non-zero when
+# any step failed (every step runs even after an earlier one failed, to report them all).
+set -euo pipefail
+
+# shellcheck source=SCRIPTDIR/main.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/main.sh"
+cd "$XP_ROOT"
+start=$SECONDS
+
+xp_install_packages
+xp_make_venv
+xp_install_nvrtc_wheel
+export VIRTUAL_ENV="$XP_VENV"
+
+results=()
+failed=0
+# run_step NAME COMMAND...: runs it, records PASS or FAIL; returns its status.
+run_step() {
+  local name="$1"
+  shift
+  xp_log "$name: $*"
+  local rc=0
+  "$@" || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    results+=("PASS  $name")
+  else
+    results+=("FAIL  $name (exit $rc)")
+    failed=1
+  fi
+  return "$rc"
+}
+# ctest, keeping its output for the summary (called through run_step).
+# shellcheck disable=SC2317
+run_ctest() {
+  local preset="$1" log="$XP_ROOT/build/$1/ctest-summary.log"
+  shift
+  ctest --preset "$preset" -j2 "$@" 2>&1 | tee "$log"
+}
+# "99% tests passed, 1 tests failed out of 72; 8 skipped" from the ctest log of a preset.
+tests_summary() {
+  local log="$XP_ROOT/build/$1/ctest-summary.log" line skipped
+  line="$(grep -E 'tests passed|No tests were found' "$log" 2>/dev/null | tail -1)" || line="no ctest summary"
+  skipped="$(grep -cE '^[[:space:]]+[0-9]+ - .* \(Skipped\)$' "$log" 2>/dev/null)" || skipped=0
+  echo "$line; $skipped skipped"
+}
+# Adds the ctest results of a preset to the summary: the counts, then each failed test.
+add_test_results() {
+  local log="$XP_ROOT/build/$1/ctest-summary.log" name
+  results[-1]+="  [$(tests_summary "$1")]"
+  while IFS= read -r name; do
+    results+=("        failed: $name")
+  done < <(sed -n '/^The following tests FAILED:/,$p' "$log" 2>/dev/null |
+    sed -nE 's/^[[:space:]]+[0-9]+ - (.*)$/\1/p')
+}
+
+# --- release --------------------------------------------------------------------------------------
+if run_step "release: configure" cmake --preset release &&
+  run_step "release: build" cmake --build --preset release; then
+  run_step "release: tests" run_ctest release || true
+  add_test_results release
+else
+  results+=("SKIP  release: tests (no build)")
+fi
+
+# --- sanitize -------------------------------------------------------------------------------------
+# Every sanitizer report is fatal. The same options apply while building, since gtest's test
+# discovery runs the test programs at build time.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+if [ -f "$XP_ROOT/tests/lsan.supp" ]; then
+  export LSAN_OPTIONS="suppressions=$XP_ROOT/tests/lsan.supp:print_suppressions=0"
+fi
+if run_step "sanitize: configure" cmake --preset sanitize &&
+  run_step "sanitize: build" cmake --build --preset sanitize; then
+  run_step "sanitize: tests" run_ctest sanitize || true
+  add_test_results sanitize
+else
+  results+=("SKIP  sanitize: tests (no build)")
+fi
+
+elapsed=$((SECONDS - start))
+xp_log "summary"
+printf '  %s\n' "${results[@]}"
+if [ "$failed" -eq 0 ]; then
+  printf 'test.sh: PASSED: release and sanitize builds, all tests (%dm%02ds)\n' $((elapsed / 60)) $((elapsed % 60))
+else
+  printf 'test.sh: FAILED: see the FAIL lines above (%dm%02ds)\n' $((elapsed / 60)) $((elapsed % 60))
+fi
+exit "$failed"

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace xp::detail {
+
+// What a compiled module says about itself, read without a GPU: the ELF header of a cubin (its SM)
+// and its entry-point symbols, or the .entry lines of PTX.
+struct ModuleInfo {
+  bool valid = false;
+  bool is_ptx = false;
+  int arch = 0;                      // 90 for sm_90 (cubin) or compute_90 (PTX .target)
+  std::vector<std::string> kernels;  // __global__ functions, as the module names them
+  std::string error;
+};
+
+ModuleInfo inspect_module(const char* data, std::size_t size);
+
+}  // namespace xp::detail

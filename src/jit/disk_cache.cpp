@@ -1,0 +1,255 @@
+#include "jit/disk_cache.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "jit/hash.hpp"
+#include "runtime/log.hpp"
+#include "xp/config.hpp"
+#include "xp/error.hpp"
+
+namespace xp::detail {
+
+namespace {
+
+constexpr char kMagic[8] = {'X', 'P', 'K', 'C', 'A', 'C', 'H', 'E'};
+constexpr std::uint32_t kFormat = 1;
+constexpr const char* kSuffix = ".xpk";
+
+void put_u64(std::vector<char>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+std::uint64_t get_u64(const char* p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  return v;
+}
+
+bool read_all(int fd, std::vector<char>& out) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return false;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, const std::vector<char>& data) {
+  size_t put = 0;
+  while (put < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + put, data.size() - put);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    put += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Creates each missing component of a path with mode 0700.
+bool make_dirs(const std::string& path, std::string& why) {
+  std::string cur;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    cur = path.substr(0, pos);
+    if (cur.empty()) continue;
+    if (::mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) {
+      why = "cannot create " + cur + ": " + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<char> encode_cache_entry(const std::string& key, const std::vector<char>& payload) {
+  std::vector<char> out(kMagic, kMagic + 8);
+  put_u64(out, kFormat);
+  put_u64(out, key.size());
+  out.insert(out.end(), key.begin(), key.end());
+  put_u64(out, payload.size());
+  const Hash128 h = hash128_bytes(payload.data(), payload.size(), 0x78702d6361636865ull);
+  put_u64(out, h.lo);
+  put_u64(out, h.hi);
+  out.insert(out.end(), payload.begin(), payload.end());
+  return out;
+}
+
+DiskCache::DiskCache(std::string folder, std::uint64_t max_bytes) : folder_(std::move(folder)), max_bytes_(max_bytes) {
+  while (folder_.size() > 1 && folder_.back() == '/') folder_.pop_back();
+  open_folder();
+}
+
+DiskCache& DiskCache::instance() {
+  static DiskCache* cache = [] {  // never destroyed: compiles may run during static destruction
+    std::string folder, error;
+    std::uint64_t cap = 0;
+    try {
+      const Config& c = config();
+      folder = c.cache_dir;
+      cap = c.cache_max_bytes;
+    } catch (const ConfigError& e) {
+      error = e.what();
+    }
+    auto* d = new DiskCache(folder, cap);
+    if (!error.empty()) d->problem_ = error;
+    return d;
+  }();
+  return *cache;
+}
+
+void DiskCache::open_folder() {
+  usable_ = false;
+  if (folder_.empty()) {
+    problem_ = "no cache folder";
+    return;
+  }
+  std::string why;
+  if (!make_dirs(folder_, why)) {
+    problem_ = why;
+  } else {
+    struct stat st {};
+    if (::lstat(folder_.c_str(), &st) != 0) {
+      problem_ = "cannot read " + folder_ + ": " + std::strerror(errno);
+    } else if (S_ISLNK(st.st_mode)) {
+      problem_ = folder_ + " is a symbolic link; xp does not follow links for its kernel cache";
+    } else if (!S_ISDIR(st.st_mode)) {
+      problem_ = folder_ + " is not a folder";
+    } else if (st.st_uid != ::geteuid()) {
+      problem_ = folder_ + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
+                 std::to_string(::geteuid()) + "); a cubin is code, so xp uses only its own folder";
+    } else if ((st.st_mode & 022) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%03o", st.st_mode & 0777);
+      problem_ = folder_ + " is writable by group or others (mode " + mode + "); run chmod 700 on it";
+    } else if (::access(folder_.c_str(), W_OK | X_OK) != 0) {
+      problem_ = folder_ + " is not writable: " + std::strerror(errno);
+    } else {
+      usable_ = true;
+      problem_.clear();
+      return;
+    }
+  }
+  log_once(LogLevel::warn, "kernel disk cache disabled: " + problem_ + " (kernels are compiled in every process)");
+}
+
+std::string DiskCache::file_for(const std::string& key) const {
+  return folder_ + "/" + hash128(key).hex() + kSuffix;
+}
+
+DiskCache::Lookup DiskCache::load(const std::string& key, std::vector<char>& payload, std::string* file_out) {
+  if (!usable_) return Lookup::disabled;
+  const std::string file = file_for(key);
+  if (file_out != nullptr) *file_out = file;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Lookup::miss;  // absent, or a link (ELOOP): neither is used
+  std::vector<char> data;
+  struct stat st {};
+  const bool ok = ::fstat(fd, &st) == 0 && read_all(fd, data);
+  if (ok && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 022) == 0) {
+    // Touch the entry: least recently used eviction reads the modification time.
+    ::futimens(fd, nullptr);
+  }
+  ::close(fd);
+  auto remove_corrupt = [&] {
+    ::unlink(file.c_str());
+    return Lookup::corrupt_removed;
+  };
+  if (!ok || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) return remove_corrupt();
+  const size_t header = 8 + 8 + 8;
+  if (data.size() < header || std::memcmp(data.data(), kMagic, 8) != 0 || get_u64(data.data() + 8) != kFormat)
+    return remove_corrupt();
+  const std::uint64_t key_len = get_u64(data.data() + 16);
+  if (key_len > data.size() - header || data.size() - header - key_len < 8 + 16) return remove_corrupt();
+  const char* p = data.data() + header;
+  if (key_len != key.size() || std::memcmp(p, key.data(), key.size()) != 0) return Lookup::foreign;
+  p += key_len;
+  const std::uint64_t payload_len = get_u64(p);
+  p += 8;
+  const Hash128 stored{get_u64(p), get_u64(p + 8)};
+  p += 16;
+  if (payload_len != static_cast<std::uint64_t>(data.data() + data.size() - p)) return remove_corrupt();
+  if (hash128_bytes(p, payload_len, 0x78702d6361636865ull) != stored) return remove_corrupt();
+  payload.assign(p, p + payload_len);
+  return Lookup::hit;
+}
+
+std::string DiskCache::store(const std::string& key, const std::vector<char>& payload) {
+  if (!usable_) return {};
+  const std::string file = file_for(key);
+  std::string tmpl = folder_ + "/.tmp-" + hash128(key).hex() + "-XXXXXX";
+  const int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+  if (fd < 0) {
+    log_once(LogLevel::warn, "kernel disk cache: cannot write in " + folder_ + ": " + std::strerror(errno));
+    return {};
+  }
+  const bool ok = write_all(fd, encode_cache_entry(key, payload)) && ::fchmod(fd, 0600) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmpl.c_str(), file.c_str()) != 0) {
+    ::unlink(tmpl.c_str());
+    log_once(LogLevel::warn, "kernel disk cache: cannot store an entry in " + folder_);
+    return {};
+  }
+  evict();
+  return file;
+}
+
+std::vector<DiskCache::Entry> DiskCache::entries() const {
+  std::vector<Entry> out;
+  if (!usable_) return out;
+  DIR* d = ::opendir(folder_.c_str());
+  if (d == nullptr) return out;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, kSuffix) != 0 || name[0] == '.') continue;
+    struct stat st {};
+    const std::string path = folder_ + "/" + name;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    out.push_back(Entry{path, static_cast<std::uint64_t>(st.st_size),
+                        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::uint64_t DiskCache::total_bytes() const {
+  std::uint64_t t = 0;
+  for (const auto& e : entries()) t += e.bytes;
+  return t;
+}
+
+std::size_t DiskCache::clear() {
+  std::size_t n = 0;
+  for (const auto& e : entries()) n += ::unlink(e.file.c_str()) == 0 ? 1 : 0;
+  return n;
+}
+
+void DiskCache::evict() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto all = entries();
+  std::uint64_t total = 0;
+  for (const auto& e : all) total += e.bytes;
+  if (total <= max_bytes_) return;
+  std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
+    return a.modified_ns != b.modified_ns ? a.modified_ns < b.modified_ns : a.file < b.file;
+  });
+  for (const auto& e : all) {
+    if (total <= max_bytes_) break;
+    if (::unlink(e.file.c_str()) == 0) total -= e.bytes;
+  }
+}
+
+}  // namespace xp::detail

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xp::detail {
+
+// Compiled kernels on disk, one file per entry, named by a 128-bit hash of the key material.
+// An entry stores the whole key material and is used only when it matches byte for byte; its
+// payload carries a checksum. Entries are written to a temporary file and renamed into place, so
+// readers never see half an entry and concurrent writers of one key all succeed. The folder must
+// be the user's own and not writable by others (a cubin is code); links are not followed.
+class DiskCache {
+ public:
+  struct Entry {
+    std::string file;  // full path
+    std::uint64_t bytes = 0;
+    std::int64_t modified_ns = 0;  // last use: entries are touched on every hit
+  };
+  enum class Lookup { hit, miss, corrupt_removed, foreign, disabled };
+
+  DiskCache(std::string folder, std::uint64_t max_bytes);
+  // The process-wide cache at XP_CACHE_DIR (or its default), capped by XP_CACHE_MAX_BYTES.
+  static DiskCache& instance();
+
+  bool usable() const { return usable_; }
+  const std::string& folder() const { return folder_; }
+  std::uint64_t max_bytes() const { return max_bytes_; }
+  // Why the cache is disabled (empty when usable).
+  const std::string& problem() const { return problem_; }
+
+  Lookup load(const std::string& key, std::vector<char>& payload, std::string* file = nullptr);
+  // Returns the entry's path, or empty when the cache is not usable or the write failed.
+  std::string store(const std::string& key, const std::vector<char>& payload);
+
+  std::string file_for(const std::string& key) const;
+  std::vector<Entry> entries() const;
+  std::uint64_t total_bytes() const;
+  std::size_t clear();
+  // Removes least recently used entries until the total is at most max_bytes.
+  void evict();
+
+ private:
+  void open_folder();
+  std::string folder_;
+  std::uint64_t max_bytes_;
+  bool usable_ = false;
+  std::string problem_;
+  std::mutex mutex_;
+};
+
+// Serializes one entry (exposed for tests that plant damaged or foreign entries).
+std::vector<char> encode_cache_entry(const std::string& key, const std::vector<char>& payload);
+
+}  // namespace xp::detail

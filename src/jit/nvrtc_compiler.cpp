@@ -1,0 +1,227 @@
+// Compiling CUDA C++ with the NVRTC that the search chose (src/runtime/nvrtc_search.cpp).
+#include "jit/nvrtc_compiler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "runtime/detect.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/dynlib.hpp"
+#include "runtime/nvrtc_search.hpp"
+#include "xp/error.hpp"
+
+namespace xp::detail {
+
+namespace {
+using nvrtcProgram = struct _nvrtcProgram*;
+}
+
+struct NvrtcCompiler::Api {
+  int (*create)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  int (*destroy)(nvrtcProgram*) = nullptr;
+  int (*compile)(nvrtcProgram, int, const char* const*) = nullptr;
+  int (*ptx_size)(nvrtcProgram, std::size_t*) = nullptr;
+  int (*ptx)(nvrtcProgram, char*) = nullptr;
+  int (*cubin_size)(nvrtcProgram, std::size_t*) = nullptr;
+  int (*cubin)(nvrtcProgram, char*) = nullptr;
+  int (*log_size)(nvrtcProgram, std::size_t*) = nullptr;
+  int (*log)(nvrtcProgram, char*) = nullptr;
+  int (*add_name)(nvrtcProgram, const char*) = nullptr;
+  int (*lowered)(nvrtcProgram, const char*, const char**) = nullptr;
+  const char* (*error_string)(int) = nullptr;
+};
+
+namespace {
+
+std::string parent(const std::string& path) {
+  const auto p = path.rfind('/');
+  return p == std::string::npos ? std::string(".") : path.substr(0, p);
+}
+
+// The toolkit's headers sit at lib/../include (toolkit and wheel layouts alike); a toolkit's
+// lib may also be targets/<triple>/lib with include beside it.
+void find_headers(const std::string& lib_path, std::vector<std::string>& dirs, bool& cccl, std::string& version) {
+  const std::string lib_dir = parent(lib_path);
+  for (const std::string& cand : {parent(lib_dir) + "/include", parent(parent(parent(lib_dir))) + "/include"}) {
+    if (!file_exists(cand + "/cuda_fp16.h") && !file_exists(cand + "/cuda.h")) continue;
+    dirs.push_back(cand);
+    if (file_exists(cand + "/cccl/cub/cub.cuh")) {
+      dirs.push_back(cand + "/cccl");
+      cccl = true;
+    } else if (file_exists(cand + "/cub/cub.cuh")) {
+      cccl = true;
+    }
+    std::ifstream h(cand + "/cuda.h");
+    std::string line;
+    while (std::getline(h, line))
+      if (line.rfind("#define CUDA_VERSION ", 0) == 0) version = line.substr(21);
+    return;
+  }
+}
+
+template <class F>
+void bind(const DynLib& lib, F& slot, const char* name) {
+  slot = reinterpret_cast<F>(lib.symbol(name));
+  if (slot == nullptr) throw Error(std::string("NVRTC at ") + lib.path() + " lacks " + name);
+}
+
+}  // namespace
+
+const NvrtcCompiler& NvrtcCompiler::instance() {
+  static std::once_flag once;
+  static NvrtcCompiler* compiler = nullptr;
+  static std::string failure;
+  std::call_once(once, [] {
+    const NvrtcSearch& s = nvrtc_search();
+    const int chosen = chosen_nvrtc_index();
+    if (chosen < 0) {
+      std::string tried;
+      for (const auto& t : s.tried) tried += "\n  " + t;
+      failure = s.found.empty() ? "no NVRTC found to compile CUDA C++ (`xp doctor` says where xp looked and how to "
+                                  "install one); places tried:" +
+                                      tried
+                                : "no NVRTC found suits this driver and GPU (`xp doctor` explains)";
+      return;
+    }
+    auto* c = new NvrtcCompiler();
+    c->lib_ = s.found[static_cast<size_t>(chosen)];
+    DynLib lib = DynLib::open(c->lib_.path);
+    if (!lib.ok()) {
+      failure = "NVRTC at " + c->lib_.path + " could not be loaded: " + lib.error();
+      delete c;
+      return;
+    }
+    auto* api = new Api();
+    try {
+      bind(lib, api->create, "nvrtcCreateProgram");
+      bind(lib, api->destroy, "nvrtcDestroyProgram");
+      bind(lib, api->compile, "nvrtcCompileProgram");
+      bind(lib, api->ptx_size, "nvrtcGetPTXSize");
+      bind(lib, api->ptx, "nvrtcGetPTX");
+      bind(lib, api->cubin_size, "nvrtcGetCUBINSize");
+      bind(lib, api->cubin, "nvrtcGetCUBIN");
+      bind(lib, api->log_size, "nvrtcGetProgramLogSize");
+      bind(lib, api->log, "nvrtcGetProgramLog");
+      bind(lib, api->add_name, "nvrtcAddNameExpression");
+      bind(lib, api->lowered, "nvrtcGetLoweredName");
+      bind(lib, api->error_string, "nvrtcGetErrorString");
+    } catch (const Error& e) {
+      failure = e.what();
+      delete api;
+      delete c;
+      return;
+    }
+    lib.release();  // NVRTC stays loaded for the life of the process
+    c->api_ = api;
+    find_headers(c->lib_.path, c->include_dirs_, c->has_cccl_, c->headers_version_);
+    compiler = c;
+  });
+  if (compiler == nullptr) throw Error(failure);
+  return *compiler;
+}
+
+bool NvrtcCompiler::supports(int arch) const {
+  return nvrtc_supports(lib_, arch);
+}
+
+int NvrtcCompiler::newest_arch() const {
+  return lib_.archs.empty() ? 0 : *std::max_element(lib_.archs.begin(), lib_.archs.end());
+}
+
+CompileOutput NvrtcCompiler::compile(const CompileRequest& req) const {
+  CompileOutput out;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<const char*> header_src, header_names;
+  for (const auto& [name, content] : req.headers) {
+    header_names.push_back(name.c_str());
+    header_src.push_back(content.c_str());
+  }
+  nvrtcProgram prog = nullptr;
+  int r = api_->create(&prog, req.source.c_str(), req.name.c_str(), static_cast<int>(req.headers.size()),
+                       header_src.data(), header_names.data());
+  if (r != 0) {
+    out.nvrtc_result = r;
+    out.nvrtc_error = api_->error_string(r);
+    return out;
+  }
+  struct Guard {
+    const Api* api;
+    nvrtcProgram* p;
+    ~Guard() { api->destroy(p); }
+  } guard{api_, &prog};
+
+  // A device newer than this NVRTC knows gets PTX of the newest arch it knows; the driver
+  // finishes the job.
+  int arch = req.arch;
+  bool ptx = req.ptx;
+  if (arch > newest_arch()) {
+    arch = newest_arch();
+    ptx = true;
+  }
+  out.target_arch = arch;
+  out.is_ptx = ptx;
+  std::vector<std::string> opts;
+  opts.push_back(std::string("--gpu-architecture=") + (ptx ? "compute_" : "sm_") + std::to_string(arch));
+  for (const auto& d : include_dirs_) opts.push_back("-I" + d);
+  for (const auto& o : req.options) opts.push_back(o);
+  std::vector<const char*> argv;
+  for (const auto& o : opts) argv.push_back(o.c_str());
+  for (const auto& e : req.name_expressions) api_->add_name(prog, e.c_str());
+
+  r = api_->compile(prog, static_cast<int>(argv.size()), argv.data());
+  std::size_t log_size = 0;
+  if (api_->log_size(prog, &log_size) == 0 && log_size > 1) {
+    out.log.resize(log_size);
+    api_->log(prog, out.log.data());
+    out.log.resize(log_size - 1);
+  }
+  if (r != 0) {
+    out.nvrtc_result = r;
+    out.nvrtc_error = api_->error_string(r);
+    return out;
+  }
+  std::size_t size = 0;
+  if (ptx) {
+    api_->ptx_size(prog, &size);
+    out.binary.resize(size);
+    api_->ptx(prog, out.binary.data());
+  } else {
+    api_->cubin_size(prog, &size);
+    out.binary.resize(size);
+    api_->cubin(prog, out.binary.data());
+  }
+  for (const auto& e : req.name_expressions) {
+    const char* lowered = nullptr;
+    if (api_->lowered(prog, e.c_str(), &lowered) == 0 && lowered != nullptr) out.lowered_names.emplace_back(e, lowered);
+  }
+  out.ok = true;
+  out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace xp::detail
+
+#include "xp/program.hpp"
+
+namespace xp {
+
+CompilerInfo compiler_info() noexcept {
+  CompilerInfo i;
+  try {
+    const auto& c = detail::NvrtcCompiler::instance();
+    i.available = true;
+    i.nvrtc_path = c.library().path;
+    i.nvrtc_version = c.library().version;
+    i.include_dirs = c.include_dirs();
+    i.cccl_found = c.has_cccl();
+    i.toolkit_headers_version = c.headers_version();
+  } catch (const std::exception& e) {
+    i.error = e.what();
+  }
+  return i;
+}
+
+}  // namespace xp

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xp/runtime.hpp"
+
+namespace xp::detail {
+
+struct CompileRequest {
+  std::string source;
+  std::string name;  // the program's file name, shown in NVRTC's log
+  std::vector<std::string> options;
+  std::vector<std::string> name_expressions;
+  std::vector<std::pair<std::string, std::string>> headers;  // include name, content
+  int arch = 0;                                              // sm number: 90 for sm_90
+  bool ptx = false;                                          // PTX instead of a cubin
+};
+
+struct CompileOutput {
+  bool ok = false;
+  std::vector<char> binary;  // cubin, or PTX text with its terminating NUL
+  bool is_ptx = false;
+  int target_arch = 0;  // what the code was built for (may be lower than asked when PTX)
+  std::string log;
+  std::vector<std::pair<std::string, std::string>> lowered_names;  // expression, mangled name
+  int nvrtc_result = 0;
+  std::string nvrtc_error;  // "NVRTC_ERROR_COMPILATION"
+  double ms = 0;
+};
+
+// The NVRTC xp compiles with, loaded from the library the search chose, with the toolkit
+// headers found next to it.
+class NvrtcCompiler {
+ public:
+  // The NVRTC chosen for this machine (the driver's major, every GPU's arch); throws
+  // xp::Error naming what was searched when there is none.
+  static const NvrtcCompiler& instance();
+
+  const LibraryInfo& library() const { return lib_; }
+  int version() const { return lib_.version_number; }
+  // Folders given to NVRTC with -I: the toolkit's include and include/cccl, when found.
+  const std::vector<std::string>& include_dirs() const { return include_dirs_; }
+  bool has_cccl() const { return has_cccl_; }
+  bool supports(int arch) const;
+  int newest_arch() const;
+  // A fingerprint of the toolkit headers' version (the cuda.h CUDA_VERSION line), for cache keys.
+  const std::string& headers_version() const { return headers_version_; }
+
+  CompileOutput compile(const CompileRequest& request) const;
+
+ private:
+  NvrtcCompiler() = default;
+  LibraryInfo lib_;
+  std::vector<std::string> include_dirs_;
+  bool has_cccl_ = false;
+  std::string headers_version_;
+  struct Api;
+  const Api* api_ = nullptr;
+};
+
+}  // namespace xp::detail

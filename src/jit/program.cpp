@@ -1,0 +1,361 @@
+// xp::Program: source -> NVRTC -> cubin, through the in-process and disk caches; modules loaded
+// once per device.
+#include "xp/program.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "jit/cubin.hpp"
+#include "jit/disk_cache.hpp"
+#include "jit/hash.hpp"
+#include "jit/kernel_state.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "runtime/driver.hpp"
+#include "xp/runtime.hpp"
+#include "xp/version.hpp"
+
+namespace xp {
+
+namespace cu = detail::cu;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+int first_error_line(const std::string& log, const std::string& program) {
+  // NVRTC writes "name(LINE): error: ..." ("catastrophic error" for a missing include)
+  size_t pos = 0;
+  while ((pos = log.find("): ", pos)) != std::string::npos) {
+    const bool error = log.compare(pos + 3, 6, "error:") == 0 || log.compare(pos + 3, 19, "catastrophic error:") == 0;
+    const size_t open = log.rfind('(', pos);
+    if (error && open != std::string::npos && open >= program.size() &&
+        log.compare(open - program.size(), program.size(), program) == 0) {
+      return std::atoi(log.c_str() + open + 1);
+    }
+    pos += 3;
+  }
+  return 0;
+}
+
+void put_field(std::string& out, const std::string& label, const std::string& value) {
+  out += label;
+  out += ' ';
+  out += std::to_string(value.size());
+  out += '\n';
+  out += value;
+  out += '\n';
+}
+
+}  // namespace
+
+CompileError::CompileError(std::string program, std::string log, int line, std::string nvrtc_error)
+    : Error("compiling " + program + " failed (" + nvrtc_error + ")" +
+            (line > 0 ? " at line " + std::to_string(line) : std::string()) + ":\n" + log),
+      program_(std::move(program)),
+      log_(std::move(log)),
+      line_(line),
+      nvrtc_error_(std::move(nvrtc_error)) {}
+CompileError::~CompileError() = default;
+
+namespace detail {
+
+struct Compiled {
+  std::string key;  // the full key material
+  std::vector<char> binary;
+  ModuleInfo info;
+  std::vector<std::pair<std::string, std::string>> lowered;
+  std::string log;
+};
+
+namespace {
+
+// Lowered names travel with the binary in the cache payload: "expr\tlowered\n"... then a NUL,
+// then the binary.
+std::vector<char> pack_payload(const Compiled& c) {
+  std::string head;
+  for (const auto& [e, l] : c.lowered) head += e + '\t' + l + '\n';
+  std::vector<char> out(head.begin(), head.end());
+  out.push_back('\0');
+  out.insert(out.end(), c.binary.begin(), c.binary.end());
+  return out;
+}
+
+bool unpack_payload(const std::vector<char>& p, Compiled& c) {
+  const auto nul = std::find(p.begin(), p.end(), '\0');
+  if (nul == p.end()) return false;
+  const std::string head(p.begin(), nul);
+  size_t pos = 0;
+  while (pos < head.size()) {
+    const size_t tab = head.find('\t', pos), nl = head.find('\n', pos);
+    if (tab == std::string::npos || nl == std::string::npos || tab > nl) return false;
+    c.lowered.emplace_back(head.substr(pos, tab - pos), head.substr(tab + 1, nl - tab - 1));
+    pos = nl + 1;
+  }
+  c.binary.assign(nul + 1, p.end());
+  c.info = inspect_module(c.binary.data(), c.binary.size());
+  return c.info.valid;
+}
+
+struct MemoryCache {
+  std::mutex m;
+  std::unordered_map<std::string, std::shared_ptr<const Compiled>> by_hash;  // hex of the key's hash
+};
+MemoryCache& memory_cache() {
+  static MemoryCache* c = new MemoryCache();  // never destroyed: kernels may outlive static destructors
+  return *c;
+}
+
+}  // namespace
+
+struct Module {
+  Device device;
+  cu::CUmodule handle = nullptr;
+  std::shared_ptr<const Compiled> code;
+  ~Module() {
+    if (handle != nullptr && !forked_after_init()) {
+      if (const auto* api = driver_api(); api != nullptr && api->cuModuleUnload != nullptr) {
+        try {
+          device.activate();
+          api->cuModuleUnload(handle);
+        } catch (...) {
+        }
+      }
+    }
+  }
+};
+
+}  // namespace detail
+
+namespace detail {
+struct ProgramState {
+  std::string source;
+  ProgramOptions options;
+  std::string key_base;  // key material minus the target and NVRTC version
+  std::mutex m;
+  std::map<int, std::shared_ptr<const detail::Compiled>> by_target;  // arch * 2 + ptx
+  std::map<int, std::shared_ptr<detail::Module>> modules;            // by device ordinal
+};
+}  // namespace detail
+
+Program::Program(std::string source, ProgramOptions options) {
+  if (source.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw ValueError("xp::Program: the source of " + options.name + " is empty");
+  auto s = std::make_shared<detail::ProgramState>();
+  s->source = std::move(source);
+  s->options = std::move(options);
+  std::string k;
+  put_field(k, "name", s->options.name);
+  put_field(k, "options", std::to_string(s->options.options.size()));
+  for (const auto& o : s->options.options) put_field(k, "option", o);
+  put_field(k, "expressions", std::to_string(s->options.name_expressions.size()));
+  for (const auto& e : s->options.name_expressions) put_field(k, "expression", e);
+  put_field(k, "headers", std::to_string(s->options.headers.size()));
+  for (const auto& [n, c] : s->options.headers) {
+    put_field(k, "header", n);
+    put_field(k, "content", c);
+  }
+  put_field(k, "source", s->source);
+  s->key_base = std::move(k);
+  state_ = std::move(s);
+}
+
+const std::string& Program::name() const {
+  return state_->options.name;
+}
+
+namespace {
+
+std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arch, CompileStats& stats);
+
+}  // namespace
+
+CompileStats Program::compile(Arch arch) {
+  CompileStats stats;
+  build(*state_, arch, stats);
+  return stats;
+}
+
+CompileStats Program::compile(const Device& device) {
+  if (!device.is_cuda()) throw ValueError("xp::Program compiles CUDA C++: " + device.str() + " is not a CUDA device");
+  const GpuInfo g = gpu_info(device);
+  return compile(Arch::sm(g.cc_major * 10 + g.cc_minor));
+}
+
+const std::vector<char>& Program::binary(Arch arch) {
+  CompileStats stats;
+  return build(*state_, arch, stats)->binary;
+}
+
+std::vector<std::string> Program::kernel_names(Arch arch) {
+  CompileStats stats;
+  return build(*state_, arch, stats)->info.kernels;
+}
+
+std::string Program::lowered_name(const std::string& expression, Arch arch) {
+  CompileStats stats;
+  const auto c = build(*state_, arch, stats);
+  for (const auto& [e, l] : c->lowered)
+    if (e == expression) return l;
+  throw ValueError("'" + expression + "' is not a name expression of " + name() +
+                   " (give it in ProgramOptions::name_expressions)");
+}
+
+namespace {
+
+std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arch, CompileStats& stats) {
+  const auto t0 = Clock::now();
+  const bool want_ptx = st.options.ptx;
+  const int slot = arch.number * 2 + (want_ptx ? 1 : 0);
+  {
+    std::lock_guard<std::mutex> lock(st.m);
+    if (auto it = st.by_target.find(slot); it != st.by_target.end()) {
+      stats.memory_hit = true;
+      stats.target = (it->second->info.is_ptx ? "compute_" : "sm_") + std::to_string(it->second->info.arch);
+      stats.binary_bytes = it->second->binary.size();
+      stats.total_ms = ms_since(t0);
+      return it->second;
+    }
+  }
+  if (arch.number <= 0) throw ValueError("xp::Program: " + arch.str() + " is not an architecture");
+  const detail::NvrtcCompiler& nvrtc = detail::NvrtcCompiler::instance();
+  if (!nvrtc.supports(arch.number))
+    throw Error("NVRTC " + nvrtc.library().version + " (" + nvrtc.library().path + ") cannot compile for " +
+                arch.str() + "; NVRTC 13 starts at sm_75: use NVRTC 12 for older GPUs (`xp doctor` says how)");
+  const bool ptx = want_ptx || arch.number > nvrtc.newest_arch();
+  const int target = arch.number > nvrtc.newest_arch() ? nvrtc.newest_arch() : arch.number;
+
+  std::string key = "xp-kernel-cache 1\n";
+  put_field(key, "xp", std::string(version()));
+  put_field(key, "nvrtc", nvrtc.library().version);
+  put_field(key, "toolkit-headers", nvrtc.headers_version());
+  put_field(key, "target", (ptx ? "compute_" : "sm_") + std::to_string(target));
+  key += st.key_base;
+  const std::string hash = detail::hash128(key).hex();
+
+  auto& mem = detail::memory_cache();
+  std::shared_ptr<const detail::Compiled> result;
+  {
+    std::lock_guard<std::mutex> lock(mem.m);
+    if (auto it = mem.by_hash.find(hash); it != mem.by_hash.end() && it->second->key == key) {
+      result = it->second;
+      stats.memory_hit = true;
+    }
+  }
+  if (!result) {
+    auto& disk = detail::DiskCache::instance();
+    std::vector<char> payload;
+    auto c = std::make_shared<detail::Compiled>();
+    c->key = key;
+    if (disk.load(key, payload, &stats.cache_file) == detail::DiskCache::Lookup::hit &&
+        detail::unpack_payload(payload, *c)) {
+      stats.disk_hit = true;
+    } else {
+      c->lowered.clear();
+      detail::CompileRequest req;
+      req.source = st.source;
+      req.name = st.options.name;
+      req.options = st.options.options;
+      req.name_expressions = st.options.name_expressions;
+      req.headers = st.options.headers;
+      req.arch = target;
+      req.ptx = ptx;
+      detail::CompileOutput out = nvrtc.compile(req);
+      if (!out.ok)
+        throw CompileError(st.options.name, out.log, first_error_line(out.log, st.options.name), out.nvrtc_error);
+      stats.compile_ms = out.ms;
+      c->binary = std::move(out.binary);
+      c->lowered = std::move(out.lowered_names);
+      c->log = std::move(out.log);
+      c->info = detail::inspect_module(c->binary.data(), c->binary.size());
+      stats.cache_file = disk.store(key, detail::pack_payload(*c));
+    }
+    result = c;
+    std::lock_guard<std::mutex> lock(mem.m);
+    mem.by_hash[hash] = result;
+  }
+  stats.log = result->log;
+  {
+    std::lock_guard<std::mutex> lock(st.m);
+    st.by_target.emplace(slot, result);
+  }
+  stats.target = (result->info.is_ptx ? "compute_" : "sm_") + std::to_string(result->info.arch);
+  stats.binary_bytes = result->binary.size();
+  stats.total_ms = ms_since(t0);
+  return result;
+}
+
+}  // namespace
+
+Kernel Program::kernel(std::string_view name) {
+  return kernel(name, default_device());
+}
+
+namespace {
+
+std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st, const Device& device) {
+  if (!device.is_cuda())
+    throw ValueError("a kernel runs on a CUDA device; " + device.str() + " is not one (xp::Program " + p.name() + ")");
+  {
+    std::lock_guard<std::mutex> lock(st.m);
+    if (auto it = st.modules.find(device.index()); it != st.modules.end()) return it->second;
+  }
+  const GpuInfo g = gpu_info(device);
+  CompileStats stats;
+  auto code = build(st, Arch::sm(g.cc_major * 10 + g.cc_minor), stats);
+  device.activate();
+  const auto& api = detail::api_for_use();
+  auto m = std::make_shared<detail::Module>();
+  m->device = device;
+  m->code = code;
+  detail::check(detail::need(api.cuModuleLoadData, "cuModuleLoadData")(&m->handle, code->binary.data()),
+                "cuModuleLoadData");
+  std::lock_guard<std::mutex> lock(st.m);
+  return st.modules.emplace(device.index(), m).first->second;
+}
+
+}  // namespace
+
+Kernel Program::kernel(std::string_view name, const Device& device) {
+  auto module = module_for(*this, *state_, device);
+  std::string symbol(name);
+  for (const auto& [e, l] : module->code->lowered)
+    if (e == name) symbol = l;
+  const auto& kernels = module->code->info.kernels;
+  if (std::find(kernels.begin(), kernels.end(), symbol) == kernels.end()) {
+    std::string list;
+    for (const auto& k : kernels) list += (list.empty() ? "" : ", ") + k;
+    throw ValueError("no kernel '" + std::string(name) + "' in " + this->name() +
+                     "; it has: " + (list.empty() ? "no __global__ function" : list) +
+                     (symbol == name ? "" : " (looked for the lowered name " + symbol + ")") +
+                     ". A C++ kernel needs extern \"C\" or a name expression in ProgramOptions");
+  }
+  Kernel k;
+  k.state_ = detail::make_kernel_state(module, module->handle, device, std::move(symbol));
+  return k;
+}
+
+std::uint64_t Program::global_address(std::string_view name, const Device& device, std::size_t* bytes) {
+  auto module = module_for(*this, *state_, device);
+  std::string symbol(name);
+  for (const auto& [e, l] : module->code->lowered)
+    if (e == name) symbol = l;
+  device.activate();
+  const auto& api = detail::api_for_use();
+  cu::CUdeviceptr ptr = 0;
+  std::size_t size = 0;
+  const cu::CUresult r =
+      detail::need(api.cuModuleGetGlobal, "cuModuleGetGlobal")(&ptr, &size, module->handle, symbol.c_str());
+  if (r == cu::CUDA_ERROR_NOT_FOUND)
+    throw ValueError("no __device__ or __constant__ variable '" + std::string(name) + "' in " + this->name());
+  detail::check(r, "cuModuleGetGlobal");
+  if (bytes != nullptr) *bytes = size;
+  return ptr;
+}
+
+}  // namespace xp

@@ -1,0 +1,35 @@
+# build.getenv_only_in_config: every environment variable xp reads is read in
+# src/runtime/config.cpp (DESIGN.md, "Configuration"; listed in the README). No other file under
+# include/ src/ tools/ calls getenv, secure_getenv or touches environ. Tests may read variables.
+cmake_minimum_required(VERSION 3.22)
+include("${INFO}")
+
+set(allowed "src/runtime/config.cpp")
+file(GLOB_RECURSE files LIST_DIRECTORIES false
+  "${XP_SOURCE_DIR}/include/*" "${XP_SOURCE_DIR}/src/*" "${XP_SOURCE_DIR}/tools/*")
+list(FILTER files INCLUDE REGEX "\\.(c|cc|cpp|cxx|h|hh|hpp|hxx|inl|cu|cuh)$")
+set(failures "")
+foreach(f IN LISTS files)
+  file(RELATIVE_PATH rel "${XP_SOURCE_DIR}" "${f}")
+  if(rel IN_LIST allowed)
+    continue()
+  endif()
+  file(READ "${f}" text)
+  string(REPLACE ";" "<semicolon>" text "${text}")  # keep each line one list element
+  string(REPLACE "\n" ";" lines "${text}")
+  list(FILTER lines INCLUDE REGEX "(^|[^A-Za-z0-9_])((secure_)?getenv[ \t]*\\(|environ([^A-Za-z0-9_]|$))")
+  foreach(line IN LISTS lines)
+    string(STRIP "${line}" line)
+    if(line MATCHES "^//")
+      continue()
+    endif()
+    list(APPEND failures "${rel}: ${line}")
+  endforeach()
+endforeach()
+if(failures)
+  list(JOIN failures "\n  " text)
+  string(REPLACE "<semicolon>" ";" text "${text}")
+  message(FATAL_ERROR "environment read outside src/runtime/config.cpp (add the variable to config.cpp and the README instead):\n  ${text}")
+endif()
+list(LENGTH files n)
+message(STATUS "OK: of ${n} files under include/ src/ tools/, only ${allowed} reads the environment")

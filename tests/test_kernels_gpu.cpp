@@ -1,0 +1,275 @@
+// Run-time kernels on a real GPU (label `gpu`): launches checked bit for bit against a CPU
+// reference, buffers, streams, events, foreign streams, module symbols and the error paths.
+// Without a GPU every case reports "skipped: no GPU"; with XP_TEST_REQUIRE_GPU=1 that fails.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "test_util.hpp"
+#include "xp/xp.hpp"
+
+namespace {
+
+#define REQUIRE_GPU()                                                                               \
+  do {                                                                                              \
+    const xp::CudaStatus s_ = xp::cuda_status();                                                    \
+    if (!s_.available)                                                                              \
+      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_GPU",                                                        \
+                      "no GPU (" + std::string(xp::to_string(s_.reason)) + ": " + s_.detail + ")"); \
+  } while (0)
+
+const char* kSource = R"(
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+extern "C" __global__ void axpy_fma_free(float alpha, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = alpha * x[i] + y[i];
+}
+__device__ unsigned long long counter;
+__constant__ float scale_by;
+extern "C" __global__ void count_up(int times) { for (int i = 0; i < times; ++i) atomicAdd(&counter, 1ull); }
+extern "C" __global__ void read_counter(unsigned long long* out) { *out = counter; }
+extern "C" __global__ void scaled_copy(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] * scale_by;
+}
+template <class T> __global__ void fill(T* out, T value, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = value;
+}
+extern "C" __global__ void shared_sum(const int* in, int* out) {
+  extern __shared__ int tile[];
+  tile[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) { int s = 0; for (unsigned i = 0; i < blockDim.x; ++i) s += tile[i]; *out = s; }
+}
+extern "C" __global__ void write_far(float* p) { p[(1ull << 40) / sizeof(float)] = 1.0f; }
+)";
+
+xp::ProgramOptions options() {
+  xp::ProgramOptions o;
+  o.name = "gpu_test.cu";
+  o.options = {"--fmad=false"};
+  o.name_expressions = {"fill<int>"};
+  return o;
+}
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-100.0f, 100.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+size_t first_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return i;
+  return a.size();
+}
+
+}  // namespace
+
+TEST(GpuKernels, VectorAddIsBitExact) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  const xp::CompileStats s = prog.compile(dev);
+  EXPECT_EQ(s.target, xp::gpu_info(dev).arch());
+  const xp::Kernel k = prog.kernel("vector_add", dev);
+  const int n = 1 << 20 | 37;  // not a multiple of the block
+  const auto a = random_floats(n, 1), b = random_floats(n, 2);
+  std::vector<float> ref(n);
+  for (int i = 0; i < n; ++i) ref[i] = a[i] + b[i];
+  auto da = xp::Buffer::from(dev, a), db = xp::Buffer::from(dev, b);
+  xp::Buffer dc(dev, n * sizeof(float));
+  dc.fill_bytes(0xff);  // NaN everywhere: an unwritten element cannot pass
+  k.launch({.grid = (n + 255) / 256, .block = 256}, da, db, dc, n);
+  xp::Stream::default_for(dev).synchronize();
+  const auto c = dc.to_vector<float>();
+  EXPECT_EQ(first_difference(c, ref), static_cast<size_t>(n));
+}
+
+TEST(GpuKernels, NoImplicitFmaWithFmadFalse) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  const xp::Kernel k = prog.kernel("axpy_fma_free", dev);
+  const int n = 4096;
+  const auto x = random_floats(n, 3), y0 = random_floats(n, 4);
+  const float alpha = 1.0f / 3.0f;
+  std::vector<float> ref(n);
+  for (int i = 0; i < n; ++i) {
+    volatile float prod = alpha * x[i];  // rounded multiply, then rounded add
+    ref[i] = prod + y0[i];
+  }
+  auto dx = xp::Buffer::from(dev, x), dy = xp::Buffer::from(dev, y0);
+  k.launch({.grid = n / 256, .block = 256}, alpha, dx, dy, n);
+  EXPECT_EQ(first_difference(dy.to_vector<float>(), ref), static_cast<size_t>(n));
+}
+
+TEST(GpuKernels, StreamsEventsAndAsyncCopies) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  const xp::Kernel k = prog.kernel("vector_add", dev);
+  xp::Stream st(dev);
+  EXPECT_TRUE(st.owned());
+  const int n = 1 << 22;
+  const auto a = random_floats(n, 5), b = random_floats(n, 6);
+  xp::Buffer da(dev, n * 4), db(dev, n * 4), dc(dev, n * 4);
+  da.copy_from_host_async(a.data(), n * 4, st);
+  db.copy_from_host_async(b.data(), n * 4, st);
+  xp::Event start(dev), stop(dev);
+  start.record(st);
+  for (int r = 0; r < 5; ++r) k.launch({.grid = n / 256, .block = 256, .stream = &st}, da, db, dc, n);
+  stop.record(st);
+  std::vector<float> c(n);
+  dc.copy_to_host_async(c.data(), n * 4, st);
+  st.synchronize();
+  const float ms = xp::Event::elapsed_ms(start, stop);
+  EXPECT_GT(ms, 0.0f);
+  for (int i = 0; i < n; i += 4099) ASSERT_EQ(c[i], a[i] + b[i]) << i;
+  // Device-to-device copy.
+  xp::Buffer dd(dev, n * 4);
+  dd.copy_from(dc, n * 4);
+  EXPECT_EQ(dd.to_vector<float>(), c);
+}
+
+TEST(GpuKernels, WrapsAStreamAnotherLibraryOwns) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  dev.activate();
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr);
+  using Create = int (*)(void**, unsigned);
+  using Destroy = int (*)(void*);
+  auto create = reinterpret_cast<Create>(dlsym(lib, "cuStreamCreate"));
+  auto destroy = reinterpret_cast<Destroy>(dlsym(lib, "cuStreamDestroy_v2"));
+  void* raw = nullptr;
+  ASSERT_EQ(create(&raw, 1), 0);
+  {
+    const xp::Stream foreign = xp::Stream::wrap(dev, raw);
+    EXPECT_FALSE(foreign.owned());
+    EXPECT_EQ(foreign.handle(), raw);
+    xp::Program prog(kSource, options());
+    const xp::Kernel k = prog.kernel("fill<int>", dev);
+    xp::Buffer out(dev, 1000 * sizeof(int));
+    k.launch({.grid = 4, .block = 256, .stream = &foreign}, out, 7, 1000);
+    foreign.synchronize();
+    EXPECT_EQ(out.to_vector<int>(), std::vector<int>(1000, 7));
+  }
+  EXPECT_EQ(destroy(raw), 0) << "xp must not have destroyed a stream it does not own";
+}
+
+TEST(GpuKernels, ModuleSymbolsAndSeveralKernels) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  std::size_t bytes = 0;
+  EXPECT_NE(prog.global_address("counter", dev, &bytes), 0u);
+  EXPECT_EQ(bytes, 8u);
+  EXPECT_NE(prog.global_address("scale_by", dev, &bytes), 0u);
+  EXPECT_EQ(bytes, 4u);
+  EXPECT_THROW(prog.global_address("no_such_symbol", dev), xp::ValueError);
+  prog.kernel("count_up", dev).launch({.grid = 3, .block = 128}, 2);
+  xp::Buffer out(dev, 8);
+  prog.kernel("read_counter", dev).launch({.grid = 1, .block = 1}, out);
+  EXPECT_EQ(out.to_vector<unsigned long long>()[0], 3ull * 128 * 2);
+}
+
+TEST(GpuKernels, DynamicSharedMemoryAndOccupancy) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  const xp::Kernel k = prog.kernel("shared_sum", dev);
+  std::vector<int> in(512);
+  for (int i = 0; i < 512; ++i) in[i] = i * 3 - 100;
+  auto din = xp::Buffer::from(dev, in);
+  xp::Buffer out(dev, 4);
+  k.launch({.grid = 1, .block = 512, .shared_bytes = 512 * 4}, din, out);
+  long long ref = 0;
+  for (int v : in) ref += v;
+  EXPECT_EQ(out.to_vector<int>()[0], ref);
+  int min_grid = 0;
+  const int block = prog.kernel("vector_add", dev).max_potential_block_size(0, &min_grid);
+  EXPECT_GE(block, 32);
+  EXPECT_LE(block, 1024);
+  EXPECT_GT(min_grid, 0);
+  EXPECT_EQ(prog.kernel("vector_add", dev).parameter_sizes(), (std::vector<std::size_t>{8, 8, 8, 4}));
+}
+
+TEST(GpuKernels, BadLaunchesAreRefusedBeforeTheDriver) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  const xp::Kernel k = prog.kernel("vector_add", dev);
+  xp::Buffer a(dev, 1024), b(dev, 1024), c(dev, 1024);
+  const int n = 256;
+  auto expect_error = [&](auto&& f, const char* needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning " << needle;
+    } catch (const xp::ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error([&] { k.launch({.grid = 0, .block = 256}, a, b, c, n); }, "zero dimension");
+  expect_error([&] { k.launch({.grid = 1, .block = 2048}, a, b, c, n); }, "exceeds");
+  expect_error([&] { k.launch({.grid = 1, .block = {32, 32, 2}}, a, b, c, n); }, "threads per block");
+  expect_error([&] { k.launch({.grid = 1, .block = 256, .shared_bytes = 1u << 30}, a, b, c, n); }, "shared memory");
+  expect_error([&] { k.launch({.grid = 1, .block = 256}, a, b, c); }, "parameters");
+  expect_error([&] { k.launch({.grid = 1, .block = 256}, a, b, c, std::size_t{256}); }, "parameters");
+  try {
+    prog.kernel("vectorAdd", dev);
+    ADD_FAILURE() << "unknown kernel accepted";
+  } catch (const xp::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("vector_add"), std::string::npos) << "the list of kernels: " << e.what();
+  }
+  EXPECT_THROW(prog.kernel("vector_add", xp::Device::cpu()), xp::ValueError);
+  EXPECT_THROW(prog.kernel("vector_add", xp::Device::cuda(xp::cuda_status().device_count)), xp::DeviceUnavailable);
+  EXPECT_THROW(xp::Buffer(xp::Device::cpu(), 16), xp::ValueError);
+  EXPECT_THROW(a.copy_from_host(std::vector<char>(2048).data(), 2048), xp::ValueError);
+}
+
+TEST(GpuKernels, OutOfMemoryKeepsTheDriversCode) {
+  REQUIRE_GPU();
+  try {
+    xp::Buffer huge(xp::Device::cuda(0), std::size_t{1} << 50);
+    FAIL() << "a 1 PiB allocation succeeded";
+  } catch (const xp::CudaError& e) {
+    EXPECT_EQ(e.code(), 2);
+    EXPECT_EQ(e.name(), "CUDA_ERROR_OUT_OF_MEMORY");
+    EXPECT_NE(std::string(e.what()).find("bytes"), std::string::npos);
+  }
+}
+
+// A planted illegal address spoils the context for the rest of the process: it runs in a fresh
+// process (this same program, on the disabled case below).
+TEST(GpuKernelsFault, IllegalAddressSurfacesAtSynchronize) {
+  REQUIRE_GPU();
+  const auto r = xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
+                                       "--gtest_filter=GpuKernelsFault.DISABLED_PlantedFaultChild"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
+}
+
+TEST(GpuKernelsFault, DISABLED_PlantedFaultChild) {
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  xp::Buffer p(dev, 16);
+  prog.kernel("write_far", dev).launch({.grid = 1, .block = 1}, p);
+  try {
+    xp::Stream::default_for(dev).synchronize();
+    FAIL() << "the fault did not surface";
+  } catch (const xp::CudaError& e) {
+    EXPECT_EQ(e.code(), 700);
+    EXPECT_EQ(e.name(), "CUDA_ERROR_ILLEGAL_ADDRESS");
+    EXPECT_NE(std::string(e.what()).find("compute-sanitizer"), std::string::npos) << e.what();
+  }
+}
