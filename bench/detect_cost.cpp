@@ -131,6 +131,9 @@ int main(int argc, char** argv) {
                 median(first) / median(raw));
   }
   std::printf("  first call / baseline: %.1fx; first call / 5 ms budget: %.3f (%s)\n", median(first) / median(base),
-              median(first) / budget_us, median(first) < budget_us ? "within budget" : raw.empty() ? "OVER BUDGET" : "over: the budget is for machines without a driver");
+              median(first) / budget_us,
+              median(first) < budget_us ? "within budget"
+              : raw.empty()             ? "OVER BUDGET"
+                                        : "over: the budget is for machines without a driver");
   return 0;
 }

@@ -157,8 +157,8 @@ TEST(Hash128, HexIs32LowercaseDigits) {
   const std::string h = hash128("a").hex();
   EXPECT_EQ(h.size(), 32u);
   EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos) << h;
-  EXPECT_EQ(h, "e6b53a48510e895a85555565f6597889");       // the 128-bit value, high half first
-  EXPECT_NE(hash128("a", 1).hex(), h);  // the seed changes the hash
+  EXPECT_EQ(h, "e6b53a48510e895a85555565f6597889");  // the 128-bit value, high half first
+  EXPECT_NE(hash128("a", 1).hex(), h);               // the seed changes the hash
 }
 
 // ---- store and load ----

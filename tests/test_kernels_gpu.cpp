@@ -4,12 +4,32 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <random>
 
 #include "test_util.hpp"
 #include "xp/xp.hpp"
+
+// Counts heap allocations, to show that a launch makes none. (g++ sees free() after inlining the
+// replaced operator new into library code and warns of a mismatch that is not one.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
 
 namespace {
 
@@ -93,6 +113,22 @@ TEST(GpuKernels, VectorAddIsBitExact) {
   xp::Stream::default_for(dev).synchronize();
   const auto c = dc.to_vector<float>();
   EXPECT_EQ(first_difference(c, ref), static_cast<size_t>(n));
+}
+
+TEST(GpuKernels, LaunchAllocatesNothing) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  const xp::Kernel k = prog.kernel("vector_add", dev);
+  xp::Buffer a(dev, 4096), b(dev, 4096), c(dev, 4096);
+  const xp::Stream st(dev);
+  k.launch({.grid = 4, .block = 256}, a, b, c, 1024);  // warm: first launch on the default stream
+  const long before = g_allocations.load();
+  for (int i = 0; i < 1000; ++i) k.launch({.grid = 4, .block = 256}, a, b, c, 1024);
+  for (int i = 0; i < 1000; ++i) k.launch({.grid = 4, .block = 256, .stream = &st}, a, b, c, 1024);
+  const long after = g_allocations.load();
+  st.synchronize();
+  EXPECT_EQ(after - before, 0) << "heap allocations in 2000 launches";
 }
 
 TEST(GpuKernels, NoImplicitFmaWithFmadFalse) {

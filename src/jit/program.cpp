@@ -113,10 +113,14 @@ MemoryCache& memory_cache() {
 
 }  // namespace
 
+// A module loaded on one device, with the kernels looked up in it. Shared by every Program of
+// the same code in the process (see module_for).
 struct Module {
   Device device;
   cu::CUmodule handle = nullptr;
   std::shared_ptr<const Compiled> code;
+  std::mutex m;
+  std::map<std::string, std::shared_ptr<const KernelState>, std::less<>> kernels;
   ~Module() {
     if (handle != nullptr && !forked_after_init()) {
       if (const auto* api = driver_api(); api != nullptr && api->cuModuleUnload != nullptr) {
@@ -171,6 +175,14 @@ const std::string& Program::name() const {
 
 namespace {
 
+int device_arch(const Device& device) {
+  const detail::DriverProbe& p = detail::driver_probe();
+  if (p.reason != CudaReason::available || device.index() >= static_cast<int>(p.gpus.size()))
+    throw DeviceUnavailable(device.str() + " is not usable" + (p.detail.empty() ? "" : ": " + p.detail));
+  const GpuInfo& g = p.gpus[static_cast<size_t>(device.index())];
+  return g.cc_major * 10 + g.cc_minor;
+}
+
 std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arch, CompileStats& stats);
 
 }  // namespace
@@ -183,8 +195,7 @@ CompileStats Program::compile(Arch arch) {
 
 CompileStats Program::compile(const Device& device) {
   if (!device.is_cuda()) throw ValueError("xp::Program compiles CUDA C++: " + device.str() + " is not a CUDA device");
-  const GpuInfo g = gpu_info(device);
-  return compile(Arch::sm(g.cc_major * 10 + g.cc_minor));
+  return compile(Arch::sm(device_arch(device)));
 }
 
 const std::vector<char>& Program::binary(Arch arch) {
@@ -298,6 +309,18 @@ Kernel Program::kernel(std::string_view name) {
 
 namespace {
 
+// Modules by (compiled code, device): a second Program of the same source finds the module, and
+// its kernels, that the first one loaded. Code lives as long as the memory cache, so the pointer
+// is a stable key; modules stay loaded for the life of the process.
+struct ModuleCache {
+  std::mutex m;
+  std::map<std::pair<const detail::Compiled*, int>, std::shared_ptr<detail::Module>> modules;
+};
+ModuleCache& module_cache() {
+  static ModuleCache* c = new ModuleCache();  // never destroyed, as the memory cache
+  return *c;
+}
+
 std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st, const Device& device) {
   if (!device.is_cuda())
     throw ValueError("a kernel runs on a CUDA device; " + device.str() + " is not one (xp::Program " + p.name() + ")");
@@ -305,16 +328,25 @@ std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st,
     std::lock_guard<std::mutex> lock(st.m);
     if (auto it = st.modules.find(device.index()); it != st.modules.end()) return it->second;
   }
-  const GpuInfo g = gpu_info(device);
   CompileStats stats;
-  auto code = build(st, Arch::sm(g.cc_major * 10 + g.cc_minor), stats);
-  device.activate();
-  const auto& api = detail::api_for_use();
-  auto m = std::make_shared<detail::Module>();
-  m->device = device;
-  m->code = code;
-  detail::check(detail::need(api.cuModuleLoadData, "cuModuleLoadData")(&m->handle, code->binary.data()),
-                "cuModuleLoadData");
+  auto code = build(st, Arch::sm(device_arch(device)), stats);
+  auto& cache = module_cache();
+  std::shared_ptr<detail::Module> m;
+  {
+    std::lock_guard<std::mutex> lock(cache.m);
+    if (auto it = cache.modules.find({code.get(), device.index()}); it != cache.modules.end()) m = it->second;
+  }
+  if (!m) {
+    device.activate();
+    const auto& api = detail::api_for_use();
+    m = std::make_shared<detail::Module>();
+    m->device = device;
+    m->code = code;
+    detail::check(detail::need(api.cuModuleLoadData, "cuModuleLoadData")(&m->handle, code->binary.data()),
+                  "cuModuleLoadData");
+    std::lock_guard<std::mutex> lock(cache.m);
+    m = cache.modules.emplace(std::make_pair(code.get(), device.index()), m).first->second;
+  }
   std::lock_guard<std::mutex> lock(st.m);
   return st.modules.emplace(device.index(), m).first->second;
 }
@@ -323,20 +355,29 @@ std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st,
 
 Kernel Program::kernel(std::string_view name, const Device& device) {
   auto module = module_for(*this, *state_, device);
+  Kernel k;
+  {
+    std::lock_guard<std::mutex> lock(module->m);
+    if (auto it = module->kernels.find(name); it != module->kernels.end()) {
+      k.state_ = it->second;
+      return k;
+    }
+  }
   std::string symbol(name);
   for (const auto& [e, l] : module->code->lowered)
     if (e == name) symbol = l;
   const auto& kernels = module->code->info.kernels;
   if (std::find(kernels.begin(), kernels.end(), symbol) == kernels.end()) {
     std::string list;
-    for (const auto& k : kernels) list += (list.empty() ? "" : ", ") + k;
+    for (const auto& n : kernels) list += (list.empty() ? "" : ", ") + n;
     throw ValueError("no kernel '" + std::string(name) + "' in " + this->name() +
                      "; it has: " + (list.empty() ? "no __global__ function" : list) +
                      (symbol == name ? "" : " (looked for the lowered name " + symbol + ")") +
                      ". A C++ kernel needs extern \"C\" or a name expression in ProgramOptions");
   }
-  Kernel k;
-  k.state_ = detail::make_kernel_state(module, module->handle, device, std::move(symbol));
+  auto state = detail::make_kernel_state(module, module->handle, device, std::move(symbol));
+  std::lock_guard<std::mutex> lock(module->m);
+  k.state_ = module->kernels.emplace(std::string(name), std::move(state)).first->second;
   return k;
 }
 
