@@ -273,15 +273,18 @@ const Nvrtc& nvrtc(const std::string& path) {
   return n;
 }
 
-// Source -> cubin for sm_<arch>, with the options xp gives NVRTC: the architecture, then -I for
-// each toolkit include folder.
-std::vector<char> compile(const Nvrtc& nv, const std::string& source, int arch,
-                          const std::vector<std::string>& includes) {
+// The options xp gives NVRTC: the architecture, then -I for each toolkit include folder.
+std::vector<std::string> options(int arch, const std::vector<std::string>& includes) {
+  std::vector<std::string> opts{"--gpu-architecture=sm_" + std::to_string(arch)};
+  for (const auto& dir : includes) opts.push_back("-I" + dir);
+  return opts;
+}
+
+// Source -> cubin.
+std::vector<char> compile(const Nvrtc& nv, const std::string& source, const std::vector<std::string>& opts) {
   auto check_nvrtc = [&](int r, const char* call) {
     if (r != 0) throw std::runtime_error(std::string(call) + " failed: " + nv.nvrtcGetErrorString(r));
   };
-  std::vector<std::string> opts{"--gpu-architecture=sm_" + std::to_string(arch)};
-  for (const auto& dir : includes) opts.push_back("-I" + dir);
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
   Nvrtc::Program prog = nullptr;
@@ -367,7 +370,9 @@ class RawOps {
         c_(c),
         n_(n),
         n_big_(static_cast<int>(n)),
-        n_small_(static_cast<int>(std::min<std::size_t>(n, bn::kHostN))) {
+        n_small_(static_cast<int>(std::min<std::size_t>(n, bn::kHostN))),
+        grid_big_(grid_for(n)),
+        grid_small_(grid_for(static_cast<std::size_t>(n_small_))) {
     raw::check(d_, d_.cuStreamCreate(&stream_, raw::kStreamNonBlocking), "cuStreamCreate");
     raw::check(d_, d_.cuEventCreate(&start_, raw::kEventDefault), "cuEventCreate");
     raw::check(d_, d_.cuEventCreate(&stop_, raw::kEventDefault), "cuEventCreate");
@@ -382,10 +387,9 @@ class RawOps {
   RawOps& operator=(const RawOps&) = delete;
 
   // NVRTC, cuModuleLoadData, cuModuleGetFunction, timed apart.
-  void build(const raw::Nvrtc& nv, const std::string& source, int arch, const std::vector<std::string>& includes,
-             json& s) {
+  void build(const raw::Nvrtc& nv, const std::string& source, const std::vector<std::string>& options, json& s) {
     const auto t0 = Clock::now();
-    const std::vector<char> cubin = raw::compile(nv, source, arch, includes);
+    const std::vector<char> cubin = raw::compile(nv, source, options);
     const auto t1 = Clock::now();
     raw::check(d_, d_.cuModuleLoadData(&module_, cubin.data()), "cuModuleLoadData");
     const auto t2 = Clock::now();
@@ -397,8 +401,8 @@ class RawOps {
     s["build_ms"] = ms_between(t0, t3);
     s["cubin_bytes"] = cubin.size();
   }
-  void launch_big() { launch(grid_for(n_), big_args_); }
-  void launch_small() { launch(grid_for(static_cast<std::size_t>(n_small_)), small_args_); }
+  void launch_big() { launch(grid_big_, big_args_); }
+  void launch_small() { launch(grid_small_, small_args_); }
   void sync() { raw::check(d_, d_.cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
   void fill_nan() {
     raw::check(d_, d_.cuMemsetD8(c_, 0xFF, n_ * sizeof(float)), "cuMemsetD8");
@@ -426,6 +430,7 @@ class RawOps {
   raw::CUdeviceptr a_, b_, c_;
   std::size_t n_;
   int n_big_, n_small_;
+  unsigned grid_big_, grid_small_;
   void* big_args_[4] = {&a_, &b_, &c_, &n_big_};
   void* small_args_[4] = {&a_, &b_, &c_, &n_small_};
   raw::CUstream stream_ = nullptr;
@@ -454,13 +459,15 @@ class XpOps {
     small_ = big_;
     small_.grid = grid_for(static_cast<std::size_t>(n_small_));
   }
+  XpOps(const XpOps&) = delete;  // the launch configurations point at stream_
+  XpOps& operator=(const XpOps&) = delete;
   void set_kernel(const xp::Kernel& k) { kernel_ = k; }
   void launch_big() { kernel_.launch(big_, a_, b_, c_, n_big_); }
   void launch_small() { kernel_.launch(small_, a_, b_, c_, n_small_); }
   void sync() { stream_.synchronize(); }
   void fill_nan() {
     c_.fill_bytes(0xFF);
-    xp::synchronize(dev_);  // the memset is on the legacy stream, which xp's stream does not wait for
+    xp::synchronize(dev_);  // every stream of the context, whichever one the fill ran on
   }
   void read_output(float* out) {
     xp::synchronize(dev_);
@@ -492,6 +499,16 @@ xp::Buffer upload(const xp::Device& dev, const float* host, std::size_t n) {
   return buf;
 }
 
+bool flag(const json& s, const char* key) {
+  const auto it = s.find(key);
+  return it != s.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string text_of(const json& s, const char* key) {
+  const auto it = s.find(key);
+  return it != s.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 json new_sample(const std::string& row, std::size_t n) {
   json s;
   s["row"] = row;
@@ -511,7 +528,7 @@ void check_output(json& s, const HostData& h, const char* stage) {
     if (s["bits_ok"].is_null()) s["bits_ok"] = true;
     return;
   }
-  if (s["bits_ok"] == false) return;
+  if (s["bits_ok"].is_boolean()) return;  // a mismatch is already recorded
   const auto at = static_cast<std::size_t>(i);
   char text[200];
   std::snprintf(text, sizeof text, "after the %s, index %lld holds 0x%08x, the reference 0x%08x", stage, i,
@@ -553,13 +570,18 @@ struct RawSetup {
 // Row "raw": NaN-fill, compile + load + get function (build), first launch to completion (first).
 void raw_row(RawOps& ops, const raw::Nvrtc& nv, const std::string& source, const RawSetup& setup, HostData& h,
              json& s) {
+  const std::vector<std::string> options = raw::options(setup.arch, setup.includes);
+  s["nvrtc_options"] = options;
   ops.fill_nan();
-  ops.build(nv, source, setup.arch, setup.includes, s);
+  ops.build(nv, source, options, s);
   const auto t0 = Clock::now();
   ops.launch_big();
+  const auto launched = Clock::now();
   ops.sync();
   const auto t1 = Clock::now();
   s["first_ms"] = ms_between(t0, t1);
+  s["launch_call_ms"] = ms_between(t0, launched);
+  s["to_launch_ms"] = s["build_ms"].get<double>() + ms_between(t0, launched);
   s["total_ms"] = s["build_ms"].get<double>() + ms_between(t0, t1);
   ops.read_output(h.out.get());
   check_output(s, h, "first launch");
@@ -583,11 +605,13 @@ void xp_row(XpOps& ops, const xp::Device& dev, const std::string& source, const 
   const xp::Kernel kernel = program.kernel(kKernelName, dev);
   const auto t2 = Clock::now();
   kernel.launch(ops.big_config(), a, b, c, ops.n_big());
+  const auto launched = Clock::now();
   ops.sync();
   const auto t3 = Clock::now();
+  s["launch_call_ms"] = ms_between(t2, launched);
+  s["to_launch_ms"] = ms_between(t0, launched);
   s["program_ms"] = ms_between(t0, t1);
   s["kernel_ms"] = ms_between(t1, t2);
-  s["lookup_us"] = ms_between(t1, t2) * 1e3;
   s["build_ms"] = ms_between(t0, t2);
   s["first_ms"] = ms_between(t2, t3);
   s["total_ms"] = ms_between(t0, t3);
@@ -596,14 +620,27 @@ void xp_row(XpOps& ops, const xp::Device& dev, const std::string& source, const 
   ops.set_kernel(kernel);
   steady_and_host(ops, h, s);
   if (lookups > 0) {
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    s["lookup_us"] = ms_between(t1, t2) * 1e3;  // once, caches as the first call finds them
+    // The same lookup repeated: kernel() on yet another new Program each time (its construction
+    // not timed), then on this Program again.
     std::vector<double> us(static_cast<std::size_t>(lookups));
+    for (auto& u : us) {
+      xp::Program another(source, program_options());
+      const auto l0 = Clock::now();
+      const xp::Kernel k = another.kernel(kKernelName, dev);
+      u = ms_between(l0, Clock::now()) * 1e3;
+    }
+    s["new_program_lookup_us"] = median(us);
     for (auto& u : us) {
       const auto l0 = Clock::now();
       const xp::Kernel again = program.kernel(kKernelName, dev);
       u = ms_between(l0, Clock::now()) * 1e3;
     }
-    std::sort(us.begin(), us.end());
-    s["relookup_us"] = us[us.size() / 2];
+    s["relookup_us"] = median(us);
   }
 }
 
@@ -622,6 +659,8 @@ int raw_child(const BenchLaunchArgs& args) {
     RawSetup setup{args.driver_path, args.nvrtc_path, args.nvrtc_includes, args.arch};
     const raw::Driver& d = raw::driver(setup.driver_path);
     const raw::Nvrtc& nv = raw::nvrtc(setup.nvrtc_path);
+    int major = 0, minor = 0;
+    if (nv.nvrtcVersion(&major, &minor) == 0) s["nvrtc_version"] = std::to_string(major) + "." + std::to_string(minor);
     raw::Context ctx(d, args.device);
     HostData h(n);
     raw::Buffers buf(d, n * sizeof(float));
@@ -635,7 +674,7 @@ int raw_child(const BenchLaunchArgs& args) {
     s["error"] = e.what();
   }
   print_sample(s);
-  return s["ok"] == true ? 0 : 1;
+  return flag(s, "ok") ? 0 : 1;
 }
 
 int xp_child(const BenchLaunchArgs& args) {
@@ -659,12 +698,13 @@ int xp_child(const BenchLaunchArgs& args) {
     s["cache_folder"] = cache.folder;
     s["cache_usable"] = cache.usable;
     s["cache_entries"] = cache.entries;
+    s["cache_problem"] = cache.problem;
     s["ok"] = true;
   } catch (const std::exception& e) {
     s["error"] = e.what();
   }
   print_sample(s);
-  return s["ok"] == true ? 0 : 1;
+  return flag(s, "ok") ? 0 : 1;
 }
 
 // ---- The parent ---------------------------------------------------------------------------------
@@ -700,8 +740,10 @@ json run_child(const std::string& row, const std::string& command, std::size_t n
     } catch (const json::exception&) {
     }
   }
-  fail["error"] = "the child printed no result line (exit status " +
-                  std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): " + command;
+  const std::string how = WIFEXITED(status)     ? "exit status " + std::to_string(WEXITSTATUS(status))
+                          : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                                : "status " + std::to_string(status);
+  fail["error"] = "the child printed no result line (" + how + "): " + command;
   return fail;
 }
 
@@ -719,7 +761,7 @@ struct Stat {
 std::optional<Stat> stat(const Row& row, const char* key) {
   std::vector<double> v;
   for (const auto& s : row.samples)
-    if (s.value("ok", false) && s.contains(key) && s[key].is_number()) v.push_back(s[key].get<double>());
+    if (flag(s, "ok") && s.contains(key) && s[key].is_number()) v.push_back(s[key].get<double>());
   if (v.empty()) return std::nullopt;
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
@@ -749,23 +791,21 @@ json stat_json(const Row& row, const char* key) {
 std::string bits_cell(const Row& row) {
   std::size_t ok = 0, ran = 0;
   for (const auto& s : row.samples) {
-    if (!s.value("ok", false)) {
-      const std::string e = s["error"].is_string() ? s["error"].get<std::string>() : "failed";
+    if (!flag(s, "ok")) {
+      const std::string e = text_of(s, "error").empty() ? "failed" : text_of(s, "error");
       return "error: " + e.substr(0, std::min<std::size_t>(e.find('\n'), 100));
     }
     ++ran;
-    if (s["bits_ok"] == true) {
-      ++ok;
-    } else {
-      return "MISMATCH " + (s["mismatch"].is_string() ? s["mismatch"].get<std::string>() : std::string("(unchecked)"));
-    }
+    if (!flag(s, "bits_ok"))
+      return "MISMATCH " + (text_of(s, "mismatch").empty() ? std::string("(not checked)") : text_of(s, "mismatch"));
+    ++ok;
   }
   return ran == 0 ? "n/a" : "OK (" + std::to_string(ok) + "/" + std::to_string(ran) + ")";
 }
 
 bool row_failed(const Row& row) {
   for (const auto& s : row.samples)
-    if (!s.value("ok", false) || s["bits_ok"] != true) return true;
+    if (!flag(s, "ok") || !flag(s, "bits_ok")) return true;
   return false;
 }
 
@@ -779,7 +819,7 @@ void write_json(const std::string& file, const json& doc) {
   if (!f) throw std::runtime_error("cannot write " + file);
 }
 
-// A ratio with its goal. `lower` true: value <= goal is met; otherwise |value - 1| <= goal.
+// A figure with its goal: value <= goal, or |value - 1| <= goal when `within`.
 struct Ratio {
   std::string name;
   std::optional<double> value;
@@ -838,7 +878,11 @@ int parent(const BenchLaunchArgs& args) {
               args.runs == 1 ? "" : "s");
   std::printf("GPU:    %s (%s, %d SMs, L2 %.1f MiB)\n", gpu.name.c_str(), gpu.arch().c_str(), gpu.sm_count,
               gpu.l2_cache_bytes / double(1 << 20));
-  std::printf("driver: CUDA %s, %s\n", version_text(status.driver_version).c_str(), report.driver.path.c_str());
+  std::error_code ec;
+  const fs::path driver_file = fs::canonical(report.driver.path, ec);  // libcuda.so.580.xx.yy names the release
+  const std::string driver_text =
+      ec || driver_file == report.driver.path ? report.driver.path : report.driver.path + " -> " + driver_file.string();
+  std::printf("driver: CUDA %s, %s\n", version_text(status.driver_version).c_str(), driver_text.c_str());
   std::printf("NVRTC:  %s, %s\n", ci.nvrtc_version.c_str(), ci.nvrtc_path.c_str());
   std::printf("xp:     %s\n", std::string(xp::version()).c_str());
   std::printf("kernel: %s (snippet of %zu bytes)\n", kernel_file.c_str(), source.size());
@@ -855,7 +899,9 @@ int parent(const BenchLaunchArgs& args) {
                 {"memory_total_bytes", gpu.memory_total},
                 {"bandwidth_bytes_per_s", gpu.bandwidth_bytes_per_s},
                 {"pci_bus_id", gpu.pci_bus_id}};
-  doc["driver"] = {{"cuda_version", version_text(status.driver_version)}, {"path", report.driver.path}};
+  doc["driver"] = {{"cuda_version", version_text(status.driver_version)},
+                   {"path", report.driver.path},
+                   {"file", ec ? json(nullptr) : json(driver_file.string())}};
   doc["nvrtc"] = {{"version", ci.nvrtc_version}, {"path", ci.nvrtc_path}, {"include_dirs", ci.include_dirs}};
   doc["kernel_file"] = kernel_file.string();
   doc["kernel_source"] = source;
@@ -871,7 +917,11 @@ int parent(const BenchLaunchArgs& args) {
   Row raw_fresh{"raw", "raw driver API + NVRTC", "fresh", {}, ""};
   Row xp_cold{"xp-cold", "xp, empty disk cache", "fresh", {}, ""};
   Row xp_warm{"xp-warm", "xp, warm disk cache", "fresh", {}, ""};
-  Row nvcc{"nvcc", "nvcc -arch=sm_NN program", "fresh", {}, ""};
+  // The seed's size (2^22): there the kernel's own run is small, so the first launch measured to
+  // its completion shows what xp adds (lookup, load, launch).
+  constexpr std::size_t kFirstN = std::size_t{1} << 22;
+  Row xp_warm_small{"xp-warm-4M", "xp, warm disk cache, n = 2^22", "fresh", {}, ""};
+  Row nvcc{"nvcc", "nvcc-built program", "fresh", {}, ""};
   Row raw_parent{"raw-in-process", "raw driver API + NVRTC", "parent", {}, ""};
   Row xp_hit{"xp-in-process", "xp, in-process hit (2nd Program)", "parent", {}, ""};
   if (nvcc_exe.empty()) nvcc.skipped = "not built: no nvcc when CMake configured bench/";
@@ -883,7 +933,13 @@ int parent(const BenchLaunchArgs& args) {
   const xp::Buffer c(*dev, n * sizeof(float));
   xp::synchronize(*dev);
   xp::Program primer(source, program_options());
-  primer.kernel(kKernelName, *dev);
+  {
+    // The GPU out of its idle clocks before the first row.
+    XpOps warm(*dev, a, b, c, n);
+    warm.set_kernel(primer.kernel(kKernelName, *dev));
+    for (int i = 0; i < 20; ++i) warm.launch_big();
+    warm.sync();
+  }
 
   const RawSetup setup{report.driver.path, ci.nvrtc_path, ci.include_dirs, arch};
   const std::string common = " --n " + std::to_string(n) + " --kernel-file " + shell_quote(kernel_file.string());
@@ -904,14 +960,26 @@ int parent(const BenchLaunchArgs& args) {
     for (Row* r : {&xp_cold, &xp_warm}) {
       std::fprintf(stderr, ", %s", r->id.c_str());
       json s = run_child(r->id, xp_cmd + r->id, n);
-      if (s.value("ok", false) && s.value("cache_folder", std::string()) != tmpl) {
+      if (flag(s, "ok") && text_of(s, "cache_folder") != tmpl) {
         s["ok"] = false;
-        s["error"] = "the child used the cache folder " + s.value("cache_folder", std::string()) + ", not " + tmpl;
+        s["error"] = "the child used the cache folder " + text_of(s, "cache_folder") + ", not " + tmpl;
+      } else if (flag(s, "ok") && !flag(s, "cache_usable")) {
+        s["ok"] = false;
+        s["error"] = "xp's disk cache is disabled in the child: " + text_of(s, "cache_problem");
       }
       r->samples.push_back(s);
     }
-    std::error_code ec;
-    fs::remove_all(tmpl, ec);
+    {
+      std::fprintf(stderr, ", %s", xp_warm_small.id.c_str());
+      const std::string small_common =
+          " --n " + std::to_string(kFirstN) + " --kernel-file " + shell_quote(kernel_file.string());
+      const std::string cmd = "XP_CACHE_DIR=" + shell_quote(tmpl) + "; export XP_CACHE_DIR; exec " +
+                              shell_quote(self.string()) + " bench launch --row xp-child" + small_common + " --label " +
+                              xp_warm_small.id;
+      xp_warm_small.samples.push_back(run_child(xp_warm_small.id, cmd, kFirstN));
+    }
+    std::error_code rm_ec;
+    fs::remove_all(tmpl, rm_ec);
 
     if (!nvcc_exe.empty()) {
       std::fprintf(stderr, ", nvcc");
@@ -948,15 +1016,15 @@ int parent(const BenchLaunchArgs& args) {
   }
 
   // ---- Report ----
-  const std::vector<const Row*> rows{&raw_fresh, &xp_cold, &xp_warm, &nvcc, &raw_parent, &xp_hit};
+  const std::vector<const Row*> rows{&raw_fresh, &xp_cold, &xp_warm, &xp_warm_small, &nvcc, &raw_parent, &xp_hit};
   std::printf(
       "| row | process | build ms | first ms | build+first ms | steady ms | GB/s | host us/launch (n=%d) | bits |\n",
       bn::kHostN);
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---|\n");
   for (const Row* r : rows) {
     std::string label = r->label;
-    if (r->id == "nvcc" && !r->samples.empty() && r->samples.front().contains("arch"))
-      label = "nvcc -arch=" + r->samples.front().value("arch", std::string("?")) + " program";
+    if (r->id == "nvcc" && !r->samples.empty() && !text_of(r->samples.front(), "arch").empty())
+      label = "nvcc -arch=" + text_of(r->samples.front(), "arch") + " program";
     if (!r->skipped.empty()) {
       std::printf("| %s | - | skipped: %s | | | | | | |\n", label.c_str(), r->skipped.c_str());
       continue;
@@ -980,9 +1048,16 @@ int parent(const BenchLaunchArgs& args) {
   ratios.push_back({"xp host us / raw host us (fresh processes, warm-cache xp)",
                     divide(stat(xp_warm, "host_us"), stat(raw_fresh, "host_us")), 1.1, false, ""});
   {
-    const auto warm = stat(xp_warm, "total_ms");
-    ratios.push_back({"xp warm-cache first ms: Program() + kernel() (disk lookup, module load) + first launch",
-                      warm ? std::optional<double>(warm->median) : std::nullopt, 0.3, false, "ms, not a ratio"});
+    // Up to the launch call's return: to completion would add the kernel's own run, which at
+    // n = 2^27 alone exceeds 0.3 ms (the table's build+first column has it).
+    const auto warm = stat(xp_warm, "to_launch_ms");
+    ratios.push_back({"xp warm cache: Program() + kernel() (disk lookup, module load) + first launch call, ms",
+                      warm ? std::optional<double>(warm->median) : std::nullopt, 0.3, false,
+                      "not a ratio; up to the launch call's return, the kernel's run excluded"});
+    const auto small = stat(xp_warm_small, "total_ms");
+    ratios.push_back({"xp warm cache, n = 2^22: Program() + kernel() + first launch to completion, ms",
+                      small ? std::optional<double>(small->median) : std::nullopt, 0.3, false,
+                      "not a ratio; the seed's first ms, lookup, load, launch and the kernel's run"});
   }
   {
     const auto nv = stat(raw_fresh, "nvrtc_ms");
@@ -996,11 +1071,15 @@ int parent(const BenchLaunchArgs& args) {
     const auto lk = stat(xp_hit, "lookup_us");
     ratios.push_back({"xp in-process hit: Program::kernel() on a 2nd Program of the same source, us",
                       lk ? std::optional<double>(lk->median) : std::nullopt, 2.0, false,
-                      "us, not a ratio; includes that Program's own cuModuleLoadData"});
+                      "not a ratio; the first such call in the run, once"});
+    const auto np = stat(xp_hit, "new_program_lookup_us");
+    ratios.push_back({"xp Program::kernel() on a new Program of the same source, us",
+                      np ? std::optional<double>(np->median) : std::nullopt, 2.0, false,
+                      "not a ratio; median of " + std::to_string(kLookups) + " new Programs"});
     const auto re = stat(xp_hit, "relookup_us");
     ratios.push_back({"xp Program::kernel() again on the same Program (module loaded), us",
                       re ? std::optional<double>(re->median) : std::nullopt, 2.0, false,
-                      "us, not a ratio; median of " + std::to_string(kLookups) + " calls"});
+                      "not a ratio; median of " + std::to_string(kLookups) + " calls"});
   }
   ratios.push_back({"xp steady / nvcc steady (warm-cache xp, fresh processes) at n = " + std::to_string(n),
                     divide(stat(xp_warm, "steady_ms"), stat(nvcc, "steady_ms")), 0.02, true,
@@ -1008,7 +1087,7 @@ int parent(const BenchLaunchArgs& args) {
   ratios.push_back({"xp steady / raw steady (fresh processes)",
                     divide(stat(xp_warm, "steady_ms"), stat(raw_fresh, "steady_ms")), 0.02, true, ""});
 
-  std::printf("Against the baselines (ratios of medians):\n");
+  std::printf("| against the baseline (ratio of medians) | value | goal | verdict |\n|---|---:|---|---|\n");
   json ratio_json = json::array();
   for (const auto& r : ratios) {
     std::string verdict = "n/a";
@@ -1022,8 +1101,9 @@ int parent(const BenchLaunchArgs& args) {
       std::snprintf(goal, sizeof goal, "within %.0f%% of 1", r.goal * 100);
     else
       std::snprintf(goal, sizeof goal, "<= %g", r.goal);
-    std::printf("  %-95s %10s  goal %-14s %s%s%s\n", r.name.c_str(), r.value ? number(*r.value).c_str() : "n/a", goal,
-                verdict.c_str(), r.note.empty() ? "" : "  (", r.note.empty() ? "" : (r.note + ")").c_str());
+    const std::string name = r.note.empty() ? r.name : r.name + " (" + r.note + ")";
+    std::printf("| %s | %s | %s | %s |\n", name.c_str(), r.value ? number(*r.value).c_str() : "n/a", goal,
+                verdict.c_str());
     ratio_json.push_back({{"name", r.name},
                           {"value", r.value ? json(*r.value) : json(nullptr)},
                           {"goal", goal},
@@ -1036,9 +1116,10 @@ int parent(const BenchLaunchArgs& args) {
   for (const Row* r : rows) {
     json rj = {{"id", r->id}, {"label", r->label}, {"process", r->process}};
     rj["skipped"] = r->skipped.empty() ? json(nullptr) : json(r->skipped);
-    json summary;
-    for (const char* k : {"build_ms", "first_ms", "total_ms", "steady_ms", "gbps", "host_us", "nvrtc_ms", "load_ms",
-                          "function_ms", "program_ms", "kernel_ms", "lookup_us", "relookup_us"})
+    json summary = json::object();
+    for (const char* k : {"build_ms", "first_ms", "total_ms", "launch_call_ms", "to_launch_ms", "steady_ms", "gbps",
+                          "host_us", "nvrtc_ms", "load_ms", "function_ms", "program_ms", "kernel_ms", "lookup_us",
+                          "new_program_lookup_us", "relookup_us"})
       if (auto sj = stat_json(*r, k); !sj.is_null()) summary[k] = sj;
     rj["summary"] = summary;
     rj["bits"] = bits_cell(*r);
@@ -1048,12 +1129,10 @@ int parent(const BenchLaunchArgs& args) {
       failed = true;
       for (std::size_t i = 0; i < r->samples.size(); ++i) {
         const json& s = r->samples[i];
-        if (!s.value("ok", false))
-          std::printf("\n%s, run %zu: error: %s", r->id.c_str(), i + 1,
-                      s["error"].is_string() ? s["error"].get<std::string>().c_str() : "?");
-        else if (s["bits_ok"] != true)
-          std::printf("\n%s, run %zu: bits differ %s", r->id.c_str(), i + 1,
-                      s["mismatch"].is_string() ? s["mismatch"].get<std::string>().c_str() : "");
+        if (!flag(s, "ok"))
+          std::printf("\n%s, run %zu: error: %s", r->id.c_str(), i + 1, text_of(s, "error").c_str());
+        else if (!flag(s, "bits_ok"))
+          std::printf("\n%s, run %zu: bits differ: %s", r->id.c_str(), i + 1, text_of(s, "mismatch").c_str());
       }
     }
   }
