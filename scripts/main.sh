@@ -14,6 +14,9 @@ XP_VENV="$XP_ROOT/.venv"
 XP_DEB_PACKAGES=(cmake ninja-build g++ clang clang-format libgtest-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev python3-venv python3-pip)
 XP_NVRTC_WHEEL='nvidia-cuda-nvrtc>=13,<14'
+# The headers kernels include (cuda_fp16.h, CUB): with pip they come in these wheels, into the same
+# nvidia/cu13/include folder beside NVRTC, where xp finds them.
+XP_HEADER_WHEELS=('nvidia-cuda-runtime>=13,<14' 'nvidia-cuda-crt>=13,<14' 'nvidia-cuda-cccl>=13,<14')
 
 xp_log() { printf '\n==> %s\n' "$*"; }
 
@@ -74,7 +77,7 @@ xp_system_nvrtc() {
 # NVRTC 13 from its wheel into .venv; a no-op (no network) when a matching one is installed.
 xp_install_nvrtc_wheel() {
   xp_log "NVRTC wheel: $XP_NVRTC_WHEEL into $XP_VENV"
-  "$XP_VENV/bin/python" -m pip install --disable-pip-version-check --quiet "$XP_NVRTC_WHEEL"
+  "$XP_VENV/bin/python" -m pip install --disable-pip-version-check --quiet "$XP_NVRTC_WHEEL" "${XP_HEADER_WHEELS[@]}"
   "$XP_VENV/bin/python" -m pip show nvidia-cuda-nvrtc 2>/dev/null | grep -E '^(Name|Version|Location):' | sed 's/^/    /'
 }
 

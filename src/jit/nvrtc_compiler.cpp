@@ -1,6 +1,8 @@
 // Compiling CUDA C++ with the NVRTC that the search chose (src/runtime/nvrtc_search.cpp).
 #include "jit/nvrtc_compiler.hpp"
 
+#include <glob.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -62,6 +64,23 @@ void find_headers(const std::string& lib_path, std::vector<std::string>& dirs, b
   }
 }
 
+// NVRTC opens libnvrtc-builtins by its soname through its own RPATH ($ORIGIN) when it first
+// compiles. Loaded here from the chosen NVRTC's folder, the soname is already resolved, which
+// also holds where that lookup breaks (sanitizers intercepting dlopen lose the RPATH).
+void preload_builtins(const std::string& nvrtc_path) {
+  glob_t g{};
+  const std::string pattern = parent(nvrtc_path) + "/libnvrtc-builtins.so.*";
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      const std::string p = g.gl_pathv[i];
+      if (p.find(".alt.") != std::string::npos) continue;
+      DynLib b = DynLib::open(p);
+      if (b.ok()) b.release();
+    }
+  }
+  globfree(&g);
+}
+
 template <class F>
 void bind(const DynLib& lib, F& slot, const char* name) {
   slot = reinterpret_cast<F>(lib.symbol(name));
@@ -115,6 +134,7 @@ const NvrtcCompiler& NvrtcCompiler::instance() {
       return;
     }
     lib.release();  // NVRTC stays loaded for the life of the process
+    preload_builtins(c->lib_.path);
     c->api_ = api;
     find_headers(c->lib_.path, c->include_dirs_, c->has_cccl_, c->headers_version_);
     compiler = c;

@@ -195,8 +195,11 @@ void print_text(const xp::SystemReport& r) {
   if (c.available) {
     std::cout << "  compiler: NVRTC " << c.nvrtc_version << " (" << c.nvrtc_path << ")\n";
     std::cout << "  toolkit headers: "
-              << (c.include_dirs.empty() ? std::string("not found (#include <cuda_fp16.h> will fail)")
-                                         : c.include_dirs.front())
+              << (c.include_dirs.empty()
+                      ? std::string("not found next to NVRTC (#include <cuda_fp16.h> will fail; with "
+                                    "pip, add nvidia-cuda-runtime, nvidia-cuda-crt and "
+                                    "nvidia-cuda-cccl)")
+                      : c.include_dirs.front())
               << "\n  CCCL (CUB, Thrust, libcu++): " << (c.cccl_found ? "found" : "not found") << "\n";
   } else {
     std::cout << "  compiler: none (" << c.error.substr(0, c.error.find('\n')) << ")\n";
