@@ -118,7 +118,9 @@ void DiskCache::open_folder() {
     return;
   }
   std::string why;
-  if (!make_dirs(folder_, why)) {
+  struct stat existing {};
+  // Only a missing folder is created (0700 at every level made); the usual case is one lstat.
+  if (::lstat(folder_.c_str(), &existing) != 0 && !make_dirs(folder_, why)) {
     problem_ = why;
   } else {
     struct stat st {};

@@ -58,8 +58,12 @@ void find_headers(const std::string& lib_path, std::vector<std::string>& dirs, b
     }
     std::ifstream h(cand + "/cuda.h");
     std::string line;
-    while (std::getline(h, line))
-      if (line.rfind("#define CUDA_VERSION ", 0) == 0) version = line.substr(21);
+    while (std::getline(h, line)) {  // near the top of a 1.3 MB file: stop there
+      if (line.rfind("#define CUDA_VERSION ", 0) == 0) {
+        version = line.substr(21);
+        break;
+      }
+    }
     return;
   }
 }
@@ -134,7 +138,6 @@ const NvrtcCompiler& NvrtcCompiler::instance() {
       return;
     }
     lib.release();  // NVRTC stays loaded for the life of the process
-    preload_builtins(c->lib_.path);
     c->api_ = api;
     find_headers(c->lib_.path, c->include_dirs_, c->has_cccl_, c->headers_version_);
     compiler = c;
@@ -152,6 +155,8 @@ int NvrtcCompiler::newest_arch() const {
 }
 
 CompileOutput NvrtcCompiler::compile(const CompileRequest& req) const {
+  static std::once_flag builtins_once;  // at the first compile only: a disk-cache hit never needs it
+  std::call_once(builtins_once, [this] { preload_builtins(lib_.path); });
   CompileOutput out;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<const char*> header_src, header_names;
