@@ -196,7 +196,7 @@ TEST(GpuKernels, WrapsAStreamAnotherLibraryOwns) {
     xp::Program prog(kSource, options());
     const xp::Kernel k = prog.kernel("fill<int>", dev);
     xp::Buffer out(dev, 1000 * sizeof(int));
-    k.launch({.grid = 4, .block = 256, .stream = &foreign}, out, 7, 1000);
+    k.launch({.grid = 4, .block = 256, .stream = foreign}, out, 7, 1000);  // by reference
     foreign.synchronize();
     EXPECT_EQ(out.to_vector<int>(), std::vector<int>(1000, 7));
   }

@@ -67,11 +67,25 @@ struct Dim3 {
   Dim3(unsigned x_, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}  // NOLINT: implicit on purpose
 };
 
+// The stream of a launch, named by reference or pointer (`.stream = st` or `.stream = &st`); none
+// means xp's default stream of the kernel's device. Holds no reference count: the stream must
+// outlive the launch call, which it does in a designated initializer.
+class StreamRef {
+ public:
+  StreamRef() = default;
+  StreamRef(const Stream& s) : stream_(&s) {}  // NOLINT: implicit on purpose
+  StreamRef(const Stream* s) : stream_(s) {}   // NOLINT: implicit on purpose
+  const Stream* get() const noexcept { return stream_; }
+
+ private:
+  const Stream* stream_ = nullptr;
+};
+
 struct LaunchConfig {
-  Dim3 grid;
-  Dim3 block;
-  unsigned shared_bytes = 0;       // dynamic shared memory
-  const Stream* stream = nullptr;  // nullptr: xp's default stream of the kernel's device
+  Dim3 grid{};
+  Dim3 block{};
+  unsigned shared_bytes = 0;  // dynamic shared memory
+  StreamRef stream{};         // none: xp's default stream of the kernel's device
 };
 
 namespace detail {

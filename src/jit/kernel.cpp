@@ -147,7 +147,7 @@ void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t
                                 ") bytes; the launch passed " + std::to_string(count) + " of (" +
                                 detail::size_list(sizes, count) + ")");
   }
-  const Stream& stream = c.stream != nullptr ? *c.stream : k.default_stream;
+  const Stream& stream = c.stream.get() != nullptr ? *c.stream.get() : k.default_stream;
   if (stream.device() != k.device)
     detail::bad_launch(k, "the stream belongs to " + stream.device().str() +
                               "; load the kernel there with "
