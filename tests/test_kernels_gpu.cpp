@@ -69,6 +69,10 @@ extern "C" __global__ void shared_sum(const int* in, int* out) {
   if (threadIdx.x == 0) { int s = 0; for (unsigned i = 0; i < blockDim.x; ++i) s += tile[i]; *out = s; }
 }
 extern "C" __global__ void write_far(float* p) { p[(1ull << 40) / sizeof(float)] = 1.0f; }
+struct Pair { double a; char b; };
+extern "C" __global__ void mixed(char c, short s, Pair p, double d, int* out, float f) {
+  if (c) out[0] = s + p.b + (int)d + (int)f + (int)p.a;
+}
 )";
 
 xp::ProgramOptions options() {
@@ -238,6 +242,26 @@ TEST(GpuKernels, DynamicSharedMemoryAndOccupancy) {
   EXPECT_LE(block, 1024);
   EXPECT_GT(min_grid, 0);
   EXPECT_EQ(prog.kernel("vector_add", dev).parameter_sizes(), (std::vector<std::size_t>{8, 8, 8, 4}));
+}
+
+// xp reads parameter sizes from the cubin (no driver call); the driver must agree.
+TEST(GpuKernels, ParameterSizesAgreeWithTheDriver) {
+  REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::Program prog(kSource, options());
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr);
+  using ParamInfo = int (*)(void*, std::size_t, std::size_t*, std::size_t*);
+  auto info = reinterpret_cast<ParamInfo>(dlsym(lib, "cuFuncGetParamInfo"));
+  if (info == nullptr) GTEST_SKIP() << "this driver has no cuFuncGetParamInfo (CUDA 12.4+)";
+  for (const char* name : {"vector_add", "mixed", "count_up", "read_counter", "fill<int>"}) {
+    const xp::Kernel k = prog.kernel(name, dev);
+    std::vector<std::size_t> driver;
+    std::size_t offset = 0, size = 0;
+    while (info(k.handle(), driver.size(), &offset, &size) == 0) driver.push_back(size);
+    EXPECT_EQ(k.parameter_sizes(), driver) << name;
+  }
+  EXPECT_EQ(prog.kernel("mixed", dev).parameter_sizes(), (std::vector<std::size_t>{1, 2, 16, 8, 8, 4}));
 }
 
 TEST(GpuKernels, BadLaunchesAreRefusedBeforeTheDriver) {

@@ -43,11 +43,11 @@ class XP_API CompileError : public Error {
 };
 
 struct ProgramOptions {
-  std::string name = "program.cu";                           // shown in NVRTC's messages
-  std::vector<std::string> options;                          // NVRTC options: "-std=c++17", "-DN=4", ...
-  std::vector<std::string> name_expressions;                 // "axpy<float>": templates to instantiate and find
-  std::vector<std::pair<std::string, std::string>> headers;  // (include name, content)
-  bool ptx = false;                                          // PTX instead of a cubin for the exact SM
+  std::string name = "program.cu";                             // shown in NVRTC's messages
+  std::vector<std::string> options{};                          // NVRTC options: "-std=c++17", "-DN=4", ...
+  std::vector<std::string> name_expressions{};                 // "axpy<float>": templates to instantiate and find
+  std::vector<std::pair<std::string, std::string>> headers{};  // (include name, content)
+  bool ptx = false;                                            // PTX instead of a cubin for the exact SM
 };
 
 struct CompileStats {

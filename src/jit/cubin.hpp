@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@ struct ModuleInfo {
   bool is_ptx = false;
   int arch = 0;                      // 90 for sm_90 (cubin) or compute_90 (PTX .target)
   std::vector<std::string> kernels;  // __global__ functions, as the module names them
+  // Parameter sizes in bytes, by kernel, from the cubin's .nv.info.<kernel> records (one
+  // EIATTR_KPARAM_INFO per parameter). Absent for PTX, or when the records do not add up.
+  std::map<std::string, std::vector<std::size_t>> params;
   std::string error;
 };
 

@@ -13,7 +13,8 @@ namespace cu = detail::cu;
 namespace detail {
 
 std::shared_ptr<const KernelState> make_kernel_state(std::shared_ptr<const void> keep_alive, cu::CUmodule module,
-                                                     const Device& device, std::string name) {
+                                                     const Device& device, std::string name,
+                                                     const std::vector<std::size_t>* params_from_module) {
   device.activate();
   const DriverApi& api = api_for_use();
   auto k = std::make_shared<KernelState>(Stream::default_for(device));
@@ -45,7 +46,10 @@ std::shared_ptr<const KernelState> make_kernel_state(std::shared_ptr<const void>
   k->static_shared = static_cast<unsigned>(fattr(cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES));
   k->dynamic_shared_allowed = static_cast<unsigned>(fattr(cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES));
   k->registers = fattr(cu::CU_FUNC_ATTRIBUTE_NUM_REGS);
-  if (api.cuFuncGetParamInfo != nullptr) {
+  if (params_from_module != nullptr) {  // no driver calls: the cubin said
+    k->param_sizes = *params_from_module;
+    k->params_known = true;
+  } else if (api.cuFuncGetParamInfo != nullptr) {
     // Parameters until the driver says there are no more (CUDA_ERROR_INVALID_VALUE).
     for (std::size_t i = 0;; ++i) {
       std::size_t offset = 0, size = 0;

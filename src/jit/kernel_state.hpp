@@ -32,7 +32,10 @@ struct KernelState {
   explicit KernelState(Stream s) : default_stream(std::move(s)) {}
 };
 
+// params_from_module: the parameter sizes read from the cubin, when it had them; else the driver
+// is asked (cuFuncGetParamInfo, where it exists).
 std::shared_ptr<const KernelState> make_kernel_state(std::shared_ptr<const void> keep_alive, cu::CUmodule module,
-                                                     const Device& device, std::string name);
+                                                     const Device& device, std::string name,
+                                                     const std::vector<std::size_t>* params_from_module);
 
 }  // namespace xp::detail

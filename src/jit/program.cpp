@@ -375,7 +375,10 @@ Kernel Program::kernel(std::string_view name, const Device& device) {
                      (symbol == name ? "" : " (looked for the lowered name " + symbol + ")") +
                      ". A C++ kernel needs extern \"C\" or a name expression in ProgramOptions");
   }
-  auto state = detail::make_kernel_state(module, module->handle, device, std::move(symbol));
+  const auto& params = module->code->info.params;
+  const auto found = params.find(symbol);
+  auto state = detail::make_kernel_state(module, module->handle, device, std::move(symbol),
+                                         found != params.end() ? &found->second : nullptr);
   std::lock_guard<std::mutex> lock(module->m);
   k.state_ = module->kernels.emplace(std::string(name), std::move(state)).first->second;
   return k;
