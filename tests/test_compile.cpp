@@ -24,26 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A private temporary folder (mode 0700), removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/xp-test-compile-XXXXXX";
-    if (::mkdtemp(tmpl) != nullptr) path_ = tmpl;
-    if (!path_.empty()) ::chmod(path_.c_str(), 0700);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using xp_test::TempDir;
 
 // This process's kernel cache, set before anything in xp reads the environment.
 struct ProcessCache {

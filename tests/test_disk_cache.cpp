@@ -39,25 +39,7 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kBig = 1ull << 30;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/xp-test-disk-cache-XXXXXX";
-    if (::mkdtemp(tmpl) != nullptr) path_ = tmpl;
-    if (!path_.empty()) ::chmod(path_.c_str(), 0700);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using xp_test::TempDir;
 
 std::vector<char> payload_of(std::size_t n, int seed) {
   std::vector<char> p(n);

@@ -13,14 +13,6 @@
 
 namespace {
 
-#define REQUIRE_GPU()                                                                               \
-  do {                                                                                              \
-    const xp::CudaStatus s_ = xp::cuda_status();                                                    \
-    if (!s_.available)                                                                              \
-      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_GPU",                                                        \
-                      "no GPU (" + std::string(xp::to_string(s_.reason)) + ": " + s_.detail + ")"); \
-  } while (0)
-
 // The driver's own answer, asked directly, to check what xp did.
 struct RawDriver {
   using CtxGetCurrent = int (*)(void**);
@@ -36,7 +28,7 @@ struct RawDriver {
 }  // namespace
 
 TEST(Gpu, DetectionSeesTheGpu) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::CudaStatus s = xp::cuda_status();
   EXPECT_EQ(s.reason, xp::CudaReason::available);
   EXPECT_GE(s.device_count, 1);
@@ -51,7 +43,7 @@ TEST(Gpu, DetectionSeesTheGpu) {
 }
 
 TEST(Gpu, DeviceFacts) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::GpuInfo g = xp::gpu_info(xp::Device::cuda(0));
   EXPECT_FALSE(g.name.empty());
   EXPECT_GE(g.cc_major * 10 + g.cc_minor, 75);
@@ -70,7 +62,7 @@ TEST(Gpu, DeviceFacts) {
 }
 
 TEST(Gpu, ActivateMakesThePrimaryContextCurrentOnEachThread) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   RawDriver raw;
   ASSERT_TRUE(raw.get_current && raw.retain && raw.release);
   void* primary = nullptr;
@@ -95,7 +87,7 @@ TEST(Gpu, ActivateMakesThePrimaryContextCurrentOnEachThread) {
 }
 
 TEST(Gpu, MissingOrdinalIsAClearError) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const int n = xp::cuda_status().device_count;
   try {
     xp::Device::cuda(n).activate();
@@ -106,7 +98,7 @@ TEST(Gpu, MissingOrdinalIsAClearError) {
 }
 
 TEST(Gpu, ForkedChildIsRefused) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   xp::Device::cuda(0).activate();
   const pid_t pid = fork();
   if (pid == 0) {
@@ -129,7 +121,7 @@ TEST(Gpu, ForkedChildIsRefused) {
 }
 
 TEST(Gpu, DoctorReportsTheGpu) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const auto r = xp_test::run_process({XP_CLI_PATH, "doctor", "--json"}, {}, {"XP_DEVICE", "FORCE_CPU"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);

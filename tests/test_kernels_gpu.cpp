@@ -33,14 +33,6 @@ void operator delete(void* p, std::size_t) noexcept {
 
 namespace {
 
-#define REQUIRE_GPU()                                                                               \
-  do {                                                                                              \
-    const xp::CudaStatus s_ = xp::cuda_status();                                                    \
-    if (!s_.available)                                                                              \
-      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_GPU",                                                        \
-                      "no GPU (" + std::string(xp::to_string(s_.reason)) + ": " + s_.detail + ")"); \
-  } while (0)
-
 const char* kSource = R"(
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -100,7 +92,7 @@ size_t first_difference(const std::vector<float>& a, const std::vector<float>& b
 }  // namespace
 
 TEST(GpuKernels, VectorAddIsBitExact) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   xp::Program prog(kSource, options());
   const xp::CompileStats s = prog.compile(dev);
@@ -120,7 +112,7 @@ TEST(GpuKernels, VectorAddIsBitExact) {
 }
 
 TEST(GpuKernels, LaunchAllocatesNothing) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   xp::Program prog(kSource, options());
   const xp::Kernel k = prog.kernel("vector_add", dev);
@@ -136,7 +128,7 @@ TEST(GpuKernels, LaunchAllocatesNothing) {
 }
 
 TEST(GpuKernels, NoImplicitFmaWithFmadFalse) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   xp::Program prog(kSource, options());
   const xp::Kernel k = prog.kernel("axpy_fma_free", dev);
@@ -154,7 +146,7 @@ TEST(GpuKernels, NoImplicitFmaWithFmadFalse) {
 }
 
 TEST(GpuKernels, StreamsEventsAndAsyncCopies) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   xp::Program prog(kSource, options());
   const xp::Kernel k = prog.kernel("vector_add", dev);
@@ -182,7 +174,7 @@ TEST(GpuKernels, StreamsEventsAndAsyncCopies) {
 }
 
 TEST(GpuKernels, WrapsAStreamAnotherLibraryOwns) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   dev.activate();
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -208,7 +200,7 @@ TEST(GpuKernels, WrapsAStreamAnotherLibraryOwns) {
 }
 
 TEST(GpuKernels, ModuleSymbolsAndSeveralKernels) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   xp::Program prog(kSource, options());
   std::size_t bytes = 0;
@@ -224,7 +216,7 @@ TEST(GpuKernels, ModuleSymbolsAndSeveralKernels) {
 }
 
 TEST(GpuKernels, DynamicSharedMemoryAndOccupancy) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   xp::Program prog(kSource, options());
   const xp::Kernel k = prog.kernel("shared_sum", dev);
@@ -246,7 +238,7 @@ TEST(GpuKernels, DynamicSharedMemoryAndOccupancy) {
 
 // xp reads parameter sizes from the cubin (no driver call); the driver must agree.
 TEST(GpuKernels, ParameterSizesAgreeWithTheDriver) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   xp::Program prog(kSource, options());
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -265,7 +257,7 @@ TEST(GpuKernels, ParameterSizesAgreeWithTheDriver) {
 }
 
 TEST(GpuKernels, BadLaunchesAreRefusedBeforeTheDriver) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
   xp::Program prog(kSource, options());
   const xp::Kernel k = prog.kernel("vector_add", dev);
@@ -298,7 +290,7 @@ TEST(GpuKernels, BadLaunchesAreRefusedBeforeTheDriver) {
 }
 
 TEST(GpuKernels, OutOfMemoryKeepsTheDriversCode) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   try {
     xp::Buffer huge(xp::Device::cuda(0), std::size_t{1} << 50);
     FAIL() << "a 1 PiB allocation succeeded";
@@ -312,7 +304,7 @@ TEST(GpuKernels, OutOfMemoryKeepsTheDriversCode) {
 // A planted illegal address spoils the context for the rest of the process: it runs in a fresh
 // process (this same program, on the disabled case below).
 TEST(GpuKernelsFault, IllegalAddressSurfacesAtSynchronize) {
-  REQUIRE_GPU();
+  XP_REQUIRE_GPU();
   const auto r = xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
                                        "--gtest_filter=GpuKernelsFault.DISABLED_PlantedFaultChild"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -78,6 +81,27 @@ inline ProcessResult run_process(const std::vector<std::string>& argv,
   return r;
 }
 
+// A private temporary folder (mode 0700), removed with its contents.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/xp-test-XXXXXX";
+    if (::mkdtemp(tmpl) != nullptr) path_ = tmpl;
+    if (!path_.empty()) ::chmod(path_.c_str(), 0700);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
 inline bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && std::string(v) == "1";
@@ -92,3 +116,13 @@ inline bool env_flag(const char* name) {
   } while (0)
 
 }  // namespace xp_test
+
+// Skips a GPU test with "no GPU (reason: detail)", or fails it under XP_TEST_REQUIRE_GPU=1.
+// (Needs xp/runtime.hpp included before use.)
+#define XP_REQUIRE_GPU()                                                                              \
+  do {                                                                                                \
+    const ::xp::CudaStatus s_ = ::xp::cuda_status();                                                  \
+    if (!s_.available)                                                                                \
+      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_GPU",                                                          \
+                      "no GPU (" + std::string(::xp::to_string(s_.reason)) + ": " + s_.detail + ")"); \
+  } while (0)
