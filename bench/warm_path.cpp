@@ -14,7 +14,9 @@
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double us(Clock::time_point t) { return std::chrono::duration<double, std::micro>(Clock::now() - t).count(); }
+double us(Clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+}
 const char* kSource = R"(extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; })";
 }  // namespace

@@ -20,6 +20,7 @@ start=$SECONDS
 xp_install_packages
 xp_make_venv
 xp_install_nvrtc_wheel
+xp_install_test_packages
 export VIRTUAL_ENV="$XP_VENV"
 
 results=()

@@ -57,4 +57,18 @@ class XP_API DeviceUnavailable : public Error {
   ~DeviceUnavailable() override;
 };
 
+// A file could not be read or written: it is missing or unreadable, it is not in the expected
+// format, or it is corrupt (a .npy file with a bad header or a truncated data section, say). Keeps
+// the path and the reason; what() is "<path>: <reason>". A failed write leaves no partial file.
+class XP_API FileError : public Error {
+ public:
+  FileError(std::string path, std::string reason);
+  ~FileError() override;
+  const std::string& path() const noexcept { return path_; }
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string path_, reason_;
+};
+
 }  // namespace xp

@@ -37,4 +37,8 @@ CudaError::~CudaError() = default;
 DeviceUnavailable::DeviceUnavailable(const std::string& what) : Error(what) {}
 DeviceUnavailable::~DeviceUnavailable() = default;
 
+FileError::FileError(std::string path, std::string reason)
+    : Error(path + ": " + reason), path_(std::move(path)), reason_(std::move(reason)) {}
+FileError::~FileError() = default;
+
 }  // namespace xp

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "xp/export.hpp"
+
+namespace xp {
+
+// The element types of xp arrays (complex types come later).
+enum class DType : std::uint8_t {
+  bool_,
+  int8,
+  int16,
+  int32,
+  int64,
+  uint8,
+  uint16,
+  uint32,
+  uint64,
+  float16,
+  bfloat16,
+  float32,
+  float64,
+};
+
+enum class DTypeKind : std::uint8_t { boolean, signed_integer, unsigned_integer, floating };
+
+XP_API std::string_view name(DType t) noexcept;  // "float32", "bool", ...
+XP_API std::optional<DType> parse_dtype(std::string_view name) noexcept;
+XP_API std::size_t itemsize(DType t) noexcept;  // bytes
+XP_API DTypeKind kind(DType t) noexcept;
+
+// Type promotion of two array dtypes, as NumPy 2 (the Python Array API table, and NumPy's answers
+// where the standard is silent: integer with float, int64 with uint64, and bfloat16 as ml_dtypes
+// promotes it). Documented in docs/semantics.md.
+XP_API DType result_type(DType a, DType b) noexcept;
+
+// A C++ scalar combined with an array is weak (NEP 50): the array's dtype wins within the scalar's
+// kind. `value_fits` checks an integer scalar against an integer dtype (uint8 + 300 is an error).
+enum class ScalarKind : std::uint8_t { boolean, integer, floating };
+XP_API DType result_type(DType array, ScalarKind scalar) noexcept;
+XP_API bool value_fits(DType t, long long value) noexcept;
+XP_API bool value_fits(DType t, unsigned long long value) noexcept;
+
+// xp's own 16-bit floating storage types: conversion from float rounds to nearest, ties to even;
+// arithmetic is done in float32 and rounded back after every operation.
+struct float16 {
+  std::uint16_t bits = 0;
+  float16() = default;
+  explicit float16(float f) noexcept;
+  explicit operator float() const noexcept;
+  static float16 from_bits(std::uint16_t b) noexcept {
+    float16 h;
+    h.bits = b;
+    return h;
+  }
+};
+struct bfloat16 {
+  std::uint16_t bits = 0;
+  bfloat16() = default;
+  explicit bfloat16(float f) noexcept;
+  explicit operator float() const noexcept;
+  static bfloat16 from_bits(std::uint16_t b) noexcept {
+    bfloat16 h;
+    h.bits = b;
+    return h;
+  }
+};
+
+XP_API std::uint16_t float_to_half_bits(float f) noexcept;
+XP_API float half_bits_to_float(std::uint16_t h) noexcept;
+XP_API std::uint16_t float_to_bfloat16_bits(float f) noexcept;
+XP_API float bfloat16_bits_to_float(std::uint16_t h) noexcept;
+
+inline float16::float16(float f) noexcept : bits(float_to_half_bits(f)) {}
+inline float16::operator float() const noexcept {
+  return half_bits_to_float(bits);
+}
+inline bfloat16::bfloat16(float f) noexcept : bits(float_to_bfloat16_bits(f)) {}
+inline bfloat16::operator float() const noexcept {
+  return bfloat16_bits_to_float(bits);
+}
+
+}  // namespace xp
