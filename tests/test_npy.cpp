@@ -75,7 +75,7 @@ std::vector<std::byte> pattern(DType t, std::int64_t n, std::uint32_t seed) {
 
 std::vector<std::byte> bytes_of(const std::string& s) {
   std::vector<std::byte> v(s.size());
-  std::memcpy(v.data(), s.data(), s.size());
+  if (!s.empty()) std::memcpy(v.data(), s.data(), s.size());  // never memcpy from/to null, even 0 bytes
   return v;
 }
 
