@@ -5,6 +5,7 @@
 #include "xp/cache.hpp"
 #include "xp/config.hpp"
 #include "xp/device.hpp"
+#include "xp/dtype.hpp"
 #include "xp/error.hpp"
 #include "xp/program.hpp"
 #include "xp/runtime.hpp"
