@@ -12,7 +12,7 @@ set -euo pipefail
 XP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 XP_VENV="$XP_ROOT/.venv"
 XP_DEB_PACKAGES=(cmake ninja-build g++ clang clang-format libgtest-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev python3-venv python3-pip)
+  nlohmann-json3-dev libcli11-dev libopenblas0 python3-venv python3-pip)
 XP_NVRTC_WHEEL='nvidia-cuda-nvrtc>=13,<14'
 # The headers kernels include (cuda_fp16.h, CUB): with pip they come in these wheels, into the same
 # nvidia/cu13/include folder beside NVRTC, where xp finds them.

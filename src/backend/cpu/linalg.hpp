@@ -1,0 +1,34 @@
+#pragma once
+
+// matmul and vecdot on the CPU (linalg.cpp, blas.cpp). float32 and float64 through CBLAS from
+// OpenBLAS, opened at run time (libopenblas.so.0) with its thread count set to xp's, and never
+// called from inside xp's own threads; a plain blocked loop when OpenBLAS is missing.
+
+#include <cstdint>
+#include <string>
+
+#include "backend/ir.hpp"
+
+namespace xp::detail::cpu {
+
+// out[..., m, n] = a[..., m, k] @ b[..., k, n]. The three views have the same number of dimensions
+// (>= 2) and the same batch shape (the array layer broadcasts batch dimensions with zero strides);
+// one dtype for all three (the array layer promotes). Strides are arbitrary (BLAS gets contiguous
+// copies when it needs them). Integers are exact with wrap-around (as NumPy), bool is the logical
+// or of ands, float16 and bfloat16 are computed in float32 and rounded once at the end.
+void matmul(const View& a, const View& b, const View& out);
+
+// out[...] = sum over the last axis of a[..., k] * b[..., k]; a and b have the same shape (already
+// broadcast), out has that shape without its last axis, one dtype for all (as matmul).
+void vecdot(const View& a, const View& b, const View& out);
+
+struct BlasInfo {
+  bool loaded = false;
+  std::string path;    // the library opened
+  std::string config;  // openblas_get_config()
+  int threads = 0;     // openblas_get_num_threads() after xp set it
+  std::string error;   // why it is not loaded
+};
+BlasInfo blas_info();
+
+}  // namespace xp::detail::cpu

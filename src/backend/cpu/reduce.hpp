@@ -1,0 +1,40 @@
+#pragma once
+
+// Reductions and scans on the CPU (reduce.cpp). Deterministic: the same input gives the same bits
+// whatever the thread count (work is cut into fixed blocks, combined in a fixed order).
+
+#include <cstdint>
+#include <span>
+
+#include "backend/ir.hpp"
+
+namespace xp::detail::cpu {
+
+enum class ReduceOp : std::uint8_t { sum, prod, min, max, mean, var, std, any, all, argmin, argmax };
+
+// Reduces `in` over `axes` (sorted, unique, each in [0, in.ndim); empty = no axis reduced, every
+// element its own result) into `out`, whose shape is in's shape without the reduced axes (C order;
+// keepdims is the array layer's business). out.dtype was chosen by the array layer (NumPy's rules):
+//   sum, prod:  bool and signed integers -> int64, unsigned -> uint64, floats keep their dtype;
+//               integers wrap; float16 and bfloat16 accumulate in float32, float32 in float32,
+//               float64 in float64, each pairwise (or blocked pairwise) so the error grows as
+//               O(log n), at least as accurate as NumPy's pairwise summation.
+//   mean, var, std: integers and bool -> float64, floats keep their dtype (16-bit floats computed
+//               in float32); var and std use two passes (mean, then squared deviations) and divide
+//               by (N - correction); N - correction <= 0 gives NaN (NumPy: inf or NaN with a warning).
+//   min, max:   the input's dtype; NaN propagates (a NaN anywhere gives NaN). An empty reduction is
+//               a ValueError ("zero-size array to reduction operation minimum which has no identity").
+//   any, all:   bool.
+//   argmin, argmax: int64, the first index of the extreme (the first NaN if there is one); `axes`
+//               has one axis, or every axis (then the index is into the C-order flattening); empty
+//               input is a ValueError.
+// An empty sum is 0, an empty prod 1, an empty mean NaN.
+void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction = 0);
+
+// Cumulative sum along `axis` (NumPy's cumsum; the Array API's cumulative_sum): out has in's shape,
+// plus one along axis when include_initial (a leading 0). out.dtype as for sum. Sequential along
+// the axis (as NumPy), parallel across the other axes; float16/bfloat16 accumulate in float32 and
+// each output is the running float32 sum rounded.
+void cumulative_sum(const View& in, int axis, const View& out, bool include_initial);
+
+}  // namespace xp::detail::cpu

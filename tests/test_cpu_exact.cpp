@@ -1,0 +1,5 @@
+#include <gtest/gtest.h>
+
+TEST(Stub, Pending) {
+  GTEST_SKIP() << "pending";
+}
