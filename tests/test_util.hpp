@@ -115,7 +115,44 @@ inline bool env_flag(const char* name) {
     GTEST_SKIP() << (reason);                                                               \
   } while (0)
 
+// One run of a Python reference script (tests/ref/*.py) with the repository's .venv python.
+// `missing` says why it could not run (no .venv, or the script exited with 3: "NumPy 2 or ml_dtypes
+// is missing"): a skip, or a failure under XP_TEST_REQUIRE_NUMPY=1 (XP_REQUIRE_REFERENCE below).
+// `error` is a real failure (the script broke). `out` is its stdout.
+struct PythonReference {
+  std::optional<std::string> missing;
+  std::optional<std::string> error;
+  std::string out;
+};
+
+inline PythonReference run_python_reference(const std::string& script, const std::vector<std::string>& args = {}) {
+  PythonReference ref;
+  const std::string python = XP_TEST_PYTHON;
+  if (access(python.c_str(), X_OK) != 0) {
+    ref.missing = "no Python at " + python + " (scripts/test.sh makes .venv with numpy 2 and ml_dtypes)";
+    return ref;
+  }
+  std::vector<std::string> argv = {python, std::string(XP_SOURCE_DIR) + "/tests/ref/" + script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const ProcessResult r = run_process(argv);
+  if (r.exit_code == 3) {
+    ref.missing = script + " needs NumPy 2 and ml_dtypes in " + python + ": " + r.err;
+  } else if (r.exit_code != 0) {
+    ref.error = script + " exited with " + std::to_string(r.exit_code) + " (signal " + std::to_string(r.signal) +
+                "):\n" + r.err;
+  }
+  ref.out = r.out;
+  return ref;
+}
+
 }  // namespace xp_test
+
+// Skips (or fails under XP_TEST_REQUIRE_NUMPY=1) when a reference could not run; fails when it broke.
+#define XP_REQUIRE_REFERENCE(ref)                                                \
+  do {                                                                           \
+    if ((ref).missing) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", *(ref).missing); \
+    if ((ref).error) FAIL() << *(ref).error;                                     \
+  } while (0)
 
 // Skips a GPU test with "no GPU (reason: detail)", or fails it under XP_TEST_REQUIRE_GPU=1.
 // (Needs xp/runtime.hpp included before use.)
