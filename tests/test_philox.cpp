@@ -1,10 +1,10 @@
-// Philox random streams (src/array/philox.hpp): the Random123 known answers, the stream layout and
+// Philox random streams (src/backend/philox.hpp): the Random123 known answers, the stream layout and
 // every kind of draw against tests/ref/philox_reference.py (an independent Python implementation
 // from the definitions, run with the repository's .venv python; without it those tests are skipped
 // with the reason, a failure under XP_TEST_REQUIRE_NUMPY=1), then properties that need no
 // reference: chunked fills equal one pass and the per-element core functions, generator streams,
 // integer ranges and uniformity, the widening multiplies against unsigned __int128, moments.
-#include "array/philox.hpp"
+#include "backend/philox.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -69,6 +70,44 @@ class XP_API FileError : public Error {
 
  private:
   std::string path_, reason_;
+};
+
+// An index out of range (a[7] on 5 elements, take() with a bad index): the index, the axis and
+// its length are in the text.
+class XP_API IndexError : public ValueError {
+ public:
+  explicit IndexError(const std::string& what);
+  ~IndexError() override;
+};
+
+// An operation the dtypes do not support (bitwise_and on floats, uint8 + 300, an out= array the
+// result cannot be cast to under NumPy's same_kind rule). Derives from ValueError.
+class XP_API TypeError : public ValueError {
+ public:
+  explicit TypeError(const std::string& what);
+  ~TypeError() override;
+};
+
+// Arrays on two devices in one operation: names both. Nothing is copied silently.
+class XP_API DeviceMismatch : public ValueError {
+ public:
+  DeviceMismatch(const std::string& operation, const std::string& first, const std::string& second);
+  ~DeviceMismatch() override;
+};
+
+// An allocation failed: the bytes asked for, and (where known, else 0) the bytes free and the limit.
+class XP_API OutOfMemory : public Error {
+ public:
+  OutOfMemory(std::string device, std::uint64_t requested, std::uint64_t free = 0, std::uint64_t limit = 0);
+  ~OutOfMemory() override;
+  const std::string& device() const noexcept { return device_; }
+  std::uint64_t requested() const noexcept { return requested_; }
+  std::uint64_t free() const noexcept { return free_; }
+  std::uint64_t limit() const noexcept { return limit_; }
+
+ private:
+  std::string device_;
+  std::uint64_t requested_, free_, limit_;
 };
 
 }  // namespace xp

@@ -1,6 +1,7 @@
 #pragma once
 
 // Everything public in xp.
+#include "xp/array.hpp"
 #include "xp/buffer.hpp"
 #include "xp/cache.hpp"
 #include "xp/config.hpp"

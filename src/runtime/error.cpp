@@ -41,4 +41,25 @@ FileError::FileError(std::string path, std::string reason)
     : Error(path + ": " + reason), path_(std::move(path)), reason_(std::move(reason)) {}
 FileError::~FileError() = default;
 
+IndexError::IndexError(const std::string& what) : ValueError(what) {}
+IndexError::~IndexError() = default;
+
+TypeError::TypeError(const std::string& what) : ValueError(what) {}
+TypeError::~TypeError() = default;
+
+DeviceMismatch::DeviceMismatch(const std::string& operation, const std::string& first, const std::string& second)
+    : ValueError(operation + ": arrays on two devices, " + first + " and " + second +
+                 " (xp never copies between devices silently: use to_device)") {}
+DeviceMismatch::~DeviceMismatch() = default;
+
+OutOfMemory::OutOfMemory(std::string device, std::uint64_t requested, std::uint64_t free, std::uint64_t limit)
+    : Error("out of memory on " + device + ": " + std::to_string(requested) + " bytes requested" +
+            (free != 0 ? ", " + std::to_string(free) + " free" : std::string()) +
+            (limit != 0 ? ", limit " + std::to_string(limit) : std::string())),
+      device_(std::move(device)),
+      requested_(requested),
+      free_(free),
+      limit_(limit) {}
+OutOfMemory::~OutOfMemory() = default;
+
 }  // namespace xp

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Independent reference for xp's Philox random streams (src/array/philox.hpp).
+"""Independent reference for xp's Philox random streams (src/backend/philox.hpp).
 
 Written from the definitions, not from any library's code:
   - Philox4x32-10: Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as easy as 1, 2, 3"
     (SC 2011), section 5: the round function, the multipliers and the Weyl key schedule;
-  - the stream layout and the conversions documented in src/array/philox.hpp.
+  - the stream layout and the conversions documented in src/backend/philox.hpp.
 Python's integers are unbounded, so every "high word", carry and widening multiply below is plain
 arithmetic, not the 32-bit decomposition the C++ code uses. Normal samples are evaluated with the
 decimal module at 50 digits (ln, sqrt, and sin/cos by Taylor series), so they are a reference for

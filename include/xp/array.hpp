@@ -1,0 +1,495 @@
+#pragma once
+
+// xp::Array and the array namespace: NumPy / Python Array API names on every device.
+//
+// An Array is a handle (cheap to copy, copies share the array) to a dtype, a shape, strides in
+// bytes, an offset and a shared block of memory on one device. Views (slices, reshape,
+// permute_dims, expand_dims, squeeze, broadcast_to, flip) share memory with their base.
+//
+// Elementwise operations are lazy: `d = a * b + c` records a small graph, evaluated in one fused
+// pass (a, b, c read once, d written once, no temporaries) when a value is needed: a reduction, a
+// transfer, item/to_vector/data, printing, xp::eval, a view or any other non-elementwise operation,
+// or when the graph grows past kMaxFusedOps operations. A graph computes with the values its inputs
+// had when it was built, even if they are written later (in place, through a view, with out=).
+// XP_LAZY=0 (or set_lazy(false)) evaluates every operation at once, with bit-identical results.
+//
+// C++ numbers in expressions are weak scalars (NEP 50): `float32_array * 2.0` stays float32,
+// `uint8_array + 300` is a TypeError. docs/semantics.md lists the rules both backends follow.
+//
+// Thread safety: distinct arrays may be used from distinct threads; one lazy array evaluated from
+// two threads at once is a data race (call eval() first, then share).
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "xp/device.hpp"
+#include "xp/dtype.hpp"
+#include "xp/export.hpp"
+
+namespace xp {
+
+class Array;
+namespace detail {
+struct ArrayImpl;
+}
+
+using Shape = std::vector<std::int64_t>;
+
+// The largest elementwise graph evaluated as one fused pass; a bigger one is cut.
+constexpr int kMaxFusedOps = 64;
+
+// The dtype of a C++ element type: dtype_of<float>() == DType::float32.
+template <class T>
+constexpr DType dtype_of() noexcept {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, bool>) return DType::bool_;
+  else if constexpr (std::is_same_v<U, float16>) return DType::float16;
+  else if constexpr (std::is_same_v<U, bfloat16>) return DType::bfloat16;
+  else if constexpr (std::is_same_v<U, float>) return DType::float32;
+  else if constexpr (std::is_same_v<U, double>) return DType::float64;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 1) return DType::int8;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 2) return DType::int16;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 4) return DType::int32;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 8) return DType::int64;
+  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 1) return DType::uint8;
+  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 2) return DType::uint16;
+  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 4) return DType::uint32;
+  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 8) return DType::uint64;
+  else static_assert(sizeof(U) == 0, "not an xp element type");
+}
+
+// A C++ number used with arrays: weak in NEP 50's sense (the array's dtype wins within its kind).
+class XP_API Scalar {
+ public:
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  Scalar(T v) noexcept {  // NOLINT: implicit by design
+    if constexpr (std::is_same_v<T, bool>) {
+      kind_ = ScalarKind::boolean;
+      i_ = v ? 1 : 0;
+    } else if constexpr (std::is_floating_point_v<T>) {
+      kind_ = ScalarKind::floating;
+      f_ = static_cast<double>(v);
+    } else if constexpr (std::is_unsigned_v<T>) {
+      kind_ = ScalarKind::integer;
+      if (static_cast<unsigned long long>(v) > 0x7fffffffffffffffULL) {
+        unsigned_ = true;
+        u_ = static_cast<unsigned long long>(v);
+      } else {
+        i_ = static_cast<long long>(v);
+      }
+    } else {
+      kind_ = ScalarKind::integer;
+      i_ = static_cast<long long>(v);
+    }
+  }
+  Scalar(float16 v) noexcept : kind_(ScalarKind::floating), f_(static_cast<float>(v)) {}    // NOLINT
+  Scalar(bfloat16 v) noexcept : kind_(ScalarKind::floating), f_(static_cast<float>(v)) {}  // NOLINT
+
+  ScalarKind kind() const noexcept { return kind_; }
+  bool is_large_unsigned() const noexcept { return unsigned_; }  // an integer above INT64_MAX
+  long long as_int() const noexcept { return i_; }
+  unsigned long long as_uint() const noexcept { return unsigned_ ? u_ : static_cast<unsigned long long>(i_); }
+  double as_double() const noexcept;
+  // The dtype this number has on its own (no array to follow): bool, int64 (uint64 above INT64_MAX)
+  // or float64, as NumPy gives np.asarray(value).
+  DType default_dtype() const noexcept;
+
+ private:
+  ScalarKind kind_ = ScalarKind::integer;
+  bool unsigned_ = false;
+  long long i_ = 0;
+  unsigned long long u_ = 0;
+  double f_ = 0;
+};
+
+// An operand of an elementwise function: an array or a weak scalar. An argument type only: it
+// refers to the array it was made from, which must outlive it.
+class Operand {
+ public:
+  Operand(const Array& a) noexcept : array_(&a) {}  // NOLINT: implicit by design
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T> || std::is_same_v<T, float16> ||
+                                          std::is_same_v<T, bfloat16>,
+                                      int> = 0>
+  Operand(T v) noexcept : scalar_(Scalar(v)) {}  // NOLINT
+  Operand(Scalar s) noexcept : scalar_(s) {}     // NOLINT
+
+  bool is_array() const noexcept { return array_ != nullptr; }
+  const Array& array() const noexcept { return *array_; }
+  const Scalar& scalar() const noexcept { return scalar_; }
+
+ private:
+  const Array* array_ = nullptr;
+  Scalar scalar_ = Scalar(0);
+};
+
+// Where an `out=` result goes: an array of the result's shape and a dtype the result casts to
+// under NumPy's same_kind rule. Default: a new array.
+class XP_API Out {
+ public:
+  Out() = default;
+  Out(const Array& a) noexcept : array_(&a) {}  // NOLINT: implicit by design
+  const Array* array() const noexcept { return array_; }
+
+ private:
+  const Array* array_ = nullptr;
+};
+
+// One index of a[...]: an integer (drops the axis; negative counts from the end; out of range is an
+// IndexError), a Slice (start:stop:step, clamped as NumPy clamps; Slice() is ":"), newaxis or
+// ellipsis.
+struct Slice {
+  std::optional<std::int64_t> start, stop;
+  std::int64_t step = 1;  // nonzero
+  Slice() = default;
+  Slice(std::optional<std::int64_t> start_, std::optional<std::int64_t> stop_, std::int64_t step_ = 1)
+      : start(start_), stop(stop_), step(step_) {}
+};
+struct NewAxis {};
+struct Ellipsis {};
+inline constexpr NewAxis newaxis{};
+inline constexpr Ellipsis ellipsis{};
+
+
+class Index {
+ public:
+  enum class Kind { integer, slice, newaxis, ellipsis };
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  Index(T i) noexcept : kind_(Kind::integer), i_(static_cast<std::int64_t>(i)) {}  // NOLINT
+  Index(const Slice& s) noexcept : kind_(Kind::slice), s_(s) {}                    // NOLINT
+  Index(NewAxis) noexcept : kind_(Kind::newaxis) {}                                // NOLINT
+  Index(Ellipsis) noexcept : kind_(Kind::ellipsis) {}                              // NOLINT
+  Kind kind() const noexcept { return kind_; }
+  std::int64_t integer() const noexcept { return i_; }
+  const Slice& slice() const noexcept { return s_; }
+
+ private:
+  Kind kind_;
+  std::int64_t i_ = 0;
+  Slice s_;
+};
+
+// Axes of a reduction or of squeeze/flip: every axis (the default), one, or several. Negative axes
+// count from the end.
+class Axes {
+ public:
+  Axes() = default;
+  Axes(int axis) : all_(false), axes_{axis} {}                                   // NOLINT
+  Axes(std::initializer_list<int> axes) : all_(false), axes_(axes) {}            // NOLINT
+  Axes(std::vector<int> axes) : all_(false), axes_(std::move(axes)) {}           // NOLINT
+  bool all() const noexcept { return all_; }
+  const std::vector<int>& list() const noexcept { return axes_; }
+
+ private:
+  bool all_ = true;
+  std::vector<int> axes_;
+};
+
+class XP_API Array {
+ public:
+  Array() noexcept;  // an empty handle: using it is a ValueError
+  Array(const Array&) noexcept;
+  Array(Array&&) noexcept;
+  ~Array();
+  // Rebinds this handle (as Python's `a = b`).
+  Array& operator=(const Array&) & noexcept;
+  Array& operator=(Array&&) & noexcept;
+  // Assigning to a temporary view writes through it: a.slice({...}) = b, a[0] = 1.0 (copyto).
+  const Array& operator=(const Array& values) &&;
+  const Array& operator=(const Scalar& value) &&;
+
+  bool valid() const noexcept { return impl_ != nullptr; }
+  DType dtype() const;
+  int ndim() const;
+  std::span<const std::int64_t> shape() const;
+  std::int64_t shape(int axis) const;  // negative counts from the end
+  // Strides in bytes and the offset of the first element into the memory block, in bytes. A lazy
+  // array reports the layout it will have (C order) without being evaluated.
+  std::span<const std::int64_t> strides() const;
+  std::int64_t offset() const;
+  std::int64_t size() const;
+  std::int64_t nbytes() const;
+  std::size_t itemsize() const;
+  Device device() const;
+  bool is_c_contiguous() const;
+  bool is_lazy() const noexcept;  // an elementwise graph not evaluated yet
+  bool is_read_only() const;      // wraps memory given as read-only
+
+  // Views, sharing memory.
+  Array slice(std::initializer_list<Index> index) const;
+  Array slice(std::span<const Index> index) const;
+  Array operator[](std::int64_t i) const;  // the sub-array at index i of axis 0
+  Array reshape(const Shape& shape) const; // one -1 allowed; a view when the layout allows, else a copy
+  Array transpose() const;                 // all axes reversed
+  Array T() const { return transpose(); }
+
+  Array copy() const;                           // a new C-contiguous array
+  Array astype(DType dtype) const;              // always a new array (conversions as docs/semantics.md)
+  Array to_device(const Device& device) const;  // a copy on `device` (this array when it is there)
+  Array& eval();                                // evaluates a lazy array now
+
+  // The single element, converted to T as astype converts. ValueError unless size() == 1.
+  template <class T>
+  T item() const {
+    T v{};
+    copy_to_host(dtype_of<T>(), &v, 1);
+    return v;
+  }
+  // Every element in C order, converted to T as astype converts.
+  template <class T>
+  std::vector<T> to_vector() const {
+    std::vector<T> v(static_cast<std::size_t>(size()));
+    copy_to_host(dtype_of<T>(), v.data(), v.size());
+    return v;
+  }
+  // Copies every element, converted to `dtype`, in C order to dst (room for `count` elements, which
+  // must equal size()).
+  void copy_to_host(DType dtype, void* dst, std::size_t count) const;
+
+  // The address of the first element in host memory, after evaluation (CPU arrays; ValueError for
+  // other devices). mutable_data() first evaluates every pending graph that reads this memory, and
+  // is a ValueError for read-only memory.
+  const void* data() const;
+  void* mutable_data();
+
+  std::string repr() const;  // as NumPy's repr: array([1., 2.], dtype=float32)
+  std::string str() const;   // as NumPy's str: [1. 2.]
+
+  // In place: the result is written into this array's memory (out=); NumPy's same_kind rule
+  // (an int array += 1.5 is a TypeError).
+  Array& operator+=(const Operand& b);
+  Array& operator-=(const Operand& b);
+  Array& operator*=(const Operand& b);
+  Array& operator/=(const Operand& b);
+  Array& operator%=(const Operand& b);
+  Array& operator&=(const Operand& b);
+  Array& operator|=(const Operand& b);
+  Array& operator^=(const Operand& b);
+  Array& operator<<=(const Operand& b);
+  Array& operator>>=(const Operand& b);
+
+  // For xp's own layers.
+  explicit Array(std::shared_ptr<detail::ArrayImpl> impl) noexcept;
+  const std::shared_ptr<detail::ArrayImpl>& impl() const noexcept { return impl_; }
+
+ private:
+  std::shared_ptr<detail::ArrayImpl> impl_;
+};
+
+XP_API std::ostream& operator<<(std::ostream& os, const Array& a);  // the repr
+
+// Laziness (XP_LAZY) and CPU threads (XP_NUM_THREADS) changed for this process.
+XP_API void set_lazy(bool lazy);
+XP_API bool lazy();
+XP_API void set_num_threads(int threads);  // >= 1
+XP_API int num_threads();
+
+// Evaluates lazy arrays (together, sharing their common subexpressions).
+XP_API void eval(std::initializer_list<Array> arrays);
+
+// ---- creation ----------------------------------------------------------------------------------
+// `device` defaults to default_device(); the dtype to float64 (as NumPy), except where noted.
+using DeviceArg = std::optional<Device>;
+XP_API Array empty(const Shape& shape, DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
+XP_API Array zeros(const Shape& shape, DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
+XP_API Array ones(const Shape& shape, DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
+// The dtype defaults to the value's own (bool, int64, float64).
+XP_API Array full(const Shape& shape, const Scalar& value, std::optional<DType> dtype = std::nullopt,
+                  const DeviceArg& device = std::nullopt);
+XP_API Array empty_like(const Array& a, std::optional<DType> dtype = std::nullopt);
+XP_API Array zeros_like(const Array& a, std::optional<DType> dtype = std::nullopt);
+XP_API Array ones_like(const Array& a, std::optional<DType> dtype = std::nullopt);
+XP_API Array full_like(const Array& a, const Scalar& value, std::optional<DType> dtype = std::nullopt);
+// start, start + step, ... below stop. The dtype defaults to int64 when all three are integers,
+// else float64. Element i is start + i * step computed in the dtype (float: rounded once each).
+XP_API Array arange(const Scalar& start, const Scalar& stop, const Scalar& step = 1,
+                    std::optional<DType> dtype = std::nullopt, const DeviceArg& device = std::nullopt);
+XP_API Array arange(const Scalar& stop);
+// num values from start to stop (included when endpoint), as NumPy computes them.
+XP_API Array linspace(double start, double stop, std::int64_t num, bool endpoint = true,
+                      DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
+// Ones on the k-th diagonal of an n x m matrix (m defaults to n).
+XP_API Array eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int64_t k = 0,
+                 DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
+
+// A copy of host data (C order) as an array of `shape` (default 1-D).
+XP_API Array asarray(const void* data, DType dtype, const Shape& shape, const DeviceArg& device = std::nullopt);
+template <class T>
+Array asarray(const std::vector<T>& values, std::optional<Shape> shape = std::nullopt,
+              const DeviceArg& device = std::nullopt) {
+  static_assert(!std::is_same_v<T, bool>, "std::vector<bool> has no contiguous storage: use uint8 or asarray(ptr)");
+  return asarray(values.data(), dtype_of<T>(), shape ? *shape : Shape{static_cast<std::int64_t>(values.size())},
+                 device);
+}
+template <class T>
+Array asarray(std::initializer_list<T> values, std::optional<Shape> shape = std::nullopt,
+              const DeviceArg& device = std::nullopt) {
+  return asarray(values.begin(), dtype_of<T>(), shape ? *shape : Shape{static_cast<std::int64_t>(values.size())},
+                 device);
+}
+// Wraps host memory without copying. `strides` in bytes (default C order); `keep_alive` is held
+// until the last array using the memory is gone. The caller must not change the memory while a
+// lazy graph that reads it is pending (xp cannot see such writes): eval() first.
+XP_API Array wrap(void* data, DType dtype, const Shape& shape, std::shared_ptr<void> keep_alive = nullptr,
+                  std::optional<Shape> strides = std::nullopt, bool read_only = false);
+
+// .npy files (NumPy's format; errors are FileError, nothing half-written).
+XP_API Array load(const std::string& path, const DeviceArg& device = std::nullopt);
+XP_API void save(const std::string& path, const Array& a);
+
+// ---- manipulation (views where NumPy gives views) ----------------------------------------------
+XP_API Array reshape(const Array& a, const Shape& shape);
+XP_API Array permute_dims(const Array& a, const std::vector<int>& axes);
+XP_API Array matrix_transpose(const Array& a);  // the last two axes swapped
+XP_API Array expand_dims(const Array& a, int axis);
+XP_API Array squeeze(const Array& a, const Axes& axes = {});
+XP_API Array broadcast_to(const Array& a, const Shape& shape);
+XP_API Shape broadcast_shapes(const Shape& a, const Shape& b);
+XP_API Array flip(const Array& a, const Axes& axes = {});
+XP_API Array concat(const std::vector<Array>& arrays, int axis = 0);
+XP_API Array stack(const std::vector<Array>& arrays, int axis = 0);
+// Elements of `a` at `indices` (an integer array) along `axis` (the flattened array by default).
+XP_API Array take(const Array& a, const Array& indices, std::optional<int> axis = std::nullopt);
+// Writes src (broadcast, converted under same_kind) into dst.
+XP_API void copyto(const Array& dst, const Operand& src);
+XP_API Array astype(const Array& a, DType dtype);
+XP_API DType result_type(const Operand& a, const Operand& b);
+
+// ---- elementwise (lazy) --------------------------------------------------------------------------
+#define XP_UNARY_(name) XP_API Array name(const Operand& x, const Out& out = {});
+#define XP_BINARY_(name) XP_API Array name(const Operand& x, const Operand& y, const Out& out = {});
+XP_UNARY_(negative)
+XP_UNARY_(positive)
+XP_UNARY_(abs)
+XP_UNARY_(sign)
+XP_UNARY_(square)
+XP_UNARY_(sqrt)
+XP_UNARY_(exp)
+XP_UNARY_(expm1)
+XP_UNARY_(log)
+XP_UNARY_(log1p)
+XP_UNARY_(log2)
+XP_UNARY_(log10)
+XP_UNARY_(sin)
+XP_UNARY_(cos)
+XP_UNARY_(tan)
+XP_UNARY_(asin)
+XP_UNARY_(acos)
+XP_UNARY_(atan)
+XP_UNARY_(sinh)
+XP_UNARY_(cosh)
+XP_UNARY_(tanh)
+XP_UNARY_(floor)
+XP_UNARY_(ceil)
+XP_UNARY_(round)
+XP_UNARY_(trunc)
+XP_UNARY_(isnan)
+XP_UNARY_(isinf)
+XP_UNARY_(isfinite)
+XP_UNARY_(logical_not)
+XP_UNARY_(bitwise_invert)
+XP_BINARY_(add)
+XP_BINARY_(subtract)
+XP_BINARY_(multiply)
+XP_BINARY_(divide)
+XP_BINARY_(floor_divide)
+XP_BINARY_(remainder)
+XP_BINARY_(pow)
+XP_BINARY_(atan2)
+XP_BINARY_(minimum)
+XP_BINARY_(maximum)
+XP_BINARY_(equal)
+XP_BINARY_(not_equal)
+XP_BINARY_(less)
+XP_BINARY_(less_equal)
+XP_BINARY_(greater)
+XP_BINARY_(greater_equal)
+XP_BINARY_(logical_and)
+XP_BINARY_(logical_or)
+XP_BINARY_(logical_xor)
+XP_BINARY_(bitwise_and)
+XP_BINARY_(bitwise_or)
+XP_BINARY_(bitwise_xor)
+XP_BINARY_(bitwise_left_shift)
+XP_BINARY_(bitwise_right_shift)
+#undef XP_UNARY_
+#undef XP_BINARY_
+XP_API Array clip(const Operand& x, const Operand& min, const Operand& max, const Out& out = {});
+XP_API Array where(const Operand& condition, const Operand& x, const Operand& y, const Out& out = {});
+// x * y + z rounded once (the only fused multiply-add xp does; a*b+c rounds twice, as NumPy).
+XP_API Array fma(const Operand& x, const Operand& y, const Operand& z, const Out& out = {});
+
+// Operators: arrays with arrays or weak scalars.
+XP_API Array operator+(const Operand& a, const Operand& b);
+XP_API Array operator-(const Operand& a, const Operand& b);
+XP_API Array operator*(const Operand& a, const Operand& b);
+XP_API Array operator/(const Operand& a, const Operand& b);
+XP_API Array operator%(const Operand& a, const Operand& b);
+XP_API Array operator&(const Operand& a, const Operand& b);
+XP_API Array operator|(const Operand& a, const Operand& b);
+XP_API Array operator^(const Operand& a, const Operand& b);
+XP_API Array operator<<(const Operand& a, const Operand& b);
+XP_API Array operator>>(const Operand& a, const Operand& b);
+XP_API Array operator==(const Operand& a, const Operand& b);
+XP_API Array operator!=(const Operand& a, const Operand& b);
+XP_API Array operator<(const Operand& a, const Operand& b);
+XP_API Array operator<=(const Operand& a, const Operand& b);
+XP_API Array operator>(const Operand& a, const Operand& b);
+XP_API Array operator>=(const Operand& a, const Operand& b);
+XP_API Array operator-(const Array& a);
+XP_API Array operator+(const Array& a);
+XP_API Array operator~(const Array& a);
+XP_API Array operator!(const Array& a);
+
+// ---- reductions (evaluate) ---------------------------------------------------------------------
+XP_API Array sum(const Array& a, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+XP_API Array prod(const Array& a, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+XP_API Array mean(const Array& a, const Axes& axes = {}, bool keepdims = false);
+XP_API Array var(const Array& a, const Axes& axes = {}, double correction = 0, bool keepdims = false);
+XP_API Array std(const Array& a, const Axes& axes = {}, double correction = 0, bool keepdims = false);
+XP_API Array min(const Array& a, const Axes& axes = {}, bool keepdims = false);
+XP_API Array max(const Array& a, const Axes& axes = {}, bool keepdims = false);
+XP_API Array any(const Array& a, const Axes& axes = {}, bool keepdims = false);
+XP_API Array all(const Array& a, const Axes& axes = {}, bool keepdims = false);
+XP_API Array argmin(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+XP_API Array argmax(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+XP_API Array cumulative_sum(const Array& a, std::optional<int> axis = std::nullopt,
+                            std::optional<DType> dtype = std::nullopt, bool include_initial = false);
+
+// ---- linear algebra ------------------------------------------------------------------------------
+// Batched over leading dimensions (broadcast); 1-D operands as NumPy (prepended / appended 1).
+XP_API Array matmul(const Array& a, const Array& b);
+XP_API Array vecdot(const Array& a, const Array& b, int axis = -1);
+
+// ---- random numbers ----------------------------------------------------------------------------
+namespace random {
+// Counter-based (Philox4x32-10): the same seed gives the same numbers on every device and thread
+// count. Each draw takes the next stream of the seed, so successive draws differ.
+class XP_API Generator {
+ public:
+  explicit Generator(std::uint64_t seed) noexcept : seed_(seed) {}
+  std::uint64_t seed() const noexcept { return seed_; }
+  std::uint64_t position() const noexcept { return stream_; }  // draws taken so far
+  // Floats in [low, high): low + (high - low) * u, u uniform in [0, 1) (float dtypes only).
+  Array uniform(const Shape& shape, DType dtype = DType::float64, double low = 0, double high = 1,
+                const DeviceArg& device = std::nullopt);
+  // Normal floats: loc + scale * z (float dtypes only).
+  Array normal(const Shape& shape, DType dtype = DType::float64, double loc = 0, double scale = 1,
+               const DeviceArg& device = std::nullopt);
+  // Integers in [low, high) (integer dtypes; both bounds must fit the dtype).
+  Array integers(std::int64_t low, std::int64_t high, const Shape& shape, DType dtype = DType::int64,
+                 const DeviceArg& device = std::nullopt);
+
+ private:
+  std::uint64_t seed_;
+  std::uint64_t stream_ = 0;
+};
+}  // namespace random
+
+}  // namespace xp

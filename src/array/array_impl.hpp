@@ -1,0 +1,100 @@
+#pragma once
+
+// The inside of an Array: a materialized array is (storage, offset, strides); a lazy one is an
+// elementwise node over other arrays and constants, evaluated on demand (lazy.cpp).
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "xp/array.hpp"
+#include "xp/error.hpp"
+
+namespace xp::detail {
+
+struct ArrayImpl;
+
+// A block of memory on one device, shared by an array and its views.
+struct Storage {
+  Device device;
+  Backend* backend = nullptr;
+  Allocation alloc;
+  bool read_only = false;
+  // Lazy arrays whose graphs read this memory: evaluated before anything writes to it, so that they
+  // compute with the values they captured.
+  std::mutex mutex;
+  std::vector<std::weak_ptr<ArrayImpl>> readers;
+};
+
+// One operand of a lazy node: an array (lazy or not) or a constant.
+struct LazyArg {
+  std::shared_ptr<ArrayImpl> array;  // null for a constant
+  DType dtype = DType::int64;        // the constant's dtype
+  std::uint64_t bits = 0;            // the constant's bytes
+};
+
+struct Node {
+  Op op = Op::cast;
+  int nargs = 0;
+  LazyArg args[3];
+  int ops = 1;  // operations in the lazy graph below and including this node
+};
+
+struct ArrayImpl {
+  DType dtype = DType::float64;
+  Shape shape;
+  Shape strides;  // bytes; C order for a lazy array
+  std::int64_t offset = 0;
+  Device device;
+  Backend* backend = nullptr;
+  std::shared_ptr<Storage> storage;  // null while lazy
+  std::unique_ptr<Node> node;        // non-null while lazy
+
+  std::int64_t size() const noexcept {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+  bool lazy() const noexcept { return node != nullptr; }
+};
+
+using ImplPtr = std::shared_ptr<ArrayImpl>;
+
+// ---- helpers shared by the array layer's files ----
+const ImplPtr& impl_of(const Array& a);  // ValueError for an empty handle
+Shape c_strides(const Shape& shape, DType dtype);
+std::string shape_str(std::span<const std::int64_t> shape);  // "(2, 3)"
+int normalize_axis(int axis, int ndim, const char* what);    // IndexError-free: ValueError "axis 3 is out of bounds for array of dimension 2"
+Shape broadcast_shape(const Shape& a, const Shape& b);        // ValueError with both shapes
+std::int64_t checked_size(const Shape& shape);               // ValueError for negative dims or overflow
+bool can_cast_same_kind(DType from, DType to) noexcept;
+
+// Memory: a new C-contiguous materialized array (uninitialized).
+ImplPtr new_array(DType dtype, const Shape& shape, const Device& device);
+// A materialized array over existing memory.
+ImplPtr view_of_storage(const std::shared_ptr<Storage>& storage, DType dtype, Shape shape, Shape strides,
+                        std::int64_t offset);
+// A view with a new layout over a's memory (a evaluated first).
+ImplPtr make_view(const ImplPtr& a, Shape shape, Shape strides, std::int64_t offset);
+
+// Evaluation.
+void materialize(ArrayImpl& a);  // evaluates a lazy array in place
+View view_of(const ArrayImpl& a);  // a materialized array's view
+// Evaluates every pending lazy array that reads `storage` (before a write to it).
+void prepare_write(Storage& storage);
+// A lazy (or, when laziness is off, evaluated) elementwise node. A detached node is neither
+// evaluated nor registered as a reader: it is about to be evaluated into an out= array.
+ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, Backend* backend, LazyArg a,
+                  LazyArg b = {}, LazyArg c = {}, bool detached = false);
+void set_lazy_mode(bool on);
+bool lazy_mode();
+// Evaluates the graph of `value` (lazy or not, broadcastable to dst's shape) into the materialized
+// dst, converting to dst's dtype: the out= and copyto path.
+void evaluate_into(const ImplPtr& value, const ImplPtr& dst);
+// A constant operand.
+LazyArg constant_arg(const Scalar& s);
+
+}  // namespace xp::detail

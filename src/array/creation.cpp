@@ -1,0 +1,328 @@
+// Creating arrays: filled, ranges, host data, wrapped memory, .npy files, joins, gathers, random.
+
+#include <cmath>
+#include <cstring>
+
+#include "array/array_impl.hpp"
+#include "array/npy.hpp"
+
+namespace xp {
+
+using detail::ImplPtr;
+using detail::impl_of;
+
+namespace {
+
+Device pick(const DeviceArg& d) {
+  return d ? *d : default_device();
+}
+
+Array filled(const Shape& shape, DType dtype, const Device& device, const Scalar& value) {
+  ImplPtr out = detail::new_array(dtype, shape, device);
+  auto node = detail::make_node(detail::Op::cast, dtype, Shape{}, device, out->backend, detail::constant_arg(value),
+                                {}, {}, true);
+  detail::evaluate_into(node, out);
+  return Array(out);
+}
+
+// Host values (double or int64 per element) converted to dtype on `device`.
+template <class T>
+Array from_host_values(const std::vector<T>& v, DType dtype, const Shape& shape, const Device& device) {
+  Array host = asarray(v.data(), dtype_of<T>(), shape, Device::cpu());
+  Array out = host.astype(dtype);
+  return out.to_device(device);
+}
+
+}  // namespace
+
+Array empty(const Shape& shape, DType dtype, const DeviceArg& device) {
+  return Array(detail::new_array(dtype, shape, pick(device)));
+}
+Array zeros(const Shape& shape, DType dtype, const DeviceArg& device) {
+  return filled(shape, dtype, pick(device), Scalar(0));
+}
+Array ones(const Shape& shape, DType dtype, const DeviceArg& device) {
+  return filled(shape, dtype, pick(device), Scalar(1));
+}
+Array full(const Shape& shape, const Scalar& value, std::optional<DType> dtype, const DeviceArg& device) {
+  const DType t = dtype ? *dtype : value.default_dtype();
+  if (value.kind() == ScalarKind::integer && kind(t) != DTypeKind::floating && t != DType::bool_) {
+    const bool fits = value.is_large_unsigned() ? value_fits(t, value.as_uint()) : value_fits(t, value.as_int());
+    if (!fits) throw TypeError("full: the fill value does not fit " + std::string(name(t)));
+  }
+  return filled(shape, t, pick(device), value);
+}
+Array empty_like(const Array& a, std::optional<DType> dtype) {
+  return empty(Shape(a.shape().begin(), a.shape().end()), dtype ? *dtype : a.dtype(), a.device());
+}
+Array zeros_like(const Array& a, std::optional<DType> dtype) {
+  return zeros(Shape(a.shape().begin(), a.shape().end()), dtype ? *dtype : a.dtype(), a.device());
+}
+Array ones_like(const Array& a, std::optional<DType> dtype) {
+  return ones(Shape(a.shape().begin(), a.shape().end()), dtype ? *dtype : a.dtype(), a.device());
+}
+Array full_like(const Array& a, const Scalar& value, std::optional<DType> dtype) {
+  return full(Shape(a.shape().begin(), a.shape().end()), value, dtype ? *dtype : a.dtype(), a.device());
+}
+
+Array arange(const Scalar& stop) {
+  return arange(Scalar(0), stop, Scalar(1));
+}
+
+Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::optional<DType> dtype,
+             const DeviceArg& device) {
+  const bool ints = start.kind() != ScalarKind::floating && stop.kind() != ScalarKind::floating &&
+                    step.kind() != ScalarKind::floating;
+  const DType t = dtype ? *dtype : ints ? DType::int64 : DType::float64;
+  const double s0 = start.as_double(), s1 = stop.as_double(), st = step.as_double();
+  if (st == 0) throw ValueError("arange: step must not be zero");
+  if (!std::isfinite(s0) || !std::isfinite(s1) || !std::isfinite(st)) throw ValueError("arange: non-finite bounds");
+  std::int64_t n = 0;
+  if (ints && !start.is_large_unsigned() && !stop.is_large_unsigned() && !step.is_large_unsigned()) {
+    const long long a = start.as_int(), b = stop.as_int(), d = step.as_int();
+    if (d > 0 && b > a) n = (b - a + d - 1) / d;
+    if (d < 0 && a > b) n = (a - b + (-d) - 1) / (-d);
+    std::vector<std::int64_t> v(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) v[i] = a + i * d;
+    return from_host_values(v, t, Shape{n}, pick(device));
+  }
+  // As NumPy: the length is ceil((stop - start) / step); element i is start + i * delta, delta the
+  // difference of the first two elements.
+  const double len = std::ceil((s1 - s0) / st);
+  n = len > 0 ? static_cast<std::int64_t>(len) : 0;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  const double delta = (s0 + st) - s0;
+  for (std::int64_t i = 0; i < n; ++i) v[i] = s0 + static_cast<double>(i) * delta;
+  return from_host_values(v, t, Shape{n}, pick(device));
+}
+
+Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType dtype, const DeviceArg& device) {
+  if (num < 0) throw ValueError("linspace: number of samples, " + std::to_string(num) + ", must be non-negative");
+  const std::int64_t div = endpoint ? num - 1 : num;
+  std::vector<double> v(static_cast<std::size_t>(num));
+  const double delta = stop - start;
+  if (div > 0) {
+    const double step = delta / static_cast<double>(div);
+    for (std::int64_t i = 0; i < num; ++i) {
+      v[i] = step == 0 ? static_cast<double>(i) / static_cast<double>(div) * delta + start
+                       : static_cast<double>(i) * step + start;
+    }
+  } else {
+    for (std::int64_t i = 0; i < num; ++i) v[i] = static_cast<double>(i) * delta + start;
+  }
+  if (endpoint && num > 1) v[num - 1] = stop;
+  return from_host_values(v, dtype, Shape{num}, pick(device));
+}
+
+Array eye(std::int64_t n, std::optional<std::int64_t> m_, std::int64_t k, DType dtype, const DeviceArg& device) {
+  const std::int64_t m = m_ ? *m_ : n;
+  detail::checked_size({n, m});
+  std::vector<std::int64_t> v(static_cast<std::size_t>(n * m), 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t j = i + k;
+    if (j >= 0 && j < m) v[i * m + j] = 1;
+  }
+  return from_host_values(v, dtype, Shape{n, m}, pick(device));
+}
+
+Array asarray(const void* data, DType dtype, const Shape& shape, const DeviceArg& device) {
+  const std::int64_t n = detail::checked_size(shape);
+  if (data == nullptr && n > 0) throw ValueError("asarray: null data for " + std::to_string(n) + " elements");
+  ImplPtr out = detail::new_array(dtype, shape, pick(device));
+  if (n > 0) {
+    out->backend->copy_from_host(data, out->storage->alloc.data, static_cast<std::size_t>(n) * itemsize(dtype));
+  }
+  return Array(out);
+}
+
+Array wrap(void* data, DType dtype, const Shape& shape, std::shared_ptr<void> keep_alive, std::optional<Shape> strides,
+           bool read_only) {
+  const std::int64_t n = detail::checked_size(shape);
+  if (data == nullptr && n > 0) throw ValueError("wrap: null data for " + std::to_string(n) + " elements");
+  if (strides && strides->size() != shape.size()) {
+    throw ValueError("wrap: " + std::to_string(strides->size()) + " strides for " + std::to_string(shape.size()) +
+                     " dimensions");
+  }
+  auto storage = std::make_shared<detail::Storage>();
+  storage->device = Device::cpu();
+  storage->backend = &detail::backend_for(storage->device);
+  storage->alloc.data = static_cast<std::byte*>(data);
+  storage->alloc.bytes = static_cast<std::size_t>(n) * itemsize(dtype);
+  storage->alloc.owner = std::move(keep_alive);
+  storage->read_only = read_only;
+  return Array(detail::view_of_storage(storage, dtype, shape, strides ? *strides : detail::c_strides(shape, dtype), 0));
+}
+
+Array load(const std::string& path, const DeviceArg& device) {
+  auto npy = std::make_shared<detail::NpyArray>(detail::read_npy(path));
+  Shape shape(npy->shape.begin(), npy->shape.end());
+  const std::vector<std::int64_t> bs = npy->byte_strides();
+  Array view = wrap(npy->data.data(), npy->dtype, shape, npy, Shape(bs.begin(), bs.end()), true);
+  return view.copy().to_device(pick(device));  // C order, own memory, writable
+}
+
+void save(const std::string& path, const Array& a) {
+  Array host = a.to_device(Device::cpu());
+  if (!host.is_c_contiguous() || host.is_lazy()) host = host.copy();
+  const std::vector<std::int64_t> shape(host.shape().begin(), host.shape().end());
+  detail::write_npy(path, host.dtype(), shape, host.data());
+}
+
+Array concat(const std::vector<Array>& arrays, int axis) {
+  if (arrays.empty()) throw ValueError("concat: need at least one array to concatenate");
+  const ImplPtr& first = impl_of(arrays[0]);
+  const int nd = static_cast<int>(first->shape.size());
+  if (nd == 0) throw ValueError("concat: zero-dimensional arrays cannot be concatenated");
+  const int ax = detail::normalize_axis(axis, nd, "concat");
+  Shape shape = first->shape;
+  DType t = first->dtype;
+  shape[ax] = 0;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const ImplPtr& a = impl_of(arrays[i]);
+    if (!(a->device == first->device)) throw DeviceMismatch("concat", first->device.str(), a->device.str());
+    if (static_cast<int>(a->shape.size()) != nd) {
+      throw ValueError("concat: all the input arrays must have the same number of dimensions, but array 0 has " +
+                       std::to_string(nd) + " dimension(s) and array " + std::to_string(i) + " has " +
+                       std::to_string(a->shape.size()));
+    }
+    for (int d = 0; d < nd; ++d) {
+      if (d != ax && a->shape[d] != first->shape[d]) {
+        throw ValueError("concat: the input array dimensions except for the concatenation axis must match exactly, "
+                         "but along dimension " + std::to_string(d) + ", array 0 has size " +
+                         std::to_string(first->shape[d]) + " and array " + std::to_string(i) + " has size " +
+                         std::to_string(a->shape[d]));
+      }
+    }
+    shape[ax] += a->shape[ax];
+    if (i > 0) t = result_type(t, a->dtype);
+  }
+  ImplPtr out = detail::new_array(t, shape, first->device);
+  std::int64_t at = 0;
+  for (const Array& arr : arrays) {
+    const ImplPtr& a = impl_of(arr);
+    Shape sub = shape;
+    sub[ax] = a->shape[ax];
+    if (sub[ax] > 0) {
+      ImplPtr dst = detail::view_of_storage(out->storage, t, sub, out->strides, at * out->strides[ax]);
+      detail::evaluate_into(a, dst);
+    }
+    at += a->shape[ax];
+  }
+  return Array(out);
+}
+
+Array stack(const std::vector<Array>& arrays, int axis) {
+  if (arrays.empty()) throw ValueError("stack: need at least one array to stack");
+  const auto s0 = arrays[0].shape();
+  std::vector<Array> expanded;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const auto s = arrays[i].shape();
+    if (!std::equal(s.begin(), s.end(), s0.begin(), s0.end())) {
+      throw ValueError("stack: all input arrays must have the same shape; array 0 has " + detail::shape_str(s0) +
+                       " and array " + std::to_string(i) + " has " + detail::shape_str(s));
+    }
+  }
+  const int ax = detail::normalize_axis(axis, static_cast<int>(s0.size()) + 1, "stack");
+  for (const Array& a : arrays) expanded.push_back(expand_dims(a, ax));
+  return concat(expanded, ax);
+}
+
+Array take(const Array& a_, const Array& indices, std::optional<int> axis) {
+  const ImplPtr& ix = impl_of(indices);
+  const DTypeKind k = kind(ix->dtype);
+  if (k != DTypeKind::signed_integer && k != DTypeKind::unsigned_integer) {
+    throw TypeError("take: indices must be integers, got " + std::string(name(ix->dtype)));
+  }
+  if (!(ix->device == impl_of(a_)->device)) throw DeviceMismatch("take", a_.device().str(), ix->device.str());
+  Array a = axis ? a_ : reshape(a_, {-1});
+  const int nd = a.ndim();
+  if (nd == 0) throw ValueError("take: cannot take from a 0-d array");
+  const int ax = detail::normalize_axis(axis ? *axis : 0, nd, "take");
+  const std::int64_t n = a.shape(ax);
+  // Checked (and negative indices wrapped) before anything is written.
+  std::vector<std::int64_t> idx = indices.to_vector<std::int64_t>();
+  if (ix->dtype == DType::uint64) {
+    const std::vector<std::uint64_t> u = indices.to_vector<std::uint64_t>();
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      if (u[i] >= static_cast<std::uint64_t>(n)) {
+        throw IndexError("take: index " + std::to_string(u[i]) + " is out of bounds for axis " + std::to_string(ax) +
+                         " with size " + std::to_string(n));
+      }
+    }
+  }
+  for (auto& i : idx) {
+    if (i < -n || i >= n) {
+      throw IndexError("take: index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(ax) +
+                       " with size " + std::to_string(n));
+    }
+    if (i < 0) i += n;
+  }
+  Array norm = asarray(idx.data(), DType::int64, Shape(ix->shape.begin(), ix->shape.end()), a.device());
+  const ImplPtr& ai = impl_of(a);
+  detail::materialize(*ai);
+  Shape shape(ai->shape.begin(), ai->shape.begin() + ax);
+  shape.insert(shape.end(), ix->shape.begin(), ix->shape.end());
+  shape.insert(shape.end(), ai->shape.begin() + ax + 1, ai->shape.end());
+  ImplPtr out = detail::new_array(ai->dtype, shape, ai->device);
+  if (out->size() > 0) ai->backend->take(detail::view_of(*ai), detail::view_of(*norm.impl()), ax, detail::view_of(*out));
+  return Array(out);
+}
+
+namespace random {
+
+namespace {
+Array draw(detail::RandomKind kind_, std::uint64_t seed, std::uint64_t stream, DType dtype, const Shape& shape,
+           const DeviceArg& device, std::int64_t low = 0, std::int64_t high = 0) {
+  ImplPtr out = detail::new_array(dtype, shape, pick(device));
+  detail::RandomRequest req;
+  req.kind = kind_;
+  req.seed = seed;
+  req.stream = stream;
+  req.low = low;
+  req.high = high;
+  if (out->size() > 0) out->backend->fill_random(req, detail::view_of(*out));
+  return Array(out);
+}
+void need_float(DType t, const char* what) {
+  if (kind(t) != DTypeKind::floating) {
+    throw TypeError(std::string(what) + ": needs a float dtype, got " + std::string(name(t)));
+  }
+}
+}  // namespace
+
+Array Generator::uniform(const Shape& shape, DType dtype, double low, double high, const DeviceArg& device) {
+  need_float(dtype, "uniform");
+  if (!(low <= high) || !std::isfinite(high - low)) throw ValueError("uniform: needs low <= high, both finite");
+  detail::checked_size(shape);
+  Array u = draw(detail::RandomKind::uniform, seed_, stream_++, dtype, shape, device);
+  if (low == 0 && high == 1) return u;
+  return add(low, multiply(high - low, u));
+}
+
+Array Generator::normal(const Shape& shape, DType dtype, double loc, double scale, const DeviceArg& device) {
+  need_float(dtype, "normal");
+  if (!(scale >= 0)) throw ValueError("normal: scale must be non-negative");
+  detail::checked_size(shape);
+  Array z = draw(detail::RandomKind::normal, seed_, stream_++, dtype, shape, device);
+  if (loc == 0 && scale == 1) return z;
+  return add(loc, multiply(scale, z));
+}
+
+Array Generator::integers(std::int64_t low, std::int64_t high, const Shape& shape, DType dtype,
+                          const DeviceArg& device) {
+  const DTypeKind k = kind(dtype);
+  if (k != DTypeKind::signed_integer && k != DTypeKind::unsigned_integer) {
+    throw TypeError("integers: needs an integer dtype, got " + std::string(name(dtype)));
+  }
+  if (low >= high) throw ValueError("integers: low >= high (" + std::to_string(low) + " >= " + std::to_string(high) + ")");
+  if (!value_fits(dtype, static_cast<long long>(low)) || !value_fits(dtype, static_cast<long long>(high - 1))) {
+    throw ValueError("integers: [" + std::to_string(low) + ", " + std::to_string(high) + ") is out of range for " +
+                     std::string(name(dtype)));
+  }
+  detail::checked_size(shape);
+  return draw(detail::RandomKind::integers, seed_, stream_++, dtype, shape, device, low, high);
+}
+
+}  // namespace random
+
+}  // namespace xp

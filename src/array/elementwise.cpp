@@ -1,0 +1,441 @@
+// The elementwise functions: NumPy 2's dtype rules (docs/semantics.md) turned into lazy nodes with
+// explicit casts, float16/bfloat16 computed in float32 and rounded back after every operation.
+
+#include <vector>
+
+#include "array/array_impl.hpp"
+
+namespace xp {
+
+namespace detail {
+namespace {
+
+enum class Rule {
+  arith,           // the common dtype; bool allowed (add = or, multiply = and, min, max, abs, clip)
+  arith_no_bool,   // subtract, negative, sign: bool is a TypeError
+  arith_int8_bool, // floor_divide, remainder, pow, square: bool computed as int8
+  float_fn,        // sqrt and transcendental: integers -> the smallest float that holds them
+  divide,          // integers -> float64
+  rounding,        // floor, ceil, trunc, round: integers unchanged (round: bool -> float16)
+  compare,         // the common dtype, result bool
+  predicate,       // isnan, isinf, isfinite
+  logical,         // operands as bool
+  bitwise,         // integers and bool
+  shift,           // integers (bool as int8)
+  where,
+  fma,
+};
+
+bool is_float(DType t) {
+  return kind(t) == DTypeKind::floating;
+}
+bool is_16bit_float(DType t) {
+  return t == DType::float16 || t == DType::bfloat16;
+}
+
+struct Resolved {
+  std::vector<const Operand*> ops;
+  Shape shape;
+  Device device;
+  Backend* backend = nullptr;
+  DType common = DType::float64;
+};
+
+DType smallest_float(DType t) {
+  switch (t) {
+    case DType::bool_:
+    case DType::int8:
+    case DType::uint8:
+      return DType::float16;
+    case DType::int16:
+    case DType::uint16:
+      return DType::float32;
+    default:
+      return is_float(t) ? t : DType::float64;
+  }
+}
+
+// Shapes, device and the common dtype (NumPy 2 with weak scalars) of the operands.
+Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
+  Resolved r;
+  r.ops.assign(ops.begin(), ops.end());
+  bool any_array = false;
+  const Device* first_device = nullptr;
+  for (const Operand* o : r.ops) {
+    if (!o->is_array()) continue;
+    const ImplPtr& a = impl_of(o->array());
+    if (first_device == nullptr) {
+      first_device = &a->device;
+      r.backend = a->backend;
+      r.shape = a->shape;
+      r.common = a->dtype;
+    } else {
+      if (!(a->device == *first_device)) throw DeviceMismatch(name, first_device->str(), a->device.str());
+      r.shape = broadcast_shape(r.shape, a->shape);
+      r.common = result_type(r.common, a->dtype);
+    }
+    any_array = true;
+  }
+  if (!any_array) {
+    r.device = default_device();
+    r.backend = &backend_for(r.device);
+    bool any_float = false, any_int = false, big = false;
+    for (const Operand* o : r.ops) {
+      any_float |= o->scalar().kind() == ScalarKind::floating;
+      any_int |= o->scalar().kind() == ScalarKind::integer;
+      big |= o->scalar().is_large_unsigned();
+    }
+    r.common = any_float ? DType::float64 : any_int ? (big ? DType::uint64 : DType::int64) : DType::bool_;
+  } else {
+    r.device = *first_device;
+  }
+  for (const Operand* o : r.ops) {
+    if (o->is_array()) continue;
+    const Scalar& s = o->scalar();
+    r.common = result_type(r.common, s.kind());
+    if (s.kind() == ScalarKind::integer) {
+      const DTypeKind k = kind(r.common);
+      if (k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer) {
+        const bool fits = s.is_large_unsigned() ? value_fits(r.common, s.as_uint()) : value_fits(r.common, s.as_int());
+        if (!fits) {
+          throw TypeError(std::string(name) + ": the integer " +
+                          (s.is_large_unsigned() ? std::to_string(s.as_uint()) : std::to_string(s.as_int())) +
+                          " is out of bounds for " + std::string(xp::name(r.common)) +
+                          " (a C++ number takes the array's dtype, NEP 50)");
+        }
+      }
+    }
+  }
+  return r;
+}
+
+struct Maker {
+  const Resolved& r;
+  bool detached;
+  ImplPtr node(Op op, DType dtype, const Shape& shape, LazyArg a, LazyArg b = {}, LazyArg c = {}) const {
+    return make_node(op, dtype, shape, r.device, r.backend, std::move(a), std::move(b), std::move(c), detached);
+  }
+  // Operand k converted to dtype t.
+  LazyArg arg(std::size_t k, DType t) const {
+    const Operand& o = *r.ops[k];
+    if (o.is_array()) {
+      const ImplPtr& a = o.array().impl();
+      if (a->dtype == t) return LazyArg{a};
+      return LazyArg{node(Op::cast, t, a->shape, LazyArg{a})};
+    }
+    LazyArg c = constant_arg(o.scalar());
+    if (c.dtype == t) return c;
+    return LazyArg{node(Op::cast, t, Shape{}, c)};
+  }
+  LazyArg cast(LazyArg x, DType t) const {
+    const DType from = x.array ? x.array->dtype : x.dtype;
+    if (from == t) return x;
+    const Shape shape = x.array ? x.array->shape : Shape{};
+    return LazyArg{node(Op::cast, t, shape, std::move(x))};
+  }
+};
+
+[[noreturn]] void unsupported(const char* name, const Resolved& r) {
+  std::string types;
+  for (const Operand* o : r.ops) {
+    if (!types.empty()) types += ", ";
+    types += o->is_array() ? std::string(xp::name(o->array().dtype())) : "a C++ number";
+  }
+  throw TypeError(std::string(name) + " is not supported for " + types + " (computed as " +
+                  std::string(xp::name(r.common)) + ")");
+}
+
+Array finish(const ImplPtr& result, const Out& out, const char* name) {
+  if (out.array() == nullptr) return Array(result);
+  const ImplPtr& o = impl_of(*out.array());
+  if (!(o->device == result->device)) throw DeviceMismatch(name, result->device.str(), o->device.str());
+  if (broadcast_shape(result->shape, o->shape) != o->shape) {
+    throw ValueError(std::string(name) + ": out= has shape " + shape_str(o->shape) + ", the result has shape " +
+                     shape_str(result->shape));
+  }
+  if (!can_cast_same_kind(result->dtype, o->dtype)) {
+    throw TypeError(std::string(name) + ": cannot cast the result from " + std::string(xp::name(result->dtype)) +
+                    " to out= of dtype " + std::string(xp::name(o->dtype)) + " with casting rule 'same_kind'");
+  }
+  evaluate_into(result, o);
+  return *out.array();
+}
+
+Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Operand*> operands, const Out& out) {
+  const Resolved r = resolve(name, operands);
+  if (out.array() != nullptr) {
+    const ImplPtr& o = impl_of(*out.array());
+    if (!o->lazy() && o->storage->read_only) throw ValueError(std::string(name) + ": out= is read-only");
+  }
+  const Maker m{r, out.array() != nullptr};
+  const std::size_t n = r.ops.size();
+  DType t = r.common;
+  DType result = t;
+  auto args_as = [&](DType d) {
+    std::vector<LazyArg> a;
+    for (std::size_t k = 0; k < n; ++k) a.push_back(m.arg(k, d));
+    a.resize(3);
+    return a;
+  };
+  // Computes op on operands converted to `d`, in float32 when d is a 16-bit float, rounding back.
+  auto compute = [&](DType d, DType res) -> ImplPtr {
+    if (is_16bit_float(d)) {
+      auto a = args_as(d);
+      for (std::size_t k = 0; k < n; ++k) a[k] = m.cast(std::move(a[k]), DType::float32);
+      const DType inner = res == DType::bool_ ? DType::bool_ : DType::float32;
+      ImplPtr v = m.node(op, inner, r.shape, a[0], a[1], a[2]);
+      return res == inner ? v : m.cast(LazyArg{v}, res).array;
+    }
+    auto a = args_as(d);
+    return m.node(op, res, r.shape, a[0], a[1], a[2]);
+  };
+  ImplPtr v;
+  switch (rule) {
+    case Rule::arith:
+      v = compute(t, t);
+      break;
+    case Rule::arith_no_bool:
+      if (t == DType::bool_) {
+        throw TypeError(std::string(name) + " is not supported for bool (use logical_xor or logical_not)");
+      }
+      v = compute(t, t);
+      break;
+    case Rule::arith_int8_bool:
+      if (t == DType::bool_) t = DType::int8;
+      v = compute(t, t);
+      break;
+    case Rule::float_fn:
+      t = smallest_float(t);
+      v = compute(t, t);
+      break;
+    case Rule::divide:
+    case Rule::fma:
+      if (!is_float(t)) t = DType::float64;
+      v = compute(t, t);
+      break;
+    case Rule::rounding:
+      if (op == Op::round && t == DType::bool_) t = DType::float16;
+      if (!is_float(t)) {
+        v = m.node(Op::cast, t, r.shape, m.arg(0, t));
+      } else {
+        v = compute(t, t);
+      }
+      break;
+    case Rule::compare:
+      v = compute(t, DType::bool_);
+      break;
+    case Rule::predicate: {
+      const DType x = r.ops[0]->is_array() ? r.ops[0]->array().dtype() : t;
+      if (is_float(x)) {
+        v = compute(x, DType::bool_);
+      } else {
+        const bool value = op == Op::isfinite;
+        v = m.node(Op::cast, DType::bool_, r.shape, constant_arg(Scalar(value)));
+      }
+      break;
+    }
+    case Rule::logical: {
+      auto a = args_as(DType::bool_);
+      v = m.node(op, DType::bool_, r.shape, a[0], a[1], a[2]);
+      break;
+    }
+    case Rule::bitwise:
+      if (is_float(t)) unsupported(name, r);
+      v = compute(t, t);
+      break;
+    case Rule::shift:
+      if (is_float(t)) unsupported(name, r);
+      if (t == DType::bool_) t = DType::int8;
+      v = compute(t, t);
+      break;
+    case Rule::where: {
+      // The condition is operand 0; x and y promote between themselves.
+      const Resolved xy = resolve(name, {r.ops[1], r.ops[2]});
+      result = xy.common;
+      const LazyArg c = m.arg(0, DType::bool_);
+      v = m.node(Op::where, result, r.shape, c, m.arg(1, result), m.arg(2, result));
+      break;
+    }
+  }
+  (void)result;
+  return finish(v, out, name);
+}
+
+}  // namespace
+}  // namespace detail
+
+using detail::Rule;
+
+DType result_type(const Operand& a, const Operand& b) {
+  return detail::resolve("result_type", {&a, &b}).common;
+}
+
+#define XP_UNARY_DEF(fn, op, rule) \
+  Array fn(const Operand& x, const Out& out) { return detail::apply(detail::Op::op, Rule::rule, #fn, {&x}, out); }
+#define XP_BINARY_DEF(fn, op, rule)                                         \
+  Array fn(const Operand& x, const Operand& y, const Out& out) {            \
+    return detail::apply(detail::Op::op, Rule::rule, #fn, {&x, &y}, out); \
+  }
+
+XP_UNARY_DEF(negative, negative, arith_no_bool)
+XP_UNARY_DEF(abs, abs, arith)
+XP_UNARY_DEF(sign, sign, arith_no_bool)
+XP_UNARY_DEF(square, square, arith_int8_bool)
+XP_UNARY_DEF(sqrt, sqrt, float_fn)
+XP_UNARY_DEF(exp, exp, float_fn)
+XP_UNARY_DEF(expm1, expm1, float_fn)
+XP_UNARY_DEF(log, log, float_fn)
+XP_UNARY_DEF(log1p, log1p, float_fn)
+XP_UNARY_DEF(log2, log2, float_fn)
+XP_UNARY_DEF(log10, log10, float_fn)
+XP_UNARY_DEF(sin, sin, float_fn)
+XP_UNARY_DEF(cos, cos, float_fn)
+XP_UNARY_DEF(tan, tan, float_fn)
+XP_UNARY_DEF(asin, asin, float_fn)
+XP_UNARY_DEF(acos, acos, float_fn)
+XP_UNARY_DEF(atan, atan, float_fn)
+XP_UNARY_DEF(sinh, sinh, float_fn)
+XP_UNARY_DEF(cosh, cosh, float_fn)
+XP_UNARY_DEF(tanh, tanh, float_fn)
+XP_UNARY_DEF(floor, floor, rounding)
+XP_UNARY_DEF(ceil, ceil, rounding)
+XP_UNARY_DEF(round, round, rounding)
+XP_UNARY_DEF(trunc, trunc, rounding)
+XP_UNARY_DEF(isnan, isnan, predicate)
+XP_UNARY_DEF(isinf, isinf, predicate)
+XP_UNARY_DEF(isfinite, isfinite, predicate)
+XP_UNARY_DEF(logical_not, logical_not, logical)
+XP_UNARY_DEF(bitwise_invert, bitwise_invert, bitwise)
+XP_BINARY_DEF(add, add, arith)
+XP_BINARY_DEF(subtract, subtract, arith_no_bool)
+XP_BINARY_DEF(multiply, multiply, arith)
+XP_BINARY_DEF(divide, divide, divide)
+XP_BINARY_DEF(floor_divide, floor_divide, arith_int8_bool)
+XP_BINARY_DEF(remainder, remainder, arith_int8_bool)
+XP_BINARY_DEF(pow, pow, arith_int8_bool)
+XP_BINARY_DEF(atan2, atan2, float_fn)
+XP_BINARY_DEF(minimum, minimum, arith)
+XP_BINARY_DEF(maximum, maximum, arith)
+XP_BINARY_DEF(equal, equal, compare)
+XP_BINARY_DEF(not_equal, not_equal, compare)
+XP_BINARY_DEF(less, less, compare)
+XP_BINARY_DEF(less_equal, less_equal, compare)
+XP_BINARY_DEF(greater, greater, compare)
+XP_BINARY_DEF(greater_equal, greater_equal, compare)
+XP_BINARY_DEF(logical_and, logical_and, logical)
+XP_BINARY_DEF(logical_or, logical_or, logical)
+XP_BINARY_DEF(logical_xor, logical_xor, logical)
+XP_BINARY_DEF(bitwise_and, bitwise_and, bitwise)
+XP_BINARY_DEF(bitwise_or, bitwise_or, bitwise)
+XP_BINARY_DEF(bitwise_xor, bitwise_xor, bitwise)
+XP_BINARY_DEF(bitwise_left_shift, left_shift, shift)
+XP_BINARY_DEF(bitwise_right_shift, right_shift, shift)
+#undef XP_UNARY_DEF
+#undef XP_BINARY_DEF
+
+Array positive(const Operand& x, const Out& out) {
+  return detail::apply(detail::Op::cast, Rule::arith_no_bool, "positive", {&x}, out);
+}
+
+Array clip(const Operand& x, const Operand& min, const Operand& max, const Out& out) {
+  return detail::apply(detail::Op::clip, Rule::arith, "clip", {&x, &min, &max}, out);
+}
+Array where(const Operand& condition, const Operand& x, const Operand& y, const Out& out) {
+  return detail::apply(detail::Op::where, Rule::where, "where", {&condition, &x, &y}, out);
+}
+Array fma(const Operand& x, const Operand& y, const Operand& z, const Out& out) {
+  return detail::apply(detail::Op::fma, Rule::fma, "fma", {&x, &y, &z}, out);
+}
+
+void copyto(const Array& dst, const Operand& src) {
+  const detail::ImplPtr& d = detail::impl_of(dst);
+  if (src.is_array()) {
+    const detail::ImplPtr& s = detail::impl_of(src.array());
+    if (!(s->device == d->device)) throw DeviceMismatch("copyto", s->device.str(), d->device.str());
+    if (detail::broadcast_shape(s->shape, d->shape) != d->shape) {
+      throw ValueError("copyto: could not broadcast input array from shape " + detail::shape_str(s->shape) +
+                       " into shape " + detail::shape_str(d->shape));
+    }
+    if (!detail::can_cast_same_kind(s->dtype, d->dtype)) {
+      throw TypeError("copyto: cannot cast from " + std::string(name(s->dtype)) + " to " + std::string(name(d->dtype)) +
+                      " with casting rule 'same_kind'");
+    }
+    detail::evaluate_into(s, d);
+    return;
+  }
+  // A weak scalar: converted to dst's dtype under NEP 50 (an integer that does not fit is an error).
+  const Scalar& v = src.scalar();
+  if (v.kind() == ScalarKind::integer && kind(d->dtype) != DTypeKind::floating && d->dtype != DType::bool_) {
+    const bool fits = v.is_large_unsigned() ? value_fits(d->dtype, v.as_uint()) : value_fits(d->dtype, v.as_int());
+    if (!fits) throw TypeError("copyto: the integer does not fit " + std::string(name(d->dtype)));
+  }
+  if (v.kind() == ScalarKind::floating && kind(d->dtype) != DTypeKind::floating) {
+    throw TypeError("copyto: cannot cast a float to " + std::string(name(d->dtype)) + " with casting rule 'same_kind'");
+  }
+  const detail::LazyArg c = detail::constant_arg(v);
+  auto node = detail::make_node(detail::Op::cast, d->dtype, Shape{}, d->device, d->backend, c, {}, {}, true);
+  detail::evaluate_into(node, d);
+}
+
+Array operator+(const Operand& a, const Operand& b) {
+  return add(a, b);
+}
+Array operator-(const Operand& a, const Operand& b) {
+  return subtract(a, b);
+}
+Array operator*(const Operand& a, const Operand& b) {
+  return multiply(a, b);
+}
+Array operator/(const Operand& a, const Operand& b) {
+  return divide(a, b);
+}
+Array operator%(const Operand& a, const Operand& b) {
+  return remainder(a, b);
+}
+Array operator&(const Operand& a, const Operand& b) {
+  return bitwise_and(a, b);
+}
+Array operator|(const Operand& a, const Operand& b) {
+  return bitwise_or(a, b);
+}
+Array operator^(const Operand& a, const Operand& b) {
+  return bitwise_xor(a, b);
+}
+Array operator<<(const Operand& a, const Operand& b) {
+  return bitwise_left_shift(a, b);
+}
+Array operator>>(const Operand& a, const Operand& b) {
+  return bitwise_right_shift(a, b);
+}
+Array operator==(const Operand& a, const Operand& b) {
+  return equal(a, b);
+}
+Array operator!=(const Operand& a, const Operand& b) {
+  return not_equal(a, b);
+}
+Array operator<(const Operand& a, const Operand& b) {
+  return less(a, b);
+}
+Array operator<=(const Operand& a, const Operand& b) {
+  return less_equal(a, b);
+}
+Array operator>(const Operand& a, const Operand& b) {
+  return greater(a, b);
+}
+Array operator>=(const Operand& a, const Operand& b) {
+  return greater_equal(a, b);
+}
+Array operator-(const Array& a) {
+  return negative(a);
+}
+Array operator+(const Array& a) {
+  return positive(a);
+}
+Array operator~(const Array& a) {
+  return bitwise_invert(a);
+}
+Array operator!(const Array& a) {
+  return logical_not(a);
+}
+
+}  // namespace xp

@@ -1,0 +1,189 @@
+// Reductions, scans and linear algebra: dtype and shape rules here, the loops in the backend.
+
+#include <algorithm>
+#include <cmath>
+
+#include "array/array_impl.hpp"
+
+namespace xp {
+
+using detail::ImplPtr;
+using detail::impl_of;
+using detail::ReduceOp;
+
+namespace {
+
+std::vector<int> normalize_axes(const Axes& axes, int nd, const char* what) {
+  std::vector<int> out;
+  if (axes.all()) {
+    for (int i = 0; i < nd; ++i) out.push_back(i);
+    return out;
+  }
+  for (int a : axes.list()) {
+    const int ax = detail::normalize_axis(a, nd, what);
+    if (std::find(out.begin(), out.end(), ax) != out.end()) {
+      throw ValueError(std::string(what) + ": duplicate value in 'axis'");
+    }
+    out.push_back(ax);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+DType sum_dtype(DType t) {
+  switch (kind(t)) {
+    case DTypeKind::boolean:
+    case DTypeKind::signed_integer:
+      return DType::int64;
+    case DTypeKind::unsigned_integer:
+      return DType::uint64;
+    case DTypeKind::floating:
+      return t;
+  }
+  return t;
+}
+
+Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims, DType out_dtype, const char* what,
+                 int correction = 0, std::optional<DType> input_dtype = std::nullopt) {
+  Array a = input_dtype && *input_dtype != a_.dtype() ? a_.astype(*input_dtype) : a_;
+  const ImplPtr& x = impl_of(a);
+  detail::materialize(*x);
+  const int nd = static_cast<int>(x->shape.size());
+  const std::vector<int> axes = normalize_axes(axes_, nd, what);
+  Shape shape, kept;
+  for (int i = 0; i < nd; ++i) {
+    const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (!reduced) shape.push_back(x->shape[i]);
+    kept.push_back(reduced ? 1 : x->shape[i]);
+  }
+  ImplPtr out = detail::new_array(out_dtype, shape, x->device);
+  x->backend->reduce(op, detail::view_of(*x), axes, detail::view_of(*out), correction);
+  Array r(out);
+  return keepdims ? reshape(r, kept) : r;
+}
+
+int correction_of(double c) {
+  if (!(c >= 0) || c != std::floor(c) || c > 1e9) {
+    throw ValueError("correction must be a non-negative integer, got " + std::to_string(c));
+  }
+  return static_cast<int>(c);
+}
+
+DType mean_dtype(DType t) {
+  return kind(t) == DTypeKind::floating ? t : DType::float64;
+}
+
+}  // namespace
+
+Array sum(const Array& a, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+  return run_reduce(ReduceOp::sum, a, axes, keepdims, dtype ? *dtype : sum_dtype(a.dtype()), "sum", 0, dtype);
+}
+Array prod(const Array& a, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+  return run_reduce(ReduceOp::prod, a, axes, keepdims, dtype ? *dtype : sum_dtype(a.dtype()), "prod", 0, dtype);
+}
+Array mean(const Array& a, const Axes& axes, bool keepdims) {
+  return run_reduce(ReduceOp::mean, a, axes, keepdims, mean_dtype(a.dtype()), "mean");
+}
+Array var(const Array& a, const Axes& axes, double correction, bool keepdims) {
+  return run_reduce(ReduceOp::var, a, axes, keepdims, mean_dtype(a.dtype()), "var", correction_of(correction));
+}
+Array std(const Array& a, const Axes& axes, double correction, bool keepdims) {
+  return run_reduce(ReduceOp::std, a, axes, keepdims, mean_dtype(a.dtype()), "std", correction_of(correction));
+}
+Array min(const Array& a, const Axes& axes, bool keepdims) {
+  return run_reduce(ReduceOp::min, a, axes, keepdims, a.dtype(), "min");
+}
+Array max(const Array& a, const Axes& axes, bool keepdims) {
+  return run_reduce(ReduceOp::max, a, axes, keepdims, a.dtype(), "max");
+}
+Array any(const Array& a, const Axes& axes, bool keepdims) {
+  return run_reduce(ReduceOp::any, a, axes, keepdims, DType::bool_, "any");
+}
+Array all(const Array& a, const Axes& axes, bool keepdims) {
+  return run_reduce(ReduceOp::all, a, axes, keepdims, DType::bool_, "all");
+}
+Array argmin(const Array& a, std::optional<int> axis, bool keepdims) {
+  return run_reduce(ReduceOp::argmin, a, axis ? Axes(*axis) : Axes(), keepdims, DType::int64, "argmin");
+}
+Array argmax(const Array& a, std::optional<int> axis, bool keepdims) {
+  return run_reduce(ReduceOp::argmax, a, axis ? Axes(*axis) : Axes(), keepdims, DType::int64, "argmax");
+}
+
+Array cumulative_sum(const Array& a_, std::optional<int> axis, std::optional<DType> dtype, bool include_initial) {
+  const int nd = a_.ndim();
+  if (nd == 0) throw ValueError("cumulative_sum: needs at least one dimension");
+  if (!axis && nd > 1) throw ValueError("cumulative_sum: axis is required for arrays of more than one dimension");
+  const int ax = detail::normalize_axis(axis ? *axis : 0, nd, "cumulative_sum");
+  const DType t = dtype ? *dtype : sum_dtype(a_.dtype());
+  Array a = dtype && *dtype != a_.dtype() ? a_.astype(*dtype) : a_;
+  const ImplPtr& x = impl_of(a);
+  detail::materialize(*x);
+  Shape shape = x->shape;
+  if (include_initial) shape[ax] += 1;
+  ImplPtr out = detail::new_array(t, shape, x->device);
+  x->backend->cumulative_sum(detail::view_of(*x), ax, detail::view_of(*out), include_initial);
+  return Array(out);
+}
+
+Array matmul(const Array& a_, const Array& b_) {
+  const ImplPtr& ai = impl_of(a_);
+  const ImplPtr& bi = impl_of(b_);
+  if (!(ai->device == bi->device)) throw DeviceMismatch("matmul", ai->device.str(), bi->device.str());
+  if (ai->shape.empty() || bi->shape.empty()) throw ValueError("matmul: operands must not be 0-d (use multiply)");
+  const bool a_vec = ai->shape.size() == 1, b_vec = bi->shape.size() == 1;
+  Array a = a_vec ? expand_dims(a_, 0) : a_;
+  Array b = b_vec ? expand_dims(b_, 1) : b_;
+  const DType t = result_type(a.dtype(), b.dtype());
+  const auto as = a.shape(), bs = b.shape();
+  const std::int64_t m = as[as.size() - 2], k = as[as.size() - 1], k2 = bs[bs.size() - 2], n = bs[bs.size() - 1];
+  if (k != k2) {
+    throw ValueError("matmul: mismatch in the contracted dimension: " + detail::shape_str(a_.shape()) + " @ " +
+                     detail::shape_str(b_.shape()) + " (size " + std::to_string(k) + " is different from " +
+                     std::to_string(k2) + ")");
+  }
+  Shape batch = detail::broadcast_shape(Shape(as.begin(), as.end() - 2), Shape(bs.begin(), bs.end() - 2));
+  Shape ash = batch, bsh = batch, osh = batch;
+  ash.insert(ash.end(), {m, k});
+  bsh.insert(bsh.end(), {k, n});
+  osh.insert(osh.end(), {m, n});
+  if (a.dtype() != t) a = a.astype(t);
+  if (b.dtype() != t) b = b.astype(t);
+  Array ab = broadcast_to(a, ash), bb = broadcast_to(b, bsh);
+  ImplPtr out = detail::new_array(t, osh, ai->device);
+  ai->backend->matmul(detail::view_of(*ab.impl()), detail::view_of(*bb.impl()), detail::view_of(*out));
+  Array r(out);
+  if (a_vec && b_vec) return squeeze(r, {-2, -1});
+  if (a_vec) return squeeze(r, -2);
+  if (b_vec) return squeeze(r, -1);
+  return r;
+}
+
+Array vecdot(const Array& a_, const Array& b_, int axis) {
+  const ImplPtr& ai = impl_of(a_);
+  const ImplPtr& bi = impl_of(b_);
+  if (!(ai->device == bi->device)) throw DeviceMismatch("vecdot", ai->device.str(), bi->device.str());
+  const Shape shape = detail::broadcast_shape(ai->shape, bi->shape);
+  const int nd = static_cast<int>(shape.size());
+  if (nd == 0) throw ValueError("vecdot: operands must have at least one dimension");
+  const int ax = detail::normalize_axis(axis, nd, "vecdot");
+  const DType t = result_type(a_.dtype(), b_.dtype());
+  Array a = broadcast_to(a_.dtype() == t ? a_ : a_.astype(t), shape);
+  Array b = broadcast_to(b_.dtype() == t ? b_ : b_.astype(t), shape);
+  std::vector<int> perm;
+  for (int i = 0; i < nd; ++i) {
+    if (i != ax) perm.push_back(i);
+  }
+  perm.push_back(ax);
+  a = permute_dims(a, perm);
+  b = permute_dims(b, perm);
+  Shape osh(a.shape().begin(), a.shape().end() - 1);
+  ImplPtr out = detail::new_array(t, osh, ai->device);
+  ai->backend->vecdot(detail::view_of(*a.impl()), detail::view_of(*b.impl()), detail::view_of(*out));
+  return Array(out);
+}
+
+void eval(std::initializer_list<Array> arrays) {
+  for (const Array& a : arrays) detail::materialize(*impl_of(a));
+}
+
+}  // namespace xp

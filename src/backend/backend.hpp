@@ -1,0 +1,59 @@
+#pragma once
+
+// A backend: the table of operations the array layer asks of a device (the registry idea of
+// ggml-backend). The array layer never names CPU or CUDA code; it calls backend_for(device).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "backend/ir.hpp"
+#include "backend/cpu/reduce.hpp"
+#include "xp/device.hpp"
+
+namespace xp::detail {
+
+using ReduceOp = cpu::ReduceOp;
+
+// A block of memory on a device; freed when the last owner lets go.
+struct Allocation {
+  std::byte* data = nullptr;  // host pointer, or device address for GPUs
+  std::size_t bytes = 0;
+  std::shared_ptr<void> owner;  // frees the memory (or keeps wrapped memory alive)
+};
+
+enum class RandomKind : std::uint8_t { uniform, normal, integers };
+struct RandomRequest {
+  RandomKind kind = RandomKind::uniform;
+  std::uint64_t seed = 0, stream = 0;
+  std::int64_t low = 0, high = 0;  // integers: [low, high)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const noexcept = 0;
+  // Throws OutOfMemory (with the bytes asked) when the memory is not there.
+  virtual Allocation allocate(std::size_t bytes) = 0;
+  virtual void run_fused(const FusedProgram& program) = 0;
+  virtual void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) = 0;
+  virtual void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) = 0;
+  virtual void matmul(const View& a, const View& b, const View& out) = 0;
+  virtual void vecdot(const View& a, const View& b, const View& out) = 0;
+  // out[...] = in taken at indices (int64, already checked in range and made non-negative) along
+  // axis; out's shape is in's with axis replaced by indices' shape.
+  virtual void take(const View& in, const View& indices, int axis, const View& out) = 0;
+  // Fills a C-contiguous view with draw (seed, stream) elements 0 .. n-1 (floats: uniform in
+  // [0, 1) or standard normal; integers in [low, high)).
+  virtual void fill_random(const RandomRequest& request, const View& out) = 0;
+  // Host <-> device copies of contiguous bytes (the CPU backend: memcpy).
+  virtual void copy_to_host(const std::byte* src, void* dst, std::size_t bytes) = 0;
+  virtual void copy_from_host(const void* src, std::byte* dst, std::size_t bytes) = 0;
+};
+
+// The backend of a device. Throws DeviceUnavailable when the device has none in this build or
+// cannot be used.
+Backend& backend_for(const Device& device);
+
+}  // namespace xp::detail

@@ -1,0 +1,171 @@
+// The CPU backend: host memory, the fused evaluator, and the loops of reduce.cpp and linalg.cpp.
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "backend/philox.hpp"
+#include "backend/backend.hpp"
+#include "backend/cpu/fused.hpp"
+#include "backend/cpu/linalg.hpp"
+#include "backend/cpu/parallel.hpp"
+#include "backend/cpu/reduce.hpp"
+#include "xp/error.hpp"
+
+namespace xp::detail {
+
+namespace {
+
+template <class T>
+void convert_integers(const std::int64_t* src, std::byte* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T v = static_cast<T>(src[i]);
+    std::memcpy(dst + i * static_cast<std::int64_t>(sizeof(T)), &v, sizeof(T));
+  }
+}
+
+constexpr std::size_t kHugePage = std::size_t{1} << 21;
+constexpr std::size_t kHugeThreshold = std::size_t{1} << 22;
+constexpr std::size_t kMaxBytes = std::size_t{1} << 62;
+
+class CpuBackend final : public Backend {
+ public:
+  const char* name() const noexcept override { return "cpu"; }
+
+  Allocation allocate(std::size_t bytes) override {
+    Allocation a;
+    a.bytes = bytes;
+    // Big blocks on 2 MiB boundaries with transparent huge pages asked for (as NumPy does): the
+    // first touch of a fresh 64 MiB block then costs 32 page faults instead of 16,384.
+    const bool huge = bytes >= kHugeThreshold;
+    const std::size_t align = huge ? kHugePage : 64;
+    const std::size_t rounded = (bytes + align - 1) / align * align;
+    void* p = nullptr;
+    if (bytes > kMaxBytes || posix_memalign(&p, align, rounded == 0 ? align : rounded) != 0 || p == nullptr) {
+      throw OutOfMemory("cpu", bytes);
+    }
+    if (huge) madvise(p, rounded, MADV_HUGEPAGE);
+    a.data = static_cast<std::byte*>(p);
+    a.owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+    return a;
+  }
+
+  void run_fused(const FusedProgram& program) override { cpu::run_fused(program); }
+
+  void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) override {
+    cpu::reduce(op, in, axes, out, correction);
+  }
+  void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) override {
+    cpu::cumulative_sum(in, axis, out, include_initial);
+  }
+  void matmul(const View& a, const View& b, const View& out) override { cpu::matmul(a, b, out); }
+  void vecdot(const View& a, const View& b, const View& out) override { cpu::vecdot(a, b, out); }
+
+  void take(const View& in, const View& indices, int axis, const View& out) override {
+    // out = [in's axes before axis][indices' axes][in's axes after axis]
+    const int ind = indices.ndim;
+    const std::size_t item = itemsize(in.dtype);
+    const std::int64_t total = out.size();
+    std::int64_t idx[kMaxDims] = {};
+    for (std::int64_t e = 0; e < total; ++e) {
+      std::int64_t src = 0, dst = 0, iofs = 0;
+      for (int d = 0; d < out.ndim; ++d) {
+        dst += idx[d] * out.strides[d];
+        if (d < axis) {
+          src += idx[d] * in.strides[d];
+        } else if (d < axis + ind) {
+          iofs += idx[d] * indices.strides[d - axis];
+        } else {
+          src += idx[d] * in.strides[d - ind + 1];
+        }
+      }
+      std::int64_t j;
+      std::memcpy(&j, indices.data + iofs, sizeof j);
+      src += j * in.strides[axis];
+      std::memcpy(out.data + dst, in.data + src, item);
+      for (int d = out.ndim - 1; d >= 0; --d) {
+        if (++idx[d] < out.shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+
+  void fill_random(const RandomRequest& req, const View& out) override {
+    const std::int64_t n = out.size();
+    const philox::StreamId id{req.seed, req.stream};
+    const std::size_t item = itemsize(out.dtype);
+    constexpr std::int64_t kChunk = 1 << 14;
+    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+    cpu::parallel_for(chunks, 4, [&](std::int64_t c0, std::int64_t c1) {
+      std::vector<std::int64_t> tmp;
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const std::int64_t first = c * kChunk, len = std::min(kChunk, n - first);
+        std::byte* dst = out.data + first * static_cast<std::int64_t>(item);
+        const std::uint64_t f = static_cast<std::uint64_t>(first);
+        const std::size_t ulen = static_cast<std::size_t>(len);
+        if (req.kind == RandomKind::integers) {
+          tmp.resize(ulen);
+          philox::fill_integers(id, f, req.low, req.high, std::span<std::int64_t>(tmp.data(), ulen));
+          switch (out.dtype) {
+            case DType::int8: convert_integers<std::int8_t>(tmp.data(), dst, len); break;
+            case DType::int16: convert_integers<std::int16_t>(tmp.data(), dst, len); break;
+            case DType::int32: convert_integers<std::int32_t>(tmp.data(), dst, len); break;
+            case DType::int64: convert_integers<std::int64_t>(tmp.data(), dst, len); break;
+            case DType::uint8: convert_integers<std::uint8_t>(tmp.data(), dst, len); break;
+            case DType::uint16: convert_integers<std::uint16_t>(tmp.data(), dst, len); break;
+            case DType::uint32: convert_integers<std::uint32_t>(tmp.data(), dst, len); break;
+            case DType::uint64: convert_integers<std::uint64_t>(tmp.data(), dst, len); break;
+            default: throw ValueError("integers: not an integer dtype");
+          }
+          continue;
+        }
+        const bool normal = req.kind == RandomKind::normal;
+        switch (out.dtype) {
+          case DType::float32: {
+            std::span<float> s(reinterpret_cast<float*>(dst), ulen);
+            normal ? philox::fill_normal(id, f, s) : philox::fill_uniform(id, f, s);
+            break;
+          }
+          case DType::float64: {
+            std::span<double> s(reinterpret_cast<double*>(dst), ulen);
+            normal ? philox::fill_normal(id, f, s) : philox::fill_uniform(id, f, s);
+            break;
+          }
+          case DType::float16: {
+            std::span<float16> s(reinterpret_cast<float16*>(dst), ulen);
+            normal ? philox::fill_normal(id, f, s) : philox::fill_uniform(id, f, s);
+            break;
+          }
+          case DType::bfloat16: {
+            std::span<bfloat16> s(reinterpret_cast<bfloat16*>(dst), ulen);
+            normal ? philox::fill_normal(id, f, s) : philox::fill_uniform(id, f, s);
+            break;
+          }
+          default:
+            throw ValueError("random floats: not a float dtype");
+        }
+      }
+    });
+  }
+
+  void copy_to_host(const std::byte* src, void* dst, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  }
+  void copy_from_host(const void* src, std::byte* dst, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  }
+};
+
+}  // namespace
+
+Backend& backend_for(const Device& device) {
+  static CpuBackend cpu;
+  if (device.kind() == DeviceKind::cpu) return cpu;
+  throw DeviceUnavailable("arrays on " + device.str() +
+                          ": this version of xp has no CUDA array backend yet (kernels run through xp::Program); "
+                          "create arrays on the CPU (Device::cpu(), or XP_DEVICE=cpu)");
+}
+
+}  // namespace xp::detail
