@@ -1,6 +1,6 @@
 // Host loops over the Philox core of philox.hpp: one Philox block serves every element it holds
 // (4, 2 or 1), and a fill may start at any element, so chunks of a draw match one whole pass.
-#include "array/philox.hpp"
+#include "backend/philox.hpp"
 
 #include <cstddef>
 #include <string>

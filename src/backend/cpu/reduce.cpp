@@ -1,12 +1,833 @@
+// Reductions and scans on the CPU.
+//
+// A reduction sees its input as M outputs times N reduced elements: the kept axes and the reduced
+// axes, each list stripped of size-1 axes and merged where the strides allow (C order is kept, so
+// argmin's flat index and the order of a sum are those of the logical elements). The N elements
+// of one output are cut into fixed blocks of kBlock; blocks are reduced independently (in
+// parallel, over outputs and blocks) and their results combined pairwise in index order. Nothing
+// depends on the thread count, so neither do the bits.
+//
+// Sums and products fold a block as NumPy's pairwise summation does: halves down to leaves of at
+// most kLeaf elements, each leaf folded into kLanes independent accumulators (the loop the compiler
+// vectorizes) that are then combined as a tree. 16 accumulators where NumPy has 8: the longest
+// plain chain of additions in a leaf is 8, not 16, so the error bound is NumPy's or better.
+//
+// A block is read one of three ways, all computing the same tree, so the bits depend on the
+// logical values only, never on the layout:
+//   direct    the reduced elements are one contiguous run: read in place;
+//   gathered  any other strides (or misaligned data): copied into a buffer first;
+//   columns   the innermost kept axis is contiguous (reducing leading or middle axes): the trees of
+//             kCols neighbouring outputs are computed together, row by row, vectorized across them.
 #include "backend/cpu/reduce.hpp"
 
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/parallel.hpp"
 #include "xp/error.hpp"
 
 namespace xp::detail::cpu {
-void reduce(ReduceOp, const View&, std::span<const int>, const View&, int) {
-  throw ValueError("reduce: not implemented");  // stub
+namespace {
+
+using i64 = std::int64_t;
+using u64 = std::uint64_t;
+
+constexpr int kLanes = 16;            // accumulators of a leaf
+constexpr i64 kLeaf = 128;            // the largest leaf of the pairwise tree (NumPy's block)
+constexpr i64 kBlock = 4096;          // the fixed unit of work
+constexpr i64 kCols = 64;             // outputs computed together by the column kernels
+constexpr i64 kGrain = i64{1} << 15;  // elements a parallel chunk gets at least
+
+// ---- element types: the storage S and the value V it stands for ----
+
+template <class T>
+struct Num {
+  using S = T;
+  using V = T;
+  static V value(S s) noexcept { return s; }
+  static bool truth(S s) noexcept { return s != 0; }  // NaN is true
+};
+struct Bool {
+  using S = std::uint8_t;
+  using V = std::uint8_t;
+  static V value(S s) noexcept { return s != 0; }
+  static bool truth(S s) noexcept { return s != 0; }
+};
+struct Half {
+  using S = std::uint16_t;
+  using V = float;
+  static V value(S h) noexcept {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t em = h & 0x7FFFu;
+    if (em > 0x7C00u) return std::bit_cast<float>(sign | 0x7FC00000u | ((em & 0x3FFu) << 13));  // NaN, quieted
+    if (em == 0x7C00u) return std::bit_cast<float>(sign | 0x7F800000u);
+    if (em >= 0x0400u) return std::bit_cast<float>(sign | ((em << 13) + 0x38000000u));  // rebias 15 -> 127
+    return std::bit_cast<float>(sign | std::bit_cast<std::uint32_t>(static_cast<float>(em) * 0x1p-24f));
+  }
+  static bool truth(S s) noexcept { return (s & 0x7FFFu) != 0; }
+  static S from_float(float f) noexcept { return float_to_half_bits(f); }
+};
+struct BHalf {
+  using S = std::uint16_t;
+  using V = float;
+  static V value(S h) noexcept {  // a signalling NaN is quieted, as xp's conversion does
+    const std::uint32_t quiet = (h & 0x7FFFu) > 0x7F80u ? 0x00400000u : 0u;
+    return std::bit_cast<float>((static_cast<std::uint32_t>(h) << 16) | quiet);
+  }
+  static bool truth(S s) noexcept { return (s & 0x7FFFu) != 0; }
+  static S from_float(float f) noexcept { return float_to_bfloat16_bits(f); }
+};
+
+template <class E>
+constexpr bool kIsInt = !std::is_floating_point_v<typename E::V>;  // bool and the integers
+template <class E>
+constexpr bool kIsHalf = std::is_same_v<E, Half> || std::is_same_v<E, BHalf>;
+// sum, prod: integers wrap in 64 bits; 16-bit floats and float32 in float32, float64 in float64.
+template <class E>
+using SumAcc =
+    std::conditional_t<kIsInt<E>, u64, std::conditional_t<std::is_same_v<typename E::V, double>, double, float>>;
+// mean, var, std: integers in float64.
+template <class E>
+using MeanAcc = std::conditional_t<kIsInt<E>, double, SumAcc<E>>;
+
+template <class T>
+void put(std::byte* p, T v) noexcept {
+  std::memcpy(p, &v, sizeof v);
 }
-void cumulative_sum(const View&, int, const View&, bool) {
-  throw ValueError("cumulative_sum: not implemented");  // stub
+// Stores a result of E's arithmetic in the output dtype reduce.hpp gives: 16-bit floats rounded from
+// float32, everything else as computed (a u64 sum is the bits of the int64 or uint64 result).
+template <class E, class A>
+void store(std::byte* p, A v) noexcept {
+  if constexpr (kIsHalf<E> && std::is_floating_point_v<A>) {
+    put(p, E::from_float(static_cast<float>(v)));
+  } else {
+    put(p, v);
+  }
 }
+
+// ---- fold kernels: sum, prod, squared deviations ----
+
+struct Add {
+  template <class T>
+  T operator()(T a, T b) const noexcept {
+    return a + b;
+  }
+};
+struct Mul {
+  template <class T>
+  T operator()(T a, T b) const noexcept {
+    return a * b;
+  }
+};
+
+template <class E, class A>
+struct ValueLoad {
+  A operator()(typename E::S s, i64) const noexcept { return static_cast<A>(E::value(s)); }
+};
+template <class E, class A>
+struct SquaredDeviation {
+  const A* mean;  // one per output
+  A operator()(typename E::S s, i64 m) const noexcept {
+    const A d = static_cast<A>(E::value(s)) - mean[m];
+    return d * d;
+  }
+};
+
+template <class Bin, class A, class S, class Load>
+A fold_leaf(const S* p, i64 n, const Load& load, i64 m) noexcept {
+  if (n < kLanes) {
+    A s = load(p[0], m);
+    for (i64 i = 1; i < n; ++i) s = Bin{}(s, load(p[i], m));
+    return s;
+  }
+  A r[kLanes];
+  for (int j = 0; j < kLanes; ++j) r[j] = load(p[j], m);
+  i64 i = kLanes;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) r[j] = Bin{}(r[j], load(p[i + j], m));
+  for (int h = kLanes / 2; h >= 1; h /= 2)
+    for (int j = 0; j < h; ++j) r[j] = Bin{}(r[j], r[j + h]);
+  A s = r[0];
+  for (; i < n; ++i) s = Bin{}(s, load(p[i], m));
+  return s;
+}
+
+// n >= 1 elements; the split keeps leaves a multiple of kLanes long.
+template <class Bin, class A, class S, class Load>
+A fold(const S* p, i64 n, const Load& load, i64 m) noexcept {
+  if (n <= kLeaf) return fold_leaf<Bin, A>(p, n, load, m);
+  i64 h = n / 2;
+  h -= h % kLanes;
+  const A left = fold<Bin, A>(p, h, load, m);
+  return Bin{}(left, fold<Bin, A>(p + h, n - h, load, m));
+}
+
+// The same trees as fold_leaf and fold, for w <= kCols outputs: element i of output c is rows[i][c].
+template <class Bin, class A, class S, class Load>
+void fold_rows_leaf(const S* const* rows, i64 n, i64 w, const Load& load, i64 m0, A* out) noexcept {
+  if (n < kLanes) {
+    for (i64 c = 0; c < w; ++c) out[c] = load(rows[0][c], m0 + c);
+    for (i64 i = 1; i < n; ++i) {
+      const S* row = rows[i];
+      for (i64 c = 0; c < w; ++c) out[c] = Bin{}(out[c], load(row[c], m0 + c));
+    }
+    return;
+  }
+  A r[kLanes][kCols];
+  for (int j = 0; j < kLanes; ++j) {
+    const S* row = rows[j];
+    for (i64 c = 0; c < w; ++c) r[j][c] = load(row[c], m0 + c);
+  }
+  i64 i = kLanes;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const S* row = rows[i + j];
+      for (i64 c = 0; c < w; ++c) r[j][c] = Bin{}(r[j][c], load(row[c], m0 + c));
+    }
+  }
+  for (int h = kLanes / 2; h >= 1; h /= 2)
+    for (int j = 0; j < h; ++j)
+      for (i64 c = 0; c < w; ++c) r[j][c] = Bin{}(r[j][c], r[j + h][c]);
+  for (i64 c = 0; c < w; ++c) out[c] = r[0][c];
+  for (; i < n; ++i) {
+    const S* row = rows[i];
+    for (i64 c = 0; c < w; ++c) out[c] = Bin{}(out[c], load(row[c], m0 + c));
+  }
+}
+
+template <class Bin, class A, class S, class Load>
+void fold_rows(const S* const* rows, i64 n, i64 w, const Load& load, i64 m0, A* out) noexcept {
+  if (n <= kLeaf) return fold_rows_leaf<Bin, A>(rows, n, w, load, m0, out);
+  i64 h = n / 2;
+  h -= h % kLanes;
+  fold_rows<Bin, A>(rows, h, w, load, m0, out);
+  A right[kCols];
+  fold_rows<Bin, A>(rows + h, n - h, w, load, m0, right);
+  for (i64 c = 0; c < w; ++c) out[c] = Bin{}(out[c], right[c]);
+}
+
+// An op reduces a run of n >= 1 elements (`run`, `first` = the run's index among the N), the same
+// for w columns (`run_rows`), and combines the results of two neighbouring runs (a first).
+template <class E, class A, class Bin, class Load>
+struct FoldOp {
+  using S = typename E::S;
+  using State = A;
+  Load load;
+  State run(const S* p, i64 n, i64, i64 m) const noexcept { return fold<Bin, A>(p, n, load, m); }
+  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64 m0, State* out) const noexcept {
+    fold_rows<Bin, A>(rows, n, w, load, m0, out);
+  }
+  State combine(State a, State b) const noexcept { return Bin{}(a, b); }
+};
+
+// ---- min, max, argmin, argmax, any, all ----
+
+template <class V>
+bool is_nan(V v) noexcept {
+  if constexpr (std::is_floating_point_v<V>) {
+    return v != v;
+  } else {
+    return false;
+  }
+}
+
+// x strictly better than v (NaN beats every number; the first of equals stays).
+template <bool kMax, class V>
+bool better(V x, V v) noexcept {
+  if constexpr (std::is_floating_point_v<V>) {
+    return (kMax ? x > v : x < v) || (x != x && v == v);
+  } else {
+    return kMax ? x > v : x < v;
+  }
+}
+// v, or x when x is better or NaN: a NaN once taken stays (branch-free, vectorizable).
+template <bool kMax, class V>
+V pick(V v, V x) noexcept {
+  if constexpr (std::is_floating_point_v<V>) {
+    return ((kMax ? x > v : x < v) | (x != x)) ? x : v;
+  } else {
+    return (kMax ? x > v : x < v) ? x : v;
+  }
+}
+
+template <bool kMax, class E>
+typename E::V extreme(const typename E::S* p, i64 n) noexcept {
+  using V = typename E::V;
+  V r[kLanes];
+  const V first = E::value(p[0]);
+  for (int j = 0; j < kLanes; ++j) r[j] = first;
+  i64 i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) r[j] = pick<kMax>(r[j], E::value(p[i + j]));
+  for (; i < n; ++i) r[0] = pick<kMax>(r[0], E::value(p[i]));
+  for (int h = kLanes / 2; h >= 1; h /= 2)
+    for (int j = 0; j < h; ++j) r[j] = pick<kMax>(r[j], r[j + h]);
+  return r[0];
+}
+
+template <class E, bool kMax>
+struct MinMaxOp {
+  using S = typename E::S;
+  using State = typename E::V;
+  State run(const S* p, i64 n, i64, i64) const noexcept { return extreme<kMax, E>(p, n); }
+  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64, State* out) const noexcept {
+    for (i64 c = 0; c < w; ++c) out[c] = E::value(rows[0][c]);
+    for (i64 i = 1; i < n; ++i) {
+      const S* row = rows[i];
+      for (i64 c = 0; c < w; ++c) out[c] = pick<kMax>(out[c], E::value(row[c]));
+    }
+  }
+  State combine(State a, State b) const noexcept { return pick<kMax>(a, b); }
+};
+
+template <class V>
+struct ArgState {
+  V v{};
+  i64 i = 0;
+};
+
+template <class E, bool kMax>
+struct ArgOp {
+  using S = typename E::S;
+  using V = typename E::V;
+  using State = ArgState<V>;
+  // The extreme first (vectorized), then its first position: the block is in cache.
+  State run(const S* p, i64 n, i64 first, i64) const noexcept {
+    const V best = extreme<kMax, E>(p, n);
+    i64 k = 0;
+    if (is_nan(best)) {
+      while (!is_nan(E::value(p[k]))) ++k;
+    } else {
+      while (!(E::value(p[k]) == best)) ++k;
+    }
+    return {best, first + k};
+  }
+  void run_rows(const S* const* rows, i64 n, i64 first, i64 w, i64, State* out) const noexcept {
+    for (i64 c = 0; c < w; ++c) out[c] = {E::value(rows[0][c]), first};
+    for (i64 i = 1; i < n; ++i) {
+      const S* row = rows[i];
+      for (i64 c = 0; c < w; ++c) {
+        const V x = E::value(row[c]);
+        if (better<kMax>(x, out[c].v)) out[c] = {x, first + i};
+      }
+    }
+  }
+  State combine(State a, State b) const noexcept { return better<kMax>(b.v, a.v) ? b : a; }
+};
+
+template <class E, bool kAll>
+struct AnyAllOp {
+  using S = typename E::S;
+  using State = std::uint8_t;
+  State run(const S* p, i64 n, i64, i64) const noexcept {
+    State r = kAll;
+    for (i64 i = 0; i < n; ++i) r = kAll ? (r & E::truth(p[i])) : (r | E::truth(p[i]));
+    return r;
+  }
+  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64, State* out) const noexcept {
+    for (i64 c = 0; c < w; ++c) out[c] = kAll;
+    for (i64 i = 0; i < n; ++i) {
+      const S* row = rows[i];
+      for (i64 c = 0; c < w; ++c) out[c] = kAll ? (out[c] & E::truth(row[c])) : (out[c] | E::truth(row[c]));
+    }
+  }
+  State combine(State a, State b) const noexcept { return kAll ? (a & b) : (a | b); }
+};
+
+// ---- geometry ----
+
+struct Dim {
+  i64 size = 1;
+  i64 in = 0;   // input stride, bytes
+  i64 out = 0;  // output stride, bytes (0 for reduced axes)
+};
+
+// Drops size-1 axes and merges neighbours that step through memory as one axis; returns the count.
+int simplify(Dim* d, int n) noexcept {
+  int k = 0;
+  for (int i = 0; i < n; ++i) {
+    if (d[i].size == 1) continue;
+    if (k > 0 && d[k - 1].in == d[i].in * d[i].size && d[k - 1].out == d[i].out * d[i].size) {
+      d[k - 1] = {d[k - 1].size * d[i].size, d[i].in, d[i].out};
+    } else {
+      d[k++] = d[i];
+    }
+  }
+  return k;
+}
+
+// Walks a list of axes in C order, keeping the input and output byte offsets.
+struct Walker {
+  const Dim* dims;
+  int nd;
+  i64 in = 0, out = 0;
+  std::array<i64, kMaxDims> idx{};
+  Walker(const Dim* d, int n) noexcept : dims(d), nd(n) {}
+  void seek(i64 linear) noexcept {
+    in = out = 0;
+    for (int k = nd - 1; k >= 0; --k) {
+      const i64 q = linear / dims[k].size;
+      idx[k] = linear - q * dims[k].size;
+      linear = q;
+      in += idx[k] * dims[k].in;
+      out += idx[k] * dims[k].out;
+    }
+  }
+  void next() noexcept {
+    for (int k = nd - 1; k >= 0; --k) {
+      in += dims[k].in;
+      out += dims[k].out;
+      if (++idx[k] < dims[k].size) return;
+      in -= dims[k].size * dims[k].in;
+      out -= dims[k].size * dims[k].out;
+      idx[k] = 0;
+    }
+  }
+};
+
+struct Geometry {
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  std::array<Dim, kMaxDims> kept{}, red{};
+  int nk = 0, nr = 0;
+  i64 M = 1, N = 1;     // outputs, elements per output
+  bool aligned = true;  // data and strides are multiples of the itemsize
+};
+
+std::string dims_text(int n) {
+  return "array of dimension " + std::to_string(n);
+}
+
+void check_shape(const View& v, const char* what) {
+  if (v.ndim < 0 || v.ndim > kMaxDims)
+    throw ValueError(std::string(what) + ": " + std::to_string(v.ndim) + " dimensions (at most 64)");
+  for (int d = 0; d < v.ndim; ++d)
+    if (v.shape[d] < 0) throw ValueError(std::string(what) + ": negative dimension");
+}
+
+Geometry make_geometry(const View& in, std::span<const int> axes, const View& out) {
+  check_shape(in, "reduce");
+  check_shape(out, "reduce");
+  std::array<bool, kMaxDims> reduced{};
+  int prev = -1;
+  for (const int a : axes) {
+    if (a < 0 || a >= in.ndim)
+      throw ValueError("axis " + std::to_string(a) + " is out of bounds for " + dims_text(in.ndim));
+    if (a == prev) throw ValueError("duplicate value in 'axis'");
+    if (a < prev) throw ValueError("reduce: axes must be sorted");
+    reduced[static_cast<std::size_t>(a)] = true;
+    prev = a;
+  }
+  if (out.ndim != in.ndim - static_cast<int>(axes.size()))
+    throw ValueError("reduce: the output has " + std::to_string(out.ndim) + " dimensions, expected " +
+                     std::to_string(in.ndim - static_cast<int>(axes.size())));
+  Geometry g;
+  g.in = in.data;
+  g.out = out.data;
+  const i64 size = static_cast<i64>(itemsize(in.dtype));
+  g.aligned = reinterpret_cast<std::uintptr_t>(in.data) % static_cast<std::uintptr_t>(size) == 0;
+  int ko = 0;
+  for (int d = 0; d < in.ndim; ++d) {
+    if (in.shape[d] != 1 && in.strides[d] % size != 0) g.aligned = false;
+    if (reduced[static_cast<std::size_t>(d)]) {
+      g.red[static_cast<std::size_t>(g.nr++)] = {in.shape[d], in.strides[d], 0};
+      g.N *= in.shape[d];
+    } else {
+      if (out.shape[ko] != in.shape[d])
+        throw ValueError("reduce: output dimension " + std::to_string(ko) + " is " + std::to_string(out.shape[ko]) +
+                         ", expected " + std::to_string(in.shape[d]));
+      g.kept[static_cast<std::size_t>(g.nk++)] = {in.shape[d], in.strides[d], out.strides[ko]};
+      g.M *= in.shape[d];
+      ++ko;
+    }
+  }
+  if (g.M > 0 && g.N > 0) {
+    g.nk = simplify(g.kept.data(), g.nk);
+    g.nr = simplify(g.red.data(), g.nr);
+  }
+  return g;
+}
+
+// Copies elements [start, start + len) of the reduced axes (C order) into buf.
+template <class S>
+void gather(const std::byte* base, const Geometry& g, i64 start, i64 len, S* buf) noexcept {
+  if (g.nr == 0) {
+    std::memcpy(buf, base, sizeof(S));
+    return;
+  }
+  const Dim& inner = g.red[static_cast<std::size_t>(g.nr - 1)];
+  Walker outer(g.red.data(), g.nr - 1);
+  outer.seek(start / inner.size);
+  i64 j = start % inner.size;
+  for (i64 i = 0; i < len;) {
+    const i64 take = std::min(inner.size - j, len - i);
+    const std::byte* src = base + outer.in + j * inner.in;
+    for (i64 k = 0; k < take; ++k) std::memcpy(buf + i + k, src + k * inner.in, sizeof(S));
+    i += take;
+    j = 0;
+    outer.next();
+  }
+}
+
+// Reduces every output: op's runs over fixed blocks, combined pairwise, handed to
+// sink(state, output index, output address).
+template <class Op, class Sink>
+void drive(const Geometry& g, const Op& op, const Sink& sink) {
+  using S = typename Op::S;
+  using State = typename Op::State;
+  constexpr i64 kSize = sizeof(S);
+  const i64 N = g.N, M = g.M;
+  const i64 nb = (N + kBlock - 1) / kBlock, per = std::min(N, kBlock);
+  std::vector<State> partial(nb > 1 ? static_cast<std::size_t>(M * nb) : 0);
+  const bool red_contiguous = g.nr > 0 && g.red[static_cast<std::size_t>(g.nr - 1)].in == kSize;
+  const Dim* last_kept = g.nk > 0 ? &g.kept[static_cast<std::size_t>(g.nk - 1)] : nullptr;
+
+  if (g.aligned && g.nr > 0 && !red_contiguous && last_kept != nullptr && last_kept->in == kSize &&
+      last_kept->size >= 4) {
+    // Columns: items are (outer output, chunk of kCols columns, block).
+    const Dim kd = *last_kept;
+    const i64 W = kd.size, chunks = (W + kCols - 1) / kCols, per_outer = chunks * nb;
+    const i64 grain = std::max<i64>(1, kGrain / (per * std::min(W, kCols)));
+    parallel_for(M / W * per_outer, grain, [&](i64 b, i64 e) {
+      std::vector<const S*> rows(static_cast<std::size_t>(per));
+      std::array<State, kCols> st;
+      Walker ow(g.kept.data(), g.nk - 1), rw(g.red.data(), g.nr);
+      i64 o = b / per_outer, j = b % per_outer / nb, k = b % nb;
+      ow.seek(o);
+      for (i64 it = b; it < e; ++it) {
+        const i64 start = k * kBlock, len = std::min(kBlock, N - start);
+        const i64 c0 = j * kCols, w = std::min(kCols, W - c0), m0 = o * W + c0;
+        const std::byte* base = g.in + ow.in + c0 * kSize;
+        rw.seek(start);
+        for (i64 i = 0; i < len; ++i, rw.next())
+          rows[static_cast<std::size_t>(i)] = reinterpret_cast<const S*>(base + rw.in);
+        op.run_rows(rows.data(), len, start, w, m0, st.data());
+        for (i64 c = 0; c < w; ++c) {
+          if (nb == 1) {
+            sink(st[static_cast<std::size_t>(c)], m0 + c, g.out + ow.out + (c0 + c) * kd.out);
+          } else {
+            partial[static_cast<std::size_t>((m0 + c) * nb + k)] = st[static_cast<std::size_t>(c)];
+          }
+        }
+        if (++k == nb) {
+          k = 0;
+          if (++j == chunks) {
+            j = 0;
+            ++o;
+            ow.next();
+          }
+        }
+      }
+    });
+  } else {
+    // Runs: items are (output, block), read in place or gathered.
+    const bool direct = g.aligned && (g.nr == 0 || (g.nr == 1 && red_contiguous));
+    parallel_for(M * nb, std::max<i64>(1, kGrain / per), [&](i64 b, i64 e) {
+      std::vector<S> buf(direct ? 0 : static_cast<std::size_t>(per));
+      Walker kw(g.kept.data(), g.nk);
+      i64 m = b / nb, k = b % nb;
+      kw.seek(m);
+      for (i64 it = b; it < e; ++it) {
+        const std::byte* base = g.in + kw.in;
+        const i64 start = k * kBlock, len = std::min(kBlock, N - start);
+        const S* p = buf.data();
+        if (direct) {
+          p = reinterpret_cast<const S*>(base) + start;
+        } else {
+          gather(base, g, start, len, buf.data());
+        }
+        const State s = op.run(p, len, start, m);
+        if (nb == 1) {
+          sink(s, m, g.out + kw.out);
+        } else {
+          partial[static_cast<std::size_t>(it)] = s;
+        }
+        if (++k == nb) {
+          k = 0;
+          ++m;
+          kw.next();
+        }
+      }
+    });
+  }
+
+  if (nb > 1) {
+    parallel_for(M, std::max<i64>(1, kGrain / nb), [&](i64 b, i64 e) {
+      std::vector<State> tmp(static_cast<std::size_t>(nb));
+      Walker kw(g.kept.data(), g.nk);
+      kw.seek(b);
+      for (i64 m = b; m < e; ++m, kw.next()) {
+        // Pairwise over the blocks, bottom-up: neighbours first, a lone last one carried up.
+        std::copy_n(partial.begin() + m * nb, nb, tmp.begin());
+        for (i64 n = nb; n > 1; n = (n + 1) / 2) {
+          for (i64 i = 0; i + 1 < n; i += 2)
+            tmp[static_cast<std::size_t>(i / 2)] =
+                op.combine(tmp[static_cast<std::size_t>(i)], tmp[static_cast<std::size_t>(i + 1)]);
+          if (n % 2 == 1) tmp[static_cast<std::size_t>(n / 2)] = tmp[static_cast<std::size_t>(n - 1)];
+        }
+        sink(tmp[0], m, g.out + kw.out);
+      }
+    });
+  }
+}
+
+template <class E>
+void reduce_typed(ReduceOp op, const Geometry& g, int correction) {
+  using V = typename E::V;
+  using A = SumAcc<E>;
+  using F = MeanAcc<E>;
+  const i64 N = g.N;
+  if (g.M == 0) return;
+  if (N == 0) {
+    Walker kw(g.kept.data(), g.nk);
+    for (i64 m = 0; m < g.M; ++m, kw.next()) {
+      std::byte* o = g.out + kw.out;
+      switch (op) {
+        case ReduceOp::sum:
+          store<E>(o, A{0});
+          break;
+        case ReduceOp::prod:
+          store<E>(o, A{1});
+          break;
+        case ReduceOp::any:
+          put(o, std::uint8_t{0});
+          break;
+        case ReduceOp::all:
+          put(o, std::uint8_t{1});
+          break;
+        default:
+          store<E>(o, std::numeric_limits<F>::quiet_NaN());
+          break;  // mean, var, std
+      }
+    }
+    return;
+  }
+  const auto put_value = [](V s, i64, std::byte* o) { store<E>(o, s); };
+  const auto put_index = [](ArgState<V> s, i64, std::byte* o) { put(o, s.i); };
+  const auto put_bool = [](std::uint8_t s, i64, std::byte* o) { put(o, s); };
+  switch (op) {
+    case ReduceOp::sum:
+      return drive(g, FoldOp<E, A, Add, ValueLoad<E, A>>{}, [](A s, i64, std::byte* o) { store<E>(o, s); });
+    case ReduceOp::prod:
+      return drive(g, FoldOp<E, A, Mul, ValueLoad<E, A>>{}, [](A s, i64, std::byte* o) { store<E>(o, s); });
+    case ReduceOp::mean:
+      return drive(g, FoldOp<E, F, Add, ValueLoad<E, F>>{},
+                   [N](F s, i64, std::byte* o) { store<E>(o, s / static_cast<F>(N)); });
+    case ReduceOp::var:
+    case ReduceOp::std: {
+      std::vector<F> mean(static_cast<std::size_t>(g.M));
+      drive(g, FoldOp<E, F, Add, ValueLoad<E, F>>{},
+            [&](F s, i64 m, std::byte*) { mean[static_cast<std::size_t>(m)] = s / static_cast<F>(N); });
+      const i64 dof = N - correction;
+      const bool root = op == ReduceOp::std;
+      return drive(g, FoldOp<E, F, Add, SquaredDeviation<E, F>>{{mean.data()}}, [dof, root](F s, i64, std::byte* o) {
+        F v = dof > 0 ? s / static_cast<F>(dof) : std::numeric_limits<F>::quiet_NaN();
+        if (root) v = std::sqrt(v);
+        store<E>(o, v);
+      });
+    }
+    case ReduceOp::min:
+      return drive(g, MinMaxOp<E, false>{}, put_value);
+    case ReduceOp::max:
+      return drive(g, MinMaxOp<E, true>{}, put_value);
+    case ReduceOp::argmin:
+      return drive(g, ArgOp<E, false>{}, put_index);
+    case ReduceOp::argmax:
+      return drive(g, ArgOp<E, true>{}, put_index);
+    case ReduceOp::any:
+      return drive(g, AnyAllOp<E, false>{}, put_bool);
+    case ReduceOp::all:
+      return drive(g, AnyAllOp<E, true>{}, put_bool);
+  }
+}
+
+template <class F>
+void dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::bool_:
+      return f.template operator()<Bool>();
+    case DType::int8:
+      return f.template operator()<Num<std::int8_t>>();
+    case DType::int16:
+      return f.template operator()<Num<std::int16_t>>();
+    case DType::int32:
+      return f.template operator()<Num<std::int32_t>>();
+    case DType::int64:
+      return f.template operator()<Num<std::int64_t>>();
+    case DType::uint8:
+      return f.template operator()<Num<std::uint8_t>>();
+    case DType::uint16:
+      return f.template operator()<Num<std::uint16_t>>();
+    case DType::uint32:
+      return f.template operator()<Num<std::uint32_t>>();
+    case DType::uint64:
+      return f.template operator()<Num<std::uint64_t>>();
+    case DType::float16:
+      return f.template operator()<Half>();
+    case DType::bfloat16:
+      return f.template operator()<BHalf>();
+    case DType::float32:
+      return f.template operator()<Num<float>>();
+    case DType::float64:
+      return f.template operator()<Num<double>>();
+  }
+  throw ValueError("reduce: unknown dtype");
+}
+
+DType sum_dtype(DType t) noexcept {
+  switch (kind(t)) {
+    case DTypeKind::boolean:
+    case DTypeKind::signed_integer:
+      return DType::int64;
+    case DTypeKind::unsigned_integer:
+      return DType::uint64;
+    case DTypeKind::floating:
+      return t;
+  }
+  return t;
+}
+
+DType result_dtype(ReduceOp op, DType t) noexcept {
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::prod:
+      return sum_dtype(t);
+    case ReduceOp::mean:
+    case ReduceOp::var:
+    case ReduceOp::std:
+      return kind(t) == DTypeKind::floating ? t : DType::float64;
+    case ReduceOp::min:
+    case ReduceOp::max:
+      return t;
+    case ReduceOp::any:
+    case ReduceOp::all:
+      return DType::bool_;
+    case ReduceOp::argmin:
+    case ReduceOp::argmax:
+      return DType::int64;
+  }
+  return t;
+}
+
+// ---- cumulative sum ----
+
+template <class E>
+void cumsum_typed(const View& in, int axis, const View& out, bool include_initial) {
+  using S = typename E::S;
+  using A = SumAcc<E>;
+  const i64 L = in.shape[axis], sa = in.strides[axis], so = out.strides[axis];
+  const i64 osize = static_cast<i64>(itemsize(out.dtype));
+  std::array<Dim, kMaxDims> dims{};
+  int nd = 0;
+  i64 M = 1;
+  bool aligned = reinterpret_cast<std::uintptr_t>(in.data) % sizeof(S) == 0 &&
+                 reinterpret_cast<std::uintptr_t>(out.data) % static_cast<std::uintptr_t>(osize) == 0 &&
+                 sa % static_cast<i64>(sizeof(S)) == 0 && so % osize == 0;
+  for (int d = 0; d < in.ndim; ++d) {
+    if (d == axis) continue;
+    dims[static_cast<std::size_t>(nd++)] = {in.shape[d], in.strides[d], out.strides[d]};
+    M *= in.shape[d];
+    aligned = aligned && in.strides[d] % static_cast<i64>(sizeof(S)) == 0 && out.strides[d] % osize == 0;
+  }
+  if (M == 0) return;
+  nd = simplify(dims.data(), nd);
+  const i64 first = include_initial ? 1 : 0;
+  const Dim* last = nd > 0 ? &dims[static_cast<std::size_t>(nd - 1)] : nullptr;
+
+  if (aligned && L > 0 && sa != static_cast<i64>(sizeof(S)) && last != nullptr &&
+      last->in == static_cast<i64>(sizeof(S)) && last->out == osize && last->size >= 4) {
+    // Along a non-contiguous axis: kCols neighbouring lines at once, vectorized across them.
+    const i64 W = last->size, chunks = (W + kCols - 1) / kCols;
+    parallel_for(M / W * chunks, std::max<i64>(1, kGrain / (L * std::min(W, kCols))), [&](i64 b, i64 e) {
+      Walker ow(dims.data(), nd - 1);
+      i64 o = b / chunks, j = b % chunks;
+      ow.seek(o);
+      A acc[kCols];
+      for (i64 it = b; it < e; ++it) {
+        const i64 c0 = j * kCols, w = std::min(kCols, W - c0);
+        const std::byte* ip = in.data + ow.in + c0 * static_cast<i64>(sizeof(S));
+        std::byte* op = out.data + ow.out + c0 * osize;
+        if (include_initial)
+          for (i64 c = 0; c < w; ++c) store<E>(op + c * osize, A{0});
+        for (i64 i = 0; i < L; ++i) {
+          const S* row = reinterpret_cast<const S*>(ip + i * sa);
+          std::byte* orow = op + (i + first) * so;
+          for (i64 c = 0; c < w; ++c) {
+            const A v = static_cast<A>(E::value(row[c]));
+            acc[c] = i == 0 ? v : acc[c] + v;
+            store<E>(orow + c * osize, acc[c]);
+          }
+        }
+        if (++j == chunks) {
+          j = 0;
+          ++o;
+          ow.next();
+        }
+      }
+    });
+    return;
+  }
+  parallel_for(M, std::max<i64>(1, kGrain / std::max<i64>(L, 1)), [&](i64 b, i64 e) {
+    Walker w(dims.data(), nd);
+    w.seek(b);
+    for (i64 t = b; t < e; ++t, w.next()) {
+      const std::byte* ip = in.data + w.in;
+      std::byte* op = out.data + w.out;
+      if (include_initial) store<E>(op, A{0});
+      op += first * so;
+      A acc{};
+      for (i64 i = 0; i < L; ++i) {
+        S s;
+        std::memcpy(&s, ip + i * sa, sizeof s);
+        const A v = static_cast<A>(E::value(s));
+        acc = i == 0 ? v : acc + v;
+        store<E>(op + i * so, acc);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) {
+  const Geometry g = make_geometry(in, axes, out);
+  const DType want = result_dtype(op, in.dtype);
+  if (out.dtype != want)
+    throw ValueError("reduce: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
+                     std::string(name(want)));
+  if (g.N == 0) {
+    if (op == ReduceOp::min || op == ReduceOp::max)
+      throw ValueError(std::string("zero-size array to reduction operation ") +
+                       (op == ReduceOp::min ? "minimum" : "maximum") + " which has no identity");
+    if (op == ReduceOp::argmin || op == ReduceOp::argmax)
+      throw ValueError(std::string("attempt to get ") + (op == ReduceOp::argmin ? "argmin" : "argmax") +
+                       " of an empty sequence");
+  }
+  dispatch(in.dtype, [&]<class E>() { reduce_typed<E>(op, g, correction); });
+}
+
+void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) {
+  check_shape(in, "cumulative_sum");
+  if (axis < 0 || axis >= in.ndim)
+    throw ValueError("axis " + std::to_string(axis) + " is out of bounds for " + dims_text(in.ndim));
+  if (out.ndim != in.ndim) throw ValueError("cumulative_sum: the output's dimensions differ from the input's");
+  for (int d = 0; d < in.ndim; ++d) {
+    const i64 want = in.shape[d] + (d == axis && include_initial ? 1 : 0);
+    if (out.shape[d] != want)
+      throw ValueError("cumulative_sum: output dimension " + std::to_string(d) + " is " + std::to_string(out.shape[d]) +
+                       ", expected " + std::to_string(want));
+  }
+  if (out.dtype != sum_dtype(in.dtype))
+    throw ValueError("cumulative_sum: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
+                     std::string(name(sum_dtype(in.dtype))));
+  dispatch(in.dtype, [&]<class E>() { cumsum_typed<E>(in, axis, out, include_initial); });
+}
+
 }  // namespace xp::detail::cpu
