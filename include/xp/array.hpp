@@ -203,6 +203,8 @@ class XP_API Array {
   // Assigning to a temporary view writes through it: a.slice({...}) = b, a[0] = 1.0 (copyto).
   const Array& operator=(const Array& values) &&;
   const Array& operator=(const Scalar& value) &&;
+  // Writes values (broadcast, converted under same_kind) into this array's memory: copyto.
+  const Array& assign(const Operand& values) const;
 
   bool valid() const noexcept { return impl_ != nullptr; }
   DType dtype() const;

@@ -209,6 +209,11 @@ const Array& Array::operator=(const Scalar& value) && {
   return *this;
 }
 
+const Array& Array::assign(const Operand& values) const {
+  copyto(*this, values);
+  return *this;
+}
+
 DType Array::dtype() const {
   return impl_of(*this)->dtype;
 }

@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <unordered_map>
+#include <memory>
+#include <utility>
 
 #include "array/array_impl.hpp"
 #include "xp/config.hpp"
@@ -48,10 +49,41 @@ void broadcast_strides(const ArrayImpl& a, const Shape& shape, std::int64_t* out
   }
 }
 
+// The vectors a Builder fills, reused from call to call (per thread, per nesting depth: building can
+// nest when an overlapping input is copied first) so that evaluating a small graph allocates nothing.
+struct BuildState {
+  FusedProgram program;
+  std::vector<std::int64_t> strides;  // inputs x ndim
+  std::vector<std::pair<const ArrayImpl*, std::int32_t>> memo;  // graphs are small: a list beats a map
+  std::vector<ImplPtr> keep;
+  void clear() {
+    program.code.clear();
+    program.inputs.clear();
+    program.outputs.clear();
+    program.output_instr.clear();
+    strides.clear();
+    memo.clear();
+    keep.clear();
+  }
+};
+
+thread_local std::vector<std::unique_ptr<BuildState>> t_build_states;
+thread_local std::size_t t_build_depth = 0;
+
 // Turns a graph into a FusedProgram over `shape`.
 class Builder {
  public:
-  explicit Builder(const Shape& shape) : shape_(shape) {}
+  explicit Builder(const Shape& shape) : shape_(shape) {
+    if (t_build_states.size() <= t_build_depth) t_build_states.push_back(std::make_unique<BuildState>());
+    st_ = t_build_states[t_build_depth++].get();
+    st_->clear();
+  }
+  ~Builder() {
+    st_->keep.clear();
+    --t_build_depth;
+  }
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
 
   // Materialized arrays of storage `avoid` read with a layout other than `same_as` are copied first
   // (an out= that overlaps an input differently: NumPy copies too).
@@ -61,8 +93,9 @@ class Builder {
   }
 
   std::int32_t emit(const ImplPtr& x) {
-    auto it = memo_.find(x.get());
-    if (it != memo_.end()) return it->second;
+    for (const auto& [ptr, id] : st_->memo) {
+      if (ptr == x.get()) return id;
+    }
     std::int32_t id;
     if (x->lazy()) {
       const Node& n = *x->node;
@@ -73,41 +106,42 @@ class Builder {
       ImplPtr src = x;
       if (avoid_ != nullptr && x->storage.get() == avoid_ && !same_layout(*x)) {
         src = copy_of(x);
-        keep_.push_back(src);
+        st_->keep.push_back(src);
       }
-      const std::size_t index = inputs_.size();
-      stride_store_.emplace_back(shape_.size());
-      broadcast_strides(*src, shape_, stride_store_.back().data());
+      const std::size_t index = st_->program.inputs.size();
+      const std::size_t nd = shape_.size();
+      st_->strides.resize((index + 1) * nd);
+      broadcast_strides(*src, shape_, st_->strides.data() + index * nd);
       View v;
       v.data = src->storage->alloc.data + src->offset;
       v.dtype = src->dtype;
-      v.ndim = static_cast<int>(shape_.size());
+      v.ndim = static_cast<int>(nd);
       v.shape = shape_.data();
-      v.strides = stride_store_.back().data();
-      inputs_.push_back(v);
+      st_->program.inputs.push_back(v);
       id = push({Op::load, src->dtype, -1, -1, -1, index});
     }
-    memo_.emplace(x.get(), id);
+    st_->memo.emplace_back(x.get(), id);
     return id;
   }
 
   std::int32_t emit_constant(const LazyArg& c) { return push({Op::constant, c.dtype, -1, -1, -1, c.bits}); }
 
-  FusedProgram finish(std::vector<View> outputs, std::vector<std::int32_t> output_instr) {
-    FusedProgram p;
-    p.code = std::move(code_);
-    p.inputs = std::move(inputs_);
-    p.outputs = std::move(outputs);
-    p.output_instr = std::move(output_instr);
-    p.ndim = static_cast<int>(shape_.size());
+  // The program, valid until this Builder is destroyed.
+  const FusedProgram& finish(const View& output, std::int32_t output_instr) {
+    FusedProgram& p = st_->program;
+    const std::size_t nd = shape_.size();
+    for (std::size_t i = 0; i < p.inputs.size(); ++i) p.inputs[i].strides = st_->strides.data() + i * nd;
+    p.outputs.push_back(output);
+    p.output_instr.push_back(output_instr);
+    p.ndim = static_cast<int>(nd);
     p.shape = shape_.data();
     return p;
   }
 
  private:
   std::int32_t push(Instr i) {
-    code_.push_back(i);
-    return static_cast<std::int32_t>(code_.size() - 1);
+    st_->program.code.push_back(i);
+    return static_cast<std::int32_t>(st_->program.code.size() - 1);
   }
   bool same_layout(const ArrayImpl& x) const {
     if (same_as_ == nullptr || x.offset != same_as_->offset) return false;
@@ -123,11 +157,7 @@ class Builder {
   }
 
   const Shape& shape_;
-  std::vector<Instr> code_;
-  std::vector<View> inputs_;
-  std::vector<std::vector<std::int64_t>> stride_store_;
-  std::unordered_map<const ArrayImpl*, std::int32_t> memo_;
-  std::vector<ImplPtr> keep_;
+  BuildState* st_;
   const Storage* avoid_ = nullptr;
   const ArrayImpl* same_as_ = nullptr;
 };
@@ -171,9 +201,7 @@ void materialize(ArrayImpl& a) {
   ImplPtr self(ImplPtr(), &a);
   Builder b(a.shape);
   const std::int32_t root = b.emit(self);
-  View ov = view_of(*out);
-  FusedProgram p = b.finish({ov}, {root});
-  a.backend->run_fused(p);
+  a.backend->run_fused(b.finish(view_of(*out), root));
   a.storage = out->storage;
   a.strides = out->strides;
   a.offset = 0;
@@ -187,8 +215,7 @@ void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {
   Builder b(dst->shape);
   b.avoid_overlap(dst->storage.get(), dst.get());
   const std::int32_t root = b.emit(value);
-  FusedProgram p = b.finish({view_of(*dst)}, {root});
-  dst->backend->run_fused(p);
+  dst->backend->run_fused(b.finish(view_of(*dst), root));
 }
 
 ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, Backend* backend, LazyArg a,

@@ -52,8 +52,16 @@ class Backend {
   virtual void copy_from_host(const void* src, std::byte* dst, std::size_t bytes) = 0;
 };
 
-// The backend of a device. Throws DeviceUnavailable when the device has none in this build or
-// cannot be used.
+// The backend of a device (registry.cpp). Throws DeviceUnavailable when the device has none in
+// this build or cannot be used.
 Backend& backend_for(const Device& device);
+
+// Registers the backend that serves a non-CPU device (nullptr removes it): how a backend joins
+// without the array layer naming it, and how tests stand a second device up.
+void register_backend(const Device& device, Backend* backend);
+
+Backend& cpu_backend();
+// Blocks the CPU backend has allocated in this process (for tests of fusion: one per result).
+std::uint64_t cpu_allocations() noexcept;
 
 }  // namespace xp::detail

@@ -238,16 +238,16 @@ XP_HOST_DEVICE inline float normal_float32_from(u32 a, u32 b, bool second) {
   const float u1 = static_cast<float>((a >> 8) + 1u) * 0x1p-24f;  // (0, 1]: log(u1) is finite
   const float u2 = static_cast<float>(b >> 8) * 0x1p-24f;
   const float t = 0x1.921fb6p+2f * u2;  // 2pi rounded to float32 (0x40c90fdb)
-  const float radius = sqrtf(-2.0f * logf(u1));
-  return second ? radius * sinf(t) : radius * cosf(t);
+  const float radius = ::sqrtf(-2.0f * ::logf(u1));
+  return second ? radius * ::sinf(t) : radius * ::cosf(t);
 }
 
 XP_HOST_DEVICE inline double normal_float64_from(u32 a0, u32 a1, u32 b0, u32 b1, bool second) {
   const double u1 = static_cast<double>((join64(a0, a1) >> 11) + 1u) * 0x1p-53;
   const double u2 = static_cast<double>(join64(b0, b1) >> 11) * 0x1p-53;
   const double t = 0x1.921fb54442d18p+2 * u2;  // 2pi rounded to float64
-  const double radius = sqrt(-2.0 * log(u1));
-  return second ? radius * sin(t) : radius * cos(t);
+  const double radius = ::sqrt(-2.0 * ::log(u1));
+  return second ? radius * ::sin(t) : radius * ::cos(t);
 }
 
 // ---- element i of a draw: what a one-element-per-thread kernel calls ----

@@ -155,7 +155,8 @@ def as_compute(x, name):
 
 
 def exact_long(x, name):
-    return x.astype(np.float64).astype(LD) if is_float(name) else x.astype(LD)
+    """The values xp adds, exactly: floats as they are, integers converted to float64 first."""
+    return x.astype(np.float64).astype(LD)
 
 
 def reference(op, x, name, axes, ddof):
@@ -263,6 +264,8 @@ def cases(folder):
                         else:
                             case["expect"] = w.add(value.astype(DTYPES[case["out_dtype"]]))
                     out.append(case)
+            if size > 1000 and name not in ("int8", "uint64", "float16", "float32", "float64"):
+                continue  # the long cumulative sums: a few dtypes are enough
             for axis in range(x.ndim):
                 for inc in (False, True):
                     r = cumsum_reference(x, name, axis, inc)
@@ -282,7 +285,7 @@ def accuracy(folder):
     rng = np.random.default_rng(7)
     entries = []
     for dt in (np.float32, np.float64):
-        for n, kind in ((1_000_000, "mixed"), (1_000_003, "cancel"), (65_537, "cancel"), (4_000_000, "mixed")):
+        for n, kind in ((300_000, "mixed"), (1_000_003, "cancel"), (65_537, "cancel")):
             mag = 10.0 ** rng.uniform(-6, 6, size=n)
             v = rng.standard_normal(n) * mag
             if kind == "cancel":
@@ -296,7 +299,7 @@ def accuracy(folder):
             entries.append({"dtype": np.dtype(dt).name, "file": fname, "shape": [n], "axis": None,
                             "exact": [math.fsum(xd.tolist())], "numpy": [float(np.sum(x))],
                             "abs_sum": [float(np.sum(np.abs(xd)))]})
-        n = 1_000_000
+        n = 200_000
         v = rng.standard_normal((n, 4)) * 10.0 ** rng.uniform(-6, 6, size=(n, 4))
         x = v.astype(dt)
         fname = f"acc_{len(entries)}.bin"

@@ -3,7 +3,9 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "backend/philox.hpp"
@@ -30,20 +32,78 @@ constexpr std::size_t kHugePage = std::size_t{1} << 21;
 constexpr std::size_t kHugeThreshold = std::size_t{1} << 22;
 constexpr std::size_t kMaxBytes = std::size_t{1} << 62;
 
+// Blocks of 64 << k bytes (k < kClasses) kept after they are freed, up to kCacheCap bytes in all.
+constexpr int kClasses = 15;  // up to 1 MiB
+constexpr std::size_t kCachedMax = std::size_t{64} << (kClasses - 1);
+constexpr std::size_t kCacheCap = std::size_t{64} << 20;
+
+int size_class(std::size_t bytes) {
+  int k = 0;
+  while ((std::size_t{64} << k) < bytes) ++k;
+  return k;
+}
+
+class BlockCache {
+ public:
+  void* get(int cls) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& v = free_[cls];
+    if (v.empty()) return nullptr;
+    void* p = v.back();
+    v.pop_back();
+    cached_ -= std::size_t{64} << cls;
+    return p;
+  }
+  void put(void* p, int cls) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_ + (std::size_t{64} << cls) <= kCacheCap) {
+        free_[cls].push_back(p);
+        cached_ += std::size_t{64} << cls;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<void*> free_[kClasses];
+  std::size_t cached_ = 0;
+};
+
+// Never destroyed: blocks may be freed by arrays that outlive static destruction.
+BlockCache& cache_ = *new BlockCache;
+
+std::atomic<std::uint64_t> g_allocations{0};
+
 class CpuBackend final : public Backend {
  public:
   const char* name() const noexcept override { return "cpu"; }
 
   Allocation allocate(std::size_t bytes) override {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
     Allocation a;
     a.bytes = bytes;
+    if (bytes <= kCachedMax) {
+      // Small blocks come from a cache of freed ones: a fresh 4 KiB malloc makes glibc consolidate
+      // its fast bins, which cost more than the whole 1,024-element addition it is for.
+      const int cls = size_class(bytes);
+      void* p = cache_.get(cls);
+      if (p == nullptr) {
+        if (posix_memalign(&p, 64, std::size_t{64} << cls) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes);
+      }
+      a.data = static_cast<std::byte*>(p);
+      a.owner = std::shared_ptr<void>(p, [cls](void* q) { cache_.put(q, cls); });
+      return a;
+    }
     // Big blocks on 2 MiB boundaries with transparent huge pages asked for (as NumPy does): the
     // first touch of a fresh 64 MiB block then costs 32 page faults instead of 16,384.
     const bool huge = bytes >= kHugeThreshold;
     const std::size_t align = huge ? kHugePage : 64;
     const std::size_t rounded = (bytes + align - 1) / align * align;
     void* p = nullptr;
-    if (bytes > kMaxBytes || posix_memalign(&p, align, rounded == 0 ? align : rounded) != 0 || p == nullptr) {
+    if (bytes > kMaxBytes || posix_memalign(&p, align, rounded) != 0 || p == nullptr) {
       throw OutOfMemory("cpu", bytes);
     }
     if (huge) madvise(p, rounded, MADV_HUGEPAGE);
@@ -160,12 +220,13 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-Backend& backend_for(const Device& device) {
+Backend& cpu_backend() {
   static CpuBackend cpu;
-  if (device.kind() == DeviceKind::cpu) return cpu;
-  throw DeviceUnavailable("arrays on " + device.str() +
-                          ": this version of xp has no CUDA array backend yet (kernels run through xp::Program); "
-                          "create arrays on the CPU (Device::cpu(), or XP_DEVICE=cpu)");
+  return cpu;
+}
+
+std::uint64_t cpu_allocations() noexcept {
+  return g_allocations.load(std::memory_order_relaxed);
 }
 
 }  // namespace xp::detail

@@ -6,13 +6,15 @@
 //   at least as wide as int (no signed overflow, no promotion of uint16 * uint16 to int), shifts
 //   check their count, float-to-integer conversions clamp before converting, bool bytes are read
 //   as uint8_t (a byte is true when it is nonzero) and every bool written is 0 or 1.
-// - One expression per element, the same for every element of a tile: the loops have no
-//   separately written tail, so an element's bits never depend on n or on its position.
+// - One computation per element, the same for every element of a tile: a loop has no separately
+//   written tail (or pads the tail to a whole vector), so an element's bits never depend on n or
+//   on its position.
 // - Exactly rounded float operations only (+ - * / sqrt fma, conversions), under the default
 //   rounding mode; no library call whose result could differ between machines.
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -71,9 +73,6 @@ constexpr bool is_half(DType d) {
 constexpr bool is_float(DType d) {  // the float types arithmetic sees
   return d == DType::float32 || d == DType::float64;
 }
-constexpr bool is_int(DType d) {
-  return !is_bool(d) && !is_half(d) && !is_float(d);
-}
 
 // The unsigned type integer arithmetic on T is done in: T's own width, but never narrower than
 // unsigned int (uint8/uint16 operands would otherwise be promoted to a signed int).
@@ -85,33 +84,70 @@ constexpr T wrap(Wide<T> v) {
   return static_cast<T>(v);  // modular since C++20
 }
 
-// ---- 16-bit floats (the same bits as xp/dtype.hpp's conversions, written without branches so
-// that the loops over them vectorize) ----
+// ---- vectors of 16 bytes (SSE2), for the loops that select between float results ----
+// With -ftrapping-math (the default) GCC moves a float operation whose result only one side of a
+// ?: uses into that side, and then cannot vectorize the branch. Written with vector types, both
+// sides are computed for every lane and a mask picks one; the scalar forms below are lane 0.
 
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t o = static_cast<uint32_t>(h & 0x7FFFu) << 13;
-  const uint32_t exp = o & 0x0F800000u;
-  const uint32_t normal = o + 0x38000000u;                                               // rebias 15 -> 127
-  const uint32_t special = (o + 0x70000000u) | ((o & 0x7FFFFFu) != 0 ? 0x400000u : 0u);  // inf, quiet NaN
-  // Subnormal: m * 2^-24 = (2^-14 + m * 2^-24) - 2^-14, exact in float32.
-  const uint32_t sub = std::bit_cast<uint32_t>(std::bit_cast<float>(o + 0x38800000u) - 0x1p-14f);
-  const uint32_t r = exp == 0x0F800000u ? special : (exp == 0 ? sub : normal);
-  return std::bit_cast<float>(r | sign);
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
+  typedef float V __attribute__((vector_size(16)));
+  typedef uint32_t U __attribute__((vector_size(16)));
+  typedef std::int32_t I __attribute__((vector_size(16)));
+  static constexpr uint32_t kSign = 0x80000000u;
+};
+template <>
+struct Vec<double> {
+  typedef double V __attribute__((vector_size(16)));
+  typedef uint64_t U __attribute__((vector_size(16)));
+  typedef std::int64_t I __attribute__((vector_size(16)));
+  static constexpr uint64_t kSign = 0x8000000000000000ull;
+};
+
+// Lanes of a where m is all ones, else of b.
+template <class U>
+U select(U m, U a, U b) {
+  return (a & m) | (b & ~m);
 }
 
-inline uint16_t float_to_half(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t ax = x & 0x7FFFFFFFu;
-  const uint32_t nan = 0x7E00u | ((ax >> 13) & 0x03FFu);  // quiet, the top of the payload kept
-  const uint32_t v = ax - 0x38000000u;                    // rebias; used only when ax >= 2^-14
-  const uint32_t normal = (v + 0x0FFFu + ((v >> 13) & 1u)) >> 13;
+// float16 bits (in 32-bit lanes) -> float32 bits; the same bits as xp::half_bits_to_float.
+inline Vec<float>::U half_to_float(Vec<float>::U h) {
+  using U = Vec<float>::U;
+  using V = Vec<float>::V;
+  const U sign = (h & 0x8000u) << 16;
+  const U o = (h & 0x7FFFu) << 13;
+  const U exp = o & 0x0F800000u;
+  const U normal = o + 0x38000000u;                                              // rebias 15 -> 127
+  const U special = (o + 0x70000000u) | (U)(((o & 0x7FFFFFu) != 0) & 0x400000);  // inf, quiet NaN
+  // Subnormal: m * 2^-24 = (2^-14 + m * 2^-24) - 2^-14, exact in float32.
+  const U sub = (U)((V)(o + 0x38800000u) - 0x1p-14f);
+  return select((U)(exp == 0x0F800000u), special, select((U)(exp == 0), sub, normal)) | sign;
+}
+
+// float32 bits -> float16 bits (in 32-bit lanes), to nearest even; as xp::float_to_half_bits.
+inline Vec<float>::U float_to_half(Vec<float>::U x) {
+  using U = Vec<float>::U;
+  using I = Vec<float>::I;
+  using V = Vec<float>::V;
+  const U sign = (x >> 16) & 0x8000u;
+  const I ax = (I)(x & 0x7FFFFFFFu);                  // signed compares are SSE2's, and ax < 2^31
+  const U nan = 0x7E00u | (((U)ax >> 13) & 0x03FFu);  // quiet, the top of the payload kept
+  const U v = (U)ax - 0x38000000u;                    // rebias; used only when ax >= 2^-14
+  const U normal = (v + 0x0FFFu + ((v >> 13) & 1u)) >> 13;
   // Below 2^-14: adding 0.5 rounds to a multiple of 2^-24 (to nearest even), whose count is the
   // low bits of the sum.
-  const uint32_t sub = std::bit_cast<uint32_t>(std::bit_cast<float>(ax) + 0.5f) - 0x3F000000u;
-  const uint32_t r = ax > 0x7F800000u ? nan : (ax >= 0x477FF000u ? 0x7C00u : (ax >= 0x38800000u ? normal : sub));
-  return static_cast<uint16_t>(r | sign);
+  const U sub = (U)((V)ax + 0.5f) - 0x3F000000u;
+  const U finite = select((U)(ax >= 0x477FF000), U{} + 0x7C00u, select((U)(ax >= 0x38800000), normal, sub));
+  return select((U)(ax > 0x7F800000), nan, finite) | sign;
+}
+
+inline float half_to_float(uint16_t h) {
+  return std::bit_cast<float>(half_to_float(Vec<float>::U{h})[0]);
+}
+inline uint16_t float_to_half(float f) {
+  return static_cast<uint16_t>(float_to_half(Vec<float>::U{std::bit_cast<uint32_t>(f)})[0]);
 }
 
 inline float bfloat16_to_float(uint16_t h) {
@@ -261,13 +297,30 @@ S<To> convert(S<From> x) {
 // ---- the operations on one element ----
 // T is the storage type; for bool operands the kernels pass normalized bytes (0 or 1) as uint8_t.
 
-// Round half to even: from 2^(digits-1) up every float is an integer; below, adding and subtracting
-// 2^(digits-1) rounds to an integer in the default rounding mode. floor, ceil and trunc step from
-// there, and all four put x's sign back at the end (round(-0.3) = -0.0, ceil(-0.7) = -0.0).
-template <class T>
-T round_even_abs(T a) {  // a >= 0 or NaN
+// floor, ceil, round (half to even) and trunc of every lane. From 2^(digits-1) up every float is
+// an integer; below, adding and subtracting 2^(digits-1) rounds |x| to an integer, ties to even,
+// in the default rounding mode. floor, ceil and trunc step from there by one, and all four put x's
+// sign back at the end (round(-0.3) = -0.0, ceil(-0.7) = -0.0); NaN passes through.
+template <Op O, class T>
+typename Vec<T>::V round_family(typename Vec<T>::V x) {
+  using V = typename Vec<T>::V;
+  using U = typename Vec<T>::U;
+  constexpr auto kSign = Vec<T>::kSign;
   constexpr T big = static_cast<T>(uint64_t(1) << (std::numeric_limits<T>::digits - 1));
-  return a < big ? (a + big) - big : a;
+  const U one = (U)(V{} + T(1));
+  const U sign = (U)x & kSign;
+  const V m = (V)((U)x & ~kSign);
+  V r = (V)select((U)(m < big), (U)((m + big) - big), (U)m);
+  if constexpr (O == Op::trunc) {
+    r -= (V)((U)(r > m) & one);
+  } else if constexpr (O == Op::floor) {
+    const V s = (V)((U)r | sign);
+    r = s - (V)((U)(s > x) & one);
+  } else if constexpr (O == Op::ceil) {
+    const V s = (V)((U)r | sign);
+    r = s + (V)((U)(s < x) & one);
+  }
+  return (V)(((U)r & ~kSign) | sign);
 }
 
 // NumPy's npy_divmod: fmod, then the quotient and the remainder adjusted to Python's convention
@@ -315,19 +368,10 @@ auto apply(T a) {
     else
       return wrap<T>(Wide<T>(a) * Wide<T>(a));
   } else if constexpr (O == Op::floor || O == Op::ceil || O == Op::round || O == Op::trunc) {
-    if constexpr (!fp) {
+    if constexpr (fp)
+      return round_family<O, T>(typename Vec<T>::V{a})[0];
+    else
       return a;
-    } else {
-      const T m = std::fabs(a);
-      const T r = round_even_abs(m);
-      if constexpr (O == Op::round) return std::copysign(r, a);
-      if constexpr (O == Op::trunc) return std::copysign(r > m ? r - 1 : r, a);
-      const T s = std::copysign(r, a);
-      if constexpr (O == Op::floor)
-        return std::copysign(s > a ? s - 1 : s, a);
-      else
-        return std::copysign(s < a ? s + 1 : s, a);
-    }
   } else if constexpr (O == Op::isnan) {
     if constexpr (fp)
       return uint8_t(a != a);
@@ -481,6 +525,49 @@ void kernel(const void* const* in, void* out, int64_t n) {
   }
 }
 
+// A tile in whole vectors of W elements, the tail padded to a whole vector and computed the same
+// way. f(a, r) reads all W inputs before it writes (out may be the input itself).
+template <class In, class Out, int W, class F>
+void vector_blocks(const In* a, Out* r, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) f(a + i, r + i);
+  if (i < n) {
+    In ta[W] = {};
+    Out tr[W];
+    std::memcpy(ta, a + i, static_cast<std::size_t>(n - i) * sizeof(In));
+    f(ta, tr);
+    std::memcpy(r + i, tr, static_cast<std::size_t>(n - i) * sizeof(Out));
+  }
+}
+
+template <Op O, class T>
+void round_kernel(const void* const* in, void* out, int64_t n) {
+  vector_blocks<T, T, 16 / sizeof(T)>(static_cast<const T*>(in[0]), static_cast<T*>(out), n, [](const T* a, T* r) {
+    typename Vec<T>::V x;
+    std::memcpy(&x, a, sizeof x);
+    const auto y = round_family<O, T>(x);
+    std::memcpy(r, &y, sizeof y);
+  });
+}
+
+void half_to_float_kernel(const void* const* in, void* out, int64_t n) {
+  const auto* a = static_cast<const uint16_t*>(in[0]);
+  vector_blocks<uint16_t, float, 4>(a, static_cast<float*>(out), n, [](const uint16_t* h, float* r) {
+    const auto y = half_to_float(Vec<float>::U{h[0], h[1], h[2], h[3]});
+    std::memcpy(r, &y, sizeof y);
+  });
+}
+
+void float_to_half_kernel(const void* const* in, void* out, int64_t n) {
+  const auto* a = static_cast<const float*>(in[0]);
+  vector_blocks<float, uint16_t, 4>(a, static_cast<uint16_t*>(out), n, [](const float* f, uint16_t* r) {
+    Vec<float>::U x;
+    std::memcpy(&x, f, sizeof x);
+    const auto y = float_to_half(x);
+    for (int k = 0; k < 4; ++k) r[k] = static_cast<uint16_t>(y[k]);
+  });
+}
+
 // sqrt is exactly rounded in every form, so the packed and the single-lane instructions give the
 // same bits; SSE2's are used because std::sqrt keeps a scalar errno check that blocks vectorizing.
 template <class T>
@@ -514,7 +601,10 @@ void where_kernel(const void* const* in, void* out, int64_t n) {
   const T* a = static_cast<const T*>(in[1]);
   const T* b = static_cast<const T*>(in[2]);
   T* r = static_cast<T*>(out);
-  for (int64_t i = 0; i < n; ++i) r[i] = c[i] != 0 ? a[i] : b[i];
+  for (int64_t i = 0; i < n; ++i) {
+    const T x = a[i], y = b[i];  // both read: the select vectorizes
+    r[i] = c[i] != 0 ? x : y;
+  }
 }
 
 // ---- dispatch ----
@@ -578,8 +668,11 @@ constexpr unsigned kClassOf = std::is_floating_point_v<T> ? kFloat : (std::is_si
 
 template <Op O, class T>
 TileFn kernel_if_defined() {
-  if constexpr (O == Op::sqrt && (kClassOf<T> & kFloat) != 0)
+  constexpr bool fp = std::is_floating_point_v<T>;
+  if constexpr (O == Op::sqrt && fp)
     return &sqrt_kernel<T>;
+  else if constexpr ((O == Op::floor || O == Op::ceil || O == Op::round || O == Op::trunc) && fp)
+    return &round_kernel<O, T>;
   else if constexpr ((kClassOf<T> & defined_on(O)) != 0)
     return &kernel<O, T, false>;
   else
@@ -708,6 +801,8 @@ TileFn by_dtype(DType d, G g) {
 }
 
 TileFn cast_fn(DType from, DType to) {
+  if (from == DType::float16 && to == DType::float32) return &half_to_float_kernel;
+  if (from == DType::float32 && to == DType::float16) return &float_to_half_kernel;
   return by_dtype(from,
                   [to]<DType F>() { return by_dtype(to, []<DType T>() -> TileFn { return &cast_kernel<F, T>; }); });
 }

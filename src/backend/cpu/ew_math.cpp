@@ -21,6 +21,13 @@
 #include "backend/cpu/tile_ops.hpp"
 #include "backend/cpu/vmath.hpp"
 
+// libmvec and the vector ABI below are x86-64 Linux facts; elsewhere only the scalar path exists.
+#if defined(__x86_64__) && defined(__linux__)
+#define XP_MATH_VECTOR 1
+#else
+#define XP_MATH_VECTOR 0
+#endif
+
 namespace xp::detail::cpu {
 namespace {
 
@@ -46,15 +53,17 @@ enum Fn : int {
 };
 constexpr int kFirstBinary = kAtan2;
 
-constexpr const char* kFnName[kFnCount] = {"exp",  "expm1", "log",  "log1p", "log2", "log10", "sin",   "cos", "tan",
-                                           "asin", "acos",  "atan", "sinh",  "cosh", "tanh",  "atan2", "pow"};
+[[maybe_unused]] constexpr const char* kFnName[kFnCount] = {"exp",  "expm1", "log",  "log1p", "log2", "log10",
+                                                            "sin",  "cos",   "tan",  "asin",  "acos", "atan",
+                                                            "sinh", "cosh",  "tanh", "atan2", "pow"};
 
-// Op lists exp .. tanh in this order (and pow before atan2).
-static_assert(static_cast<int>(Op::tanh) - static_cast<int>(Op::exp) == kTanh);
+constexpr Op kFnOp[kFnCount] = {Op::exp,  Op::expm1, Op::log,  Op::log1p, Op::log2, Op::log10,
+                                Op::sin,  Op::cos,   Op::tan,  Op::asin,  Op::acos, Op::atan,
+                                Op::sinh, Op::cosh,  Op::tanh, Op::atan2, Op::pow};
+
 int fn_index(Op op) noexcept {
-  if (op >= Op::exp && op <= Op::tanh) return static_cast<int>(op) - static_cast<int>(Op::exp);
-  if (op == Op::atan2) return kAtan2;
-  if (op == Op::pow) return kPow;
+  for (int f = 0; f < kFnCount; ++f)
+    if (kFnOp[f] == op) return f;
   return -1;
 }
 
@@ -106,9 +115,9 @@ void scalar_kernel(const void* const* in, void* out, std::int64_t n) {
 enum Path : int { kScalar, kSse4, kAvx2, kAvx512, kPathCount };
 constexpr const char* kPathName[kPathCount] = {"scalar", "sse4", "avx2", "avx512"};
 // The vector ABI's ISA letter and lanes (float, double) of each vector path.
-constexpr char kAbiLetter[kPathCount] = {0, 'b', 'd', 'e'};
-constexpr int kLanesF[kPathCount] = {1, 4, 8, 16};
-constexpr int kLanesD[kPathCount] = {1, 2, 4, 8};
+[[maybe_unused]] constexpr char kAbiLetter[kPathCount] = {0, 'b', 'd', 'e'};
+[[maybe_unused]] constexpr int kLanesF[kPathCount] = {1, 4, 8, 16};
+[[maybe_unused]] constexpr int kLanesD[kPathCount] = {1, 2, 4, 8};
 
 struct Table {
   bool usable[kPathCount] = {true, false, false, false};
@@ -116,6 +125,7 @@ struct Table {
   Path best = kScalar;
 };
 
+#if XP_MATH_VECTOR
 bool cpu_has(Path p) noexcept {
   __builtin_cpu_init();
   switch (p) {
@@ -131,9 +141,11 @@ bool cpu_has(Path p) noexcept {
       return false;
   }
 }
+#endif
 
 Table make_table() noexcept {
   Table t;
+#if XP_MATH_VECTOR
   void* lib = ::dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL);  // kept open for the process
   if (lib == nullptr) return t;
   for (int p = kSse4; p < kPathCount; ++p) {
@@ -152,6 +164,7 @@ Table make_table() noexcept {
     t.usable[p] = any;
     if (any) t.best = static_cast<Path>(p);
   }
+#endif
   return t;
 }
 
@@ -167,6 +180,7 @@ Path current_path() noexcept {
   return forced >= 0 ? static_cast<Path>(forced) : table().best;
 }
 
+#if XP_MATH_VECTOR
 // ---- vector kernels ----
 //
 // The vector ABI passes vectors in xmm/ymm/zmm registers. C++ cannot be trusted to make such a call
@@ -277,8 +291,11 @@ void vector_kernel(const void* const* in, void* out, std::int64_t n) {
   }
 }
 
+#endif  // XP_MATH_VECTOR
+
 template <class T, int F>
 TileFn kernel_for(Path p) noexcept {
+#if XP_MATH_VECTOR
   switch (p) {
     case kSse4:
       return vector_kernel<T, F, kSse4>;
@@ -287,8 +304,12 @@ TileFn kernel_for(Path p) noexcept {
     case kAvx512:
       return vector_kernel<T, F, kAvx512>;
     default:
-      return scalar_kernel<T, F>;
+      break;
   }
+#else
+  (void)p;
+#endif
+  return scalar_kernel<T, F>;
 }
 
 template <class T, int... F>

@@ -25,7 +25,7 @@ constexpr std::int64_t kMinParallel = 1 << 15;
 // A view with the iteration space's (coalesced) dimensions.
 struct Walk {
   std::byte* base = nullptr;
-  std::int64_t strides[kMaxDims];
+  const std::int64_t* strides = nullptr;  // into Plan::stride_store
   std::size_t item = 0;
   bool flat = false;     // strides are C-contiguous for the coalesced shape: tiles are plain pointers
   bool uniform = false;  // every stride is zero: one element
@@ -36,11 +36,15 @@ struct Plan {
   std::int64_t shape[kMaxDims];
   std::int64_t total = 1;
   std::vector<Walk> in, out;
+  std::vector<std::int64_t> stride_store;
+  // Scratch for coalesce(), kept with the plan so that its capacity is reused.
+  std::vector<const View*> views;
+  std::vector<std::int64_t> st;  // views.size() x kMaxDims
   std::vector<Instr> code;
   std::vector<TileFn> fns;
   std::vector<std::int32_t> output_instr;
   std::vector<char> uniform;                 // per instruction: the same value everywhere
-  std::vector<std::vector<std::byte>> uniform_tiles;  // per instruction (uniform ones): kTile copies
+  std::vector<std::byte*> uniform_tiles;  // per instruction (uniform ones): kTile copies
   bool direct_output = false;  // the single output is flat, of the last instruction's dtype
 };
 
@@ -94,42 +98,48 @@ void fill_copies(std::byte* dst, const std::byte* value, std::size_t item, std::
 
 // The iteration space without size-1 dimensions, with neighbours merged where every view allows.
 void coalesce(const FusedProgram& fp, Plan& p) {
-  std::vector<const View*> views;
+  auto& views = p.views;
+  views.clear();
   for (const View& v : fp.inputs) views.push_back(&v);
   for (const View& v : fp.outputs) views.push_back(&v);
-  std::vector<std::vector<std::int64_t>> st(views.size());
+  p.st.assign(views.size() * kMaxDims, 0);
+  auto st = [&](std::size_t v) { return p.st.data() + v * kMaxDims; };
   p.ndim = 0;
   for (int d = 0; d < fp.ndim; ++d) {
     if (fp.shape[d] == 1) continue;
     const int k = p.ndim;
     bool merge = k > 0;
     for (std::size_t v = 0; merge && v < views.size(); ++v) {
-      merge = st[v][k - 1] == views[v]->strides[d] * fp.shape[d];
+      merge = st(v)[k - 1] == views[v]->strides[d] * fp.shape[d];
     }
     if (merge) {
       p.shape[k - 1] *= fp.shape[d];
-      for (std::size_t v = 0; v < views.size(); ++v) st[v][k - 1] = views[v]->strides[d];
+      for (std::size_t v = 0; v < views.size(); ++v) st(v)[k - 1] = views[v]->strides[d];
     } else {
       p.shape[k] = fp.shape[d];
-      for (std::size_t v = 0; v < views.size(); ++v) st[v].push_back(views[v]->strides[d]);
+      for (std::size_t v = 0; v < views.size(); ++v) st(v)[k] = views[v]->strides[d];
       ++p.ndim;
     }
   }
   if (p.ndim == 0) {  // a single element
     p.ndim = 1;
     p.shape[0] = 1;
-    for (auto& s : st) s.push_back(0);
   }
   p.total = 1;
   for (int d = 0; d < p.ndim; ++d) p.total *= p.shape[d];
-  auto make = [&](const View& v, const std::vector<std::int64_t>& s) {
+  p.stride_store.resize(views.size() * static_cast<std::size_t>(p.ndim));
+  std::size_t slot = 0;
+  auto make = [&](const View& v, const std::int64_t* s) {
     Walk w;
     w.base = v.data;
     w.item = itemsize(v.dtype);
+    std::int64_t* strides = p.stride_store.data() + slot;
+    slot += static_cast<std::size_t>(p.ndim);
+    w.strides = strides;
     bool flat = true, uniform = true;
     std::int64_t expect = static_cast<std::int64_t>(w.item);
     for (int d = p.ndim - 1; d >= 0; --d) {
-      w.strides[d] = s[d];
+      strides[d] = s[d];
       flat = flat && s[d] == expect;
       uniform = uniform && s[d] == 0;
       expect *= p.shape[d];
@@ -139,8 +149,10 @@ void coalesce(const FusedProgram& fp, Plan& p) {
     return w;
   };
   std::size_t v = 0;
-  for (const View& in : fp.inputs) p.in.push_back(make(in, st[v++]));
-  for (const View& out : fp.outputs) p.out.push_back(make(out, st[v++]));
+  p.in.clear();
+  p.out.clear();
+  for (const View& in : fp.inputs) p.in.push_back(make(in, st(v++)));
+  for (const View& out : fp.outputs) p.out.push_back(make(out, st(v++)));
 }
 
 DType operand_dtype(const std::vector<Instr>& code, const Instr& i) {
@@ -151,7 +163,8 @@ DType operand_dtype(const std::vector<Instr>& code, const Instr& i) {
 struct Scratch {
   std::vector<std::byte> bytes;
 };
-thread_local Scratch t_scratch;
+thread_local Scratch t_scratch;    // per thread: the tile buffers
+thread_local Scratch t_uniform;    // the calling thread's: values the same everywhere, read by all
 
 void run_tile(const Plan& p, std::int64_t start, std::int64_t n, std::byte* scratch) {
   const std::size_t ninstr = p.code.size();
@@ -163,7 +176,7 @@ void run_tile(const Plan& p, std::int64_t start, std::int64_t n, std::byte* scra
     std::byte* buf = slot + static_cast<std::int64_t>(k) * slot_bytes;
     const Instr& ins = p.code[k];
     if (p.uniform[k]) {
-      ptr[k] = p.uniform_tiles[k].data();
+      ptr[k] = p.uniform_tiles[k];
       continue;
     }
     if (ins.op == Op::load) {
@@ -188,7 +201,7 @@ void run_tile(const Plan& p, std::int64_t start, std::int64_t n, std::byte* scra
   for (std::size_t o = 0; o < p.out.size(); ++o) {
     const Walk& w = p.out[o];
     const std::byte* src = static_cast<const std::byte*>(ptr[p.output_instr[o]]);
-    if (p.uniform[p.output_instr[o]]) src = p.uniform_tiles[p.output_instr[o]].data();
+    if (p.uniform[p.output_instr[o]]) src = p.uniform_tiles[p.output_instr[o]];
     if (w.flat) {
       std::memcpy(w.base + start * static_cast<std::int64_t>(w.item), src, static_cast<std::size_t>(n) * w.item);
     } else {
@@ -203,10 +216,12 @@ void run_fused(const FusedProgram& fp) {
   for (int d = 0; d < fp.ndim; ++d) {
     if (fp.shape[d] == 0) return;
   }
-  Plan p;
+  // One plan per thread, reused: its vectors keep their capacity (run_fused never nests).
+  thread_local Plan plan;
+  Plan& p = plan;
   coalesce(fp, p);
-  p.code = fp.code;
-  p.output_instr = fp.output_instr;
+  p.code.assign(fp.code.begin(), fp.code.end());
+  p.output_instr.assign(fp.output_instr.begin(), fp.output_instr.end());
   // Stores that convert: a cast appended per output whose dtype differs from its instruction's.
   for (std::size_t o = 0; o < fp.outputs.size(); ++o) {
     const Instr& src = p.code[p.output_instr[o]];
@@ -219,7 +234,10 @@ void run_fused(const FusedProgram& fp) {
   if (ninstr > 255) throw ValueError("fused program too long (" + std::to_string(ninstr) + " instructions)");
   p.fns.assign(ninstr, nullptr);
   p.uniform.assign(ninstr, 0);
-  p.uniform_tiles.resize(ninstr);
+  p.uniform_tiles.assign(ninstr, nullptr);
+  // Uniform values live in the calling thread's arena, sized for every instruction (it never shrinks).
+  auto& arena = t_uniform.bytes;
+  if (arena.size() < ninstr * static_cast<std::size_t>(kTile) * 8) arena.resize(ninstr * static_cast<std::size_t>(kTile) * 8);
   for (std::size_t k = 0; k < ninstr; ++k) {
     const Instr& ins = p.code[k];
     if (ins.op == Op::constant) {
@@ -239,16 +257,16 @@ void run_fused(const FusedProgram& fp) {
     if (!p.uniform[k]) continue;
     // A value that is the same everywhere: computed once, over a whole tile.
     const std::size_t item = itemsize(ins.dtype);
-    auto& tile = p.uniform_tiles[k];
-    tile.resize(static_cast<std::size_t>(kTile) * 8);
+    std::byte* tile = arena.data() + k * static_cast<std::size_t>(kTile) * 8;
+    p.uniform_tiles[k] = tile;
     if (ins.op == Op::constant) {
-      fill_copies(tile.data(), reinterpret_cast<const std::byte*>(&ins.imm), item, kTile);
+      fill_copies(tile, reinterpret_cast<const std::byte*>(&ins.imm), item, kTile);
     } else if (ins.op == Op::load) {
-      fill_copies(tile.data(), p.in[ins.imm].base, item, kTile);
+      fill_copies(tile, p.in[ins.imm].base, item, kTile);
     } else {
-      const void* args[3] = {p.uniform_tiles[ins.a].data(), ins.b >= 0 ? p.uniform_tiles[ins.b].data() : nullptr,
-                             ins.c >= 0 ? p.uniform_tiles[ins.c].data() : nullptr};
-      p.fns[k](args, tile.data(), kTile);
+      const void* args[3] = {p.uniform_tiles[ins.a], ins.b >= 0 ? p.uniform_tiles[ins.b] : nullptr,
+                             ins.c >= 0 ? p.uniform_tiles[ins.c] : nullptr};
+      p.fns[k](args, tile, kTile);
     }
   }
   const std::int32_t last = static_cast<std::int32_t>(ninstr) - 1;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
 #include <exception>
 #include <mutex>
 
@@ -78,8 +79,7 @@ void parallel_for(std::int64_t n, std::int64_t grain, FunctionRef<void(std::int6
   if (grain < 1) grain = 1;
   const int threads = num_threads();
   std::int64_t chunks = (n + grain - 1) / grain;
-  if (chunks > threads) chunks = threads;
-  if (chunks <= 1 || t_depth > 0) {
+  if (chunks <= 1 || threads <= 1 || t_depth > 0) {
     ++t_depth;
     try {
       fn(0, n);

@@ -9,8 +9,9 @@
 //
 // Sums and products fold a block as NumPy's pairwise summation does: halves down to leaves of at
 // most kLeaf elements, each leaf folded into kLanes independent accumulators (the loop the compiler
-// vectorizes) that are then combined as a tree. 16 accumulators where NumPy has 8: the longest
-// plain chain of additions in a leaf is 8, not 16, so the error bound is NumPy's or better.
+// vectorizes) that are then combined as a tree. Float sums (sum, mean, var, std) also carry each
+// addition's rounding error along (TwoSum), in the same float type: the result is all but
+// correctly rounded, where a plain tree (NumPy's) is only within O(log n) roundings of it.
 //
 // A block is read one of three ways, all computing the same tree, so the bits depend on the
 // logical values only, never on the layout:
@@ -40,7 +41,7 @@ using i64 = std::int64_t;
 using u64 = std::uint64_t;
 
 constexpr int kLanes = 16;            // accumulators of a leaf
-constexpr i64 kLeaf = 128;            // the largest leaf of the pairwise tree (NumPy's block)
+constexpr i64 kLeaf = 512;            // the largest leaf of the pairwise tree
 constexpr i64 kBlock = 4096;          // the fixed unit of work
 constexpr i64 kCols = 64;             // outputs computed together by the column kernels
 constexpr i64 kGrain = i64{1} << 15;  // elements a parallel chunk gets at least
@@ -114,6 +115,45 @@ void store(std::byte* p, A v) noexcept {
 
 // ---- fold kernels: sum, prod, squared deviations ----
 
+// A running result: s, plus c for compensated sums.
+template <class A>
+struct Pair {
+  A s{}, c{};
+};
+
+// Sums of floats carry their rounding errors along (TwoSum: t + e == s + x exactly), so s + c holds
+// about twice A's precision: the result is all but correctly rounded even for ill-conditioned input,
+// at a cost that stays under the memory bandwidth. Infinities and NaN pass through s alone.
+template <class A>
+struct Compensated {
+  template <class T>  // A, or a vector of A
+  static void add(T& s, T& c, T x) noexcept {
+    const T t = s + x, z = t - s;
+    c += (s - (t - z)) + (x - z);
+    s = t;
+  }
+  template <class T>
+  static void merge(T& s, T& c, T s2, T c2) noexcept {
+    const T t = s + s2, z = t - s;
+    c = (c + c2) + ((s - (t - z)) + (s2 - z));
+    s = t;
+  }
+  static A result(Pair<A> p) noexcept { return std::isfinite(p.s) ? p.s + p.c : p.s; }
+};
+// Integer sums (exact modulo 2^64) and products: one operation, no compensation.
+template <class Bin, class A>
+struct Plain {
+  template <class T>
+  static void add(T& s, T&, T x) noexcept {
+    s = Bin{}(s, x);
+  }
+  template <class T>
+  static void merge(T& s, T&, T s2, T) noexcept {
+    s = Bin{}(s, s2);
+  }
+  static A result(Pair<A> p) noexcept { return p.s; }
+};
+
 struct Add {
   template <class T>
   T operator()(T a, T b) const noexcept {
@@ -127,104 +167,150 @@ struct Mul {
   }
 };
 
+// What is added: each element converted to A, then transformed (as is, or its squared deviation
+// from its output's mean). Transforms take A or a vector of A.
 template <class E, class A>
-struct ValueLoad {
-  A operator()(typename E::S s, i64) const noexcept { return static_cast<A>(E::value(s)); }
+A convert(typename E::S s) noexcept {
+  return static_cast<A>(E::value(s));
+}
+struct AsIs {
+  template <class T>
+  T operator()(T x, i64) const noexcept {
+    return x;
+  }
 };
-template <class E, class A>
+template <class A>
 struct SquaredDeviation {
   const A* mean;  // one per output
-  A operator()(typename E::S s, i64 m) const noexcept {
-    const A d = static_cast<A>(E::value(s)) - mean[m];
+  template <class T>
+  T operator()(T x, i64 m) const noexcept {
+    const T d = x - mean[m];
     return d * d;
   }
 };
 
-template <class Bin, class A, class S, class Load>
-A fold_leaf(const S* p, i64 n, const Load& load, i64 m) noexcept {
+// The kLanes accumulators of a leaf as 16-byte vectors (SSE2, the x86-64 baseline): lane j of the
+// leaf is lane j % kPer of vector j / kPer, so the arithmetic is lane for lane that of the column
+// kernels below.
+template <class A>
+struct Lanes {
+  typedef A V __attribute__((vector_size(16)));
+  static constexpr int kPer = 16 / sizeof(A), kVecs = kLanes / kPer;
+};
+
+template <class P, class E, class A, class Tf>
+Pair<A> fold_leaf(const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
+  using S = typename E::S;
   if (n < kLanes) {
-    A s = load(p[0], m);
-    for (i64 i = 1; i < n; ++i) s = Bin{}(s, load(p[i], m));
-    return s;
+    A s = tf(convert<E, A>(p[0]), m), c{};
+    for (i64 i = 1; i < n; ++i) P::add(s, c, tf(convert<E, A>(p[i]), m));
+    return {s, c};
   }
-  A r[kLanes];
-  for (int j = 0; j < kLanes; ++j) r[j] = load(p[j], m);
+  using V = typename Lanes<A>::V;
+  constexpr int kPer = Lanes<A>::kPer, kVecs = Lanes<A>::kVecs;
+  // kPer elements from p + at as a vector: a plain load when the storage is A's bits already.
+  const auto get = [p, &tf, m](i64 at) noexcept {
+    V v;
+    if constexpr (std::is_same_v<S, A> || (sizeof(S) == sizeof(A) && std::is_integral_v<S>)) {
+      std::memcpy(&v, p + at, sizeof v);
+    } else {
+      for (int l = 0; l < kPer; ++l) v[l] = convert<E, A>(p[at + l]);
+    }
+    return tf(v, m);
+  };
+  V s[kVecs], c[kVecs];
+  for (int v = 0; v < kVecs; ++v) s[v] = get(v * kPer), c[v] = V{};
   i64 i = kLanes;
   for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) r[j] = Bin{}(r[j], load(p[i + j], m));
-  for (int h = kLanes / 2; h >= 1; h /= 2)
-    for (int j = 0; j < h; ++j) r[j] = Bin{}(r[j], r[j + h]);
-  A s = r[0];
-  for (; i < n; ++i) s = Bin{}(s, load(p[i], m));
-  return s;
+    for (int v = 0; v < kVecs; ++v) P::add(s[v], c[v], get(i + v * kPer));
+  // The tree over the lanes: lane j takes lane j + h, for h = 8, 4, 2, 1; whole vectors while h
+  // spans them.
+  int h = kLanes / 2;
+  for (; h >= kPer; h /= 2)
+    for (int v = 0; v < h / kPer; ++v) P::merge(s[v], c[v], s[v + h / kPer], c[v + h / kPer]);
+  A ss[kPer], cc[kPer];
+  std::memcpy(ss, s, sizeof ss);
+  std::memcpy(cc, c, sizeof cc);
+  for (; h >= 1; h /= 2)
+    for (int j = 0; j < h; ++j) P::merge(ss[j], cc[j], ss[j + h], cc[j + h]);
+  for (; i < n; ++i) P::add(ss[0], cc[0], tf(convert<E, A>(p[i]), m));
+  return {ss[0], cc[0]};
 }
 
 // n >= 1 elements; the split keeps leaves a multiple of kLanes long.
-template <class Bin, class A, class S, class Load>
-A fold(const S* p, i64 n, const Load& load, i64 m) noexcept {
-  if (n <= kLeaf) return fold_leaf<Bin, A>(p, n, load, m);
+template <class P, class E, class A, class Tf>
+Pair<A> fold(const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
+  if (n <= kLeaf) return fold_leaf<P, E, A>(p, n, tf, m);
   i64 h = n / 2;
   h -= h % kLanes;
-  const A left = fold<Bin, A>(p, h, load, m);
-  return Bin{}(left, fold<Bin, A>(p + h, n - h, load, m));
+  Pair<A> left = fold<P, E, A>(p, h, tf, m);
+  const Pair<A> right = fold<P, E, A>(p + h, n - h, tf, m);
+  P::merge(left.s, left.c, right.s, right.c);
+  return left;
 }
 
-// The same trees as fold_leaf and fold, for w <= kCols outputs: element i of output c is rows[i][c].
-template <class Bin, class A, class S, class Load>
-void fold_rows_leaf(const S* const* rows, i64 n, i64 w, const Load& load, i64 m0, A* out) noexcept {
+// The same trees as fold_leaf and fold, for w <= kCols outputs: element i of output k is rows[i][k].
+template <class P, class E, class A, class Tf>
+void fold_rows_leaf(const typename E::S* const* rows, i64 n, i64 w, const Tf& tf, i64 m0, A* os, A* oc) noexcept {
+  using S = typename E::S;
   if (n < kLanes) {
-    for (i64 c = 0; c < w; ++c) out[c] = load(rows[0][c], m0 + c);
+    for (i64 k = 0; k < w; ++k) os[k] = tf(convert<E, A>(rows[0][k]), m0 + k), oc[k] = A{};
     for (i64 i = 1; i < n; ++i) {
       const S* row = rows[i];
-      for (i64 c = 0; c < w; ++c) out[c] = Bin{}(out[c], load(row[c], m0 + c));
+      for (i64 k = 0; k < w; ++k) P::add(os[k], oc[k], tf(convert<E, A>(row[k]), m0 + k));
     }
     return;
   }
-  A r[kLanes][kCols];
+  A s[kLanes][kCols], c[kLanes][kCols];
   for (int j = 0; j < kLanes; ++j) {
     const S* row = rows[j];
-    for (i64 c = 0; c < w; ++c) r[j][c] = load(row[c], m0 + c);
+    for (i64 k = 0; k < w; ++k) s[j][k] = tf(convert<E, A>(row[k]), m0 + k), c[j][k] = A{};
   }
   i64 i = kLanes;
   for (; i + kLanes <= n; i += kLanes) {
     for (int j = 0; j < kLanes; ++j) {
       const S* row = rows[i + j];
-      for (i64 c = 0; c < w; ++c) r[j][c] = Bin{}(r[j][c], load(row[c], m0 + c));
+      for (i64 k = 0; k < w; ++k) P::add(s[j][k], c[j][k], tf(convert<E, A>(row[k]), m0 + k));
     }
   }
   for (int h = kLanes / 2; h >= 1; h /= 2)
     for (int j = 0; j < h; ++j)
-      for (i64 c = 0; c < w; ++c) r[j][c] = Bin{}(r[j][c], r[j + h][c]);
-  for (i64 c = 0; c < w; ++c) out[c] = r[0][c];
+      for (i64 k = 0; k < w; ++k) P::merge(s[j][k], c[j][k], s[j + h][k], c[j + h][k]);
+  for (i64 k = 0; k < w; ++k) os[k] = s[0][k], oc[k] = c[0][k];
   for (; i < n; ++i) {
     const S* row = rows[i];
-    for (i64 c = 0; c < w; ++c) out[c] = Bin{}(out[c], load(row[c], m0 + c));
+    for (i64 k = 0; k < w; ++k) P::add(os[k], oc[k], tf(convert<E, A>(row[k]), m0 + k));
   }
 }
 
-template <class Bin, class A, class S, class Load>
-void fold_rows(const S* const* rows, i64 n, i64 w, const Load& load, i64 m0, A* out) noexcept {
-  if (n <= kLeaf) return fold_rows_leaf<Bin, A>(rows, n, w, load, m0, out);
+template <class P, class E, class A, class Tf>
+void fold_rows(const typename E::S* const* rows, i64 n, i64 w, const Tf& tf, i64 m0, A* os, A* oc) noexcept {
+  if (n <= kLeaf) return fold_rows_leaf<P, E, A>(rows, n, w, tf, m0, os, oc);
   i64 h = n / 2;
   h -= h % kLanes;
-  fold_rows<Bin, A>(rows, h, w, load, m0, out);
-  A right[kCols];
-  fold_rows<Bin, A>(rows + h, n - h, w, load, m0, right);
-  for (i64 c = 0; c < w; ++c) out[c] = Bin{}(out[c], right[c]);
+  fold_rows<P, E, A>(rows, h, w, tf, m0, os, oc);
+  A rs[kCols], rc[kCols];
+  fold_rows<P, E, A>(rows + h, n - h, w, tf, m0, rs, rc);
+  for (i64 k = 0; k < w; ++k) P::merge(os[k], oc[k], rs[k], rc[k]);
 }
 
 // An op reduces a run of n >= 1 elements (`run`, `first` = the run's index among the N), the same
 // for w columns (`run_rows`), and combines the results of two neighbouring runs (a first).
-template <class E, class A, class Bin, class Load>
+template <class E, class A, class P, class Tf>
 struct FoldOp {
   using S = typename E::S;
-  using State = A;
-  Load load;
-  State run(const S* p, i64 n, i64, i64 m) const noexcept { return fold<Bin, A>(p, n, load, m); }
+  using State = Pair<A>;
+  Tf tf;
+  State run(const S* p, i64 n, i64, i64 m) const noexcept { return fold<P, E, A>(p, n, tf, m); }
   void run_rows(const S* const* rows, i64 n, i64, i64 w, i64 m0, State* out) const noexcept {
-    fold_rows<Bin, A>(rows, n, w, load, m0, out);
+    A os[kCols], oc[kCols];
+    fold_rows<P, E, A>(rows, n, w, tf, m0, os, oc);
+    for (i64 k = 0; k < w; ++k) out[k] = {os[k], oc[k]};
   }
-  State combine(State a, State b) const noexcept { return Bin{}(a, b); }
+  State combine(State a, State b) const noexcept {
+    P::merge(a.s, a.c, b.s, b.c);
+    return a;
+  }
 };
 
 // ---- min, max, argmin, argmax, any, all ----
@@ -583,6 +669,8 @@ void reduce_typed(ReduceOp op, const Geometry& g, int correction) {
   using V = typename E::V;
   using A = SumAcc<E>;
   using F = MeanAcc<E>;
+  using SumP = std::conditional_t<kIsInt<E>, Plain<Add, A>, Compensated<A>>;
+  using MeanP = Compensated<F>;
   const i64 N = g.N;
   if (g.M == 0) return;
   if (N == 0) {
@@ -614,24 +702,26 @@ void reduce_typed(ReduceOp op, const Geometry& g, int correction) {
   const auto put_bool = [](std::uint8_t s, i64, std::byte* o) { put(o, s); };
   switch (op) {
     case ReduceOp::sum:
-      return drive(g, FoldOp<E, A, Add, ValueLoad<E, A>>{}, [](A s, i64, std::byte* o) { store<E>(o, s); });
+      return drive(g, FoldOp<E, A, SumP, AsIs>{}, [](Pair<A> s, i64, std::byte* o) { store<E>(o, SumP::result(s)); });
     case ReduceOp::prod:
-      return drive(g, FoldOp<E, A, Mul, ValueLoad<E, A>>{}, [](A s, i64, std::byte* o) { store<E>(o, s); });
+      return drive(g, FoldOp<E, A, Plain<Mul, A>, AsIs>{}, [](Pair<A> s, i64, std::byte* o) { store<E>(o, s.s); });
     case ReduceOp::mean:
-      return drive(g, FoldOp<E, F, Add, ValueLoad<E, F>>{},
-                   [N](F s, i64, std::byte* o) { store<E>(o, s / static_cast<F>(N)); });
+      return drive(g, FoldOp<E, F, MeanP, AsIs>{},
+                   [N](Pair<F> s, i64, std::byte* o) { store<E>(o, MeanP::result(s) / static_cast<F>(N)); });
     case ReduceOp::var:
     case ReduceOp::std: {
       std::vector<F> mean(static_cast<std::size_t>(g.M));
-      drive(g, FoldOp<E, F, Add, ValueLoad<E, F>>{},
-            [&](F s, i64 m, std::byte*) { mean[static_cast<std::size_t>(m)] = s / static_cast<F>(N); });
+      drive(g, FoldOp<E, F, MeanP, AsIs>{}, [&](Pair<F> s, i64 m, std::byte*) {
+        mean[static_cast<std::size_t>(m)] = MeanP::result(s) / static_cast<F>(N);
+      });
       const i64 dof = N - correction;
       const bool root = op == ReduceOp::std;
-      return drive(g, FoldOp<E, F, Add, SquaredDeviation<E, F>>{{mean.data()}}, [dof, root](F s, i64, std::byte* o) {
-        F v = dof > 0 ? s / static_cast<F>(dof) : std::numeric_limits<F>::quiet_NaN();
-        if (root) v = std::sqrt(v);
-        store<E>(o, v);
-      });
+      return drive(g, FoldOp<E, F, MeanP, SquaredDeviation<F>>{{mean.data()}},
+                   [dof, root](Pair<F> s, i64, std::byte* o) {
+                     F v = dof > 0 ? MeanP::result(s) / static_cast<F>(dof) : std::numeric_limits<F>::quiet_NaN();
+                     if (root) v = std::sqrt(v);
+                     store<E>(o, v);
+                   });
     }
     case ReduceOp::min:
       return drive(g, MinMaxOp<E, false>{}, put_value);

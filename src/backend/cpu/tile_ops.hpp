@@ -40,7 +40,7 @@ inline TileFn tile_fn(Op op, DType operand, DType result) noexcept {
 // The maximum error of math_tile_fn's functions in ulp against the correctly rounded result, on
 // this CPU's dispatch path, for the docs and the tests.
 double math_ulp_bound(Op op, DType dtype) noexcept;
-// Which implementation math_tile_fn uses on this CPU: "avx512", "avx2", "sse2" or "scalar".
+// Which implementation math_tile_fn uses on this CPU: "avx512", "avx2", "sse4" or "scalar".
 const char* math_isa() noexcept;
 
 }  // namespace xp::detail::cpu

@@ -1,0 +1,446 @@
+// The array layer's own behaviour: fusion (one pass, one allocation), graphs that keep their captured
+// values when inputs are written later, eager and lazy evaluation agreeing bit for bit, views, bad
+// input (typed errors, nothing written), devices never mixed, fork safety, random streams.
+// Function-by-function values against NumPy are in test_array_numpy.cpp.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "array/array_impl.hpp"
+#include "backend/backend.hpp"
+#include "backend/philox.hpp"
+#include "test_util.hpp"
+#include "xp/xp.hpp"
+
+using namespace xp;
+
+namespace {
+
+const Device kCpu = Device::cpu();
+
+Array iota(std::int64_t n, DType t = DType::float32) {
+  return arange(Scalar(0), Scalar(n), Scalar(1), t, kCpu);
+}
+
+template <class T>
+std::vector<std::uint64_t> bits_of(const Array& a) {
+  std::vector<T> v = a.to_vector<T>();
+  std::vector<std::uint64_t> out;
+  for (T x : v) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof x);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(x)) b = ~0ULL;  // NaN as a class
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+// Restores laziness after a test changes it.
+struct LazyGuard {
+  bool saved = xp::lazy();
+  ~LazyGuard() { xp::set_lazy(saved); }
+};
+
+}  // namespace
+
+TEST(Fusion, AtimesBplusCIsOnePassWithOneAllocation) {
+  random::Generator g(7);
+  Array a = g.uniform({100000}, DType::float32, -1, 1, kCpu);
+  Array b = g.uniform({100000}, DType::float32, -1, 1, kCpu);
+  Array c = g.uniform({100000}, DType::float32, -1, 1, kCpu);
+  LazyGuard guard;
+  set_lazy(true);
+  const std::uint64_t before = detail::cpu_allocations();
+  Array d = a * b + c;
+  EXPECT_TRUE(d.is_lazy());
+  EXPECT_EQ(detail::cpu_allocations(), before) << "building the graph allocated array memory";
+  d.eval();
+  EXPECT_FALSE(d.is_lazy());
+  EXPECT_EQ(detail::cpu_allocations(), before + 1) << "a*b+c must write d once, with no temporary";
+  // Rounded multiply, then rounded add (no FMA contraction).
+  const auto va = a.to_vector<float>(), vb = b.to_vector<float>(), vc = c.to_vector<float>(), vd = d.to_vector<float>();
+  for (std::size_t i = 0; i < va.size(); ++i) {
+    volatile float p = va[i] * vb[i];
+    const float want = p + vc[i];
+    ASSERT_EQ(std::memcmp(&want, &vd[i], 4), 0) << i;
+  }
+}
+
+TEST(Fusion, ExplicitFmaRoundsOnce) {
+  Array a = asarray(std::vector<double>{1.0 + std::ldexp(1.0, -30)}, std::nullopt, kCpu);
+  Array c = asarray(std::vector<double>{-(1.0 + std::ldexp(1.0, -29))}, std::nullopt, kCpu);
+  const double fused = fma(a, a, c).item<double>();
+  const double twice = (a * a + c).item<double>();
+  EXPECT_EQ(fused, std::ldexp(1.0, -60));
+  EXPECT_EQ(twice, 0.0);
+}
+
+TEST(Fusion, GraphsPastTheCapAreCutAndStayCorrect) {
+  Array x = ones({1000}, DType::float64, kCpu);
+  Array acc = x;
+  for (int i = 0; i < 300; ++i) {
+    acc = acc + x;
+    if (acc.is_lazy()) {
+      ASSERT_LE(acc.impl()->node->ops, kMaxFusedOps);
+    }
+  }
+  EXPECT_EQ(acc.to_vector<double>(), std::vector<double>(1000, 301.0));
+}
+
+TEST(Fusion, SharedSubexpressionsAndBroadcasting) {
+  Array a = reshape(iota(6, DType::float64), {2, 3});
+  Array row = asarray(std::vector<double>{10, 20, 30}, std::nullopt, kCpu);
+  Array t = a * 2.0;
+  Array d = t + t * row;  // t used twice, row broadcast
+  EXPECT_EQ(d.to_vector<double>(), (std::vector<double>{0, 42, 124, 66, 168, 310}));
+}
+
+TEST(Aliasing, GraphKeepsValuesWhenInputChangesInPlace) {
+  Array a = iota(8, DType::int32);
+  Array t = a * 10;  // lazy
+  ASSERT_TRUE(t.is_lazy());
+  a += 1;
+  EXPECT_EQ(t.to_vector<int>(), (std::vector<int>{0, 10, 20, 30, 40, 50, 60, 70}));
+  EXPECT_EQ(a.to_vector<int>(), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+TEST(Aliasing, GraphKeepsValuesWhenWrittenThroughAView) {
+  Array a = iota(6, DType::float64);
+  Array t = a + 100.0;
+  Array v = a.slice({Slice(1, 4)});
+  v.assign(0.0);  // writes a[1:4] through the view
+  EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{100, 101, 102, 103, 104, 105}));
+  EXPECT_EQ(a.to_vector<double>(), (std::vector<double>{0, 0, 0, 0, 4, 5}));
+}
+
+TEST(Aliasing, GraphKeepsValuesWhenInputIsAnOutOrCopytoTarget) {
+  Array a = iota(4, DType::float32), b = iota(4, DType::float32);
+  Array t1 = a - 1.0f;
+  add(b, 10.0f, a);  // out= a
+  Array t2 = a * 1.0f;
+  copyto(a, 7.0f);
+  Array t3 = a + 0.0f;
+  float* p = static_cast<float*>(a.mutable_data());
+  p[0] = -1;
+  EXPECT_EQ(t1.to_vector<float>(), (std::vector<float>{-1, 0, 1, 2}));
+  EXPECT_EQ(t2.to_vector<float>(), (std::vector<float>{10, 11, 12, 13}));
+  EXPECT_EQ(t3.to_vector<float>(), (std::vector<float>{7, 7, 7, 7}));
+  EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{-1, 7, 7, 7}));
+}
+
+TEST(Aliasing, OverlappingOutIsComputedFromTheOldValues) {
+  // a[1:] += a[:-1] reads the old a, as NumPy (which copies the overlapping input).
+  Array a = iota(6, DType::int64);
+  Array hi = a.slice({Slice(1, std::nullopt)}), lo = a.slice({Slice(std::nullopt, -1)});
+  add(hi, lo, hi);
+  EXPECT_EQ(a.to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 3, 5, 7, 9}));
+  Array r = iota(5, DType::int64);
+  copyto(r, flip(r));
+  EXPECT_EQ(r.to_vector<std::int64_t>(), (std::vector<std::int64_t>{4, 3, 2, 1, 0}));
+}
+
+// Random elementwise graphs over every dtype, evaluated lazily and eagerly: the same bits.
+TEST(Fusion, LazyAndEagerAgreeBitForBitOnRandomGraphs) {
+  LazyGuard guard;
+  std::mt19937_64 rng(1234);
+  const DType dtypes[] = {DType::float16, DType::bfloat16, DType::float32, DType::float64, DType::int8,
+                          DType::int32,   DType::uint16,   DType::int64,   DType::uint8,   DType::bool_};
+  for (int trial = 0; trial < 60; ++trial) {
+    const DType t = dtypes[rng() % std::size(dtypes)];
+    random::Generator g(static_cast<std::uint64_t>(trial));
+    const Shape shape{static_cast<std::int64_t>(1 + rng() % 40), static_cast<std::int64_t>(1 + rng() % 300)};
+    Array leaves[3];
+    for (auto& l : leaves) {
+      Array f = g.normal(shape, DType::float64, 0, 50, kCpu);
+      l = f.astype(t);
+    }
+    const std::uint64_t seed = rng();
+    auto build = [&]() {
+      std::mt19937_64 r(seed);
+      Array x = leaves[0];
+      for (int depth = 0; depth < 8; ++depth) {
+        const Array& y = leaves[r() % 3];
+        const bool is_float = kind(x.dtype()) == DTypeKind::floating;
+        switch (r() % (is_float ? 9 : 6)) {
+          case 0: x = x + y; break;
+          case 1: x = x * y; break;
+          case 2: x = maximum(x, y); break;
+          case 3: x = where(x > y, x, y); break;
+          case 4: x = x.dtype() == DType::bool_ ? logical_xor(x, y) : x - (y * 2); break;
+          case 5: x = minimum(x, 3); break;
+          case 6: x = sin(x) + sqrt(abs(y)); break;
+          case 7: x = x / (abs(y) + 1); break;
+          default: x = exp(x * 0.01) - floor(y); break;
+        }
+      }
+      return x;
+    };
+    set_lazy(true);
+    Array lazy_result = build();
+    lazy_result.eval();
+    set_lazy(false);
+    Array eager_result = build();
+    ASSERT_FALSE(eager_result.is_lazy());
+    ASSERT_EQ(lazy_result.dtype(), eager_result.dtype());
+    ASSERT_EQ(bits_of<double>(lazy_result.astype(DType::float64)), bits_of<double>(eager_result.astype(DType::float64)))
+        << "trial " << trial << " dtype " << name(t);
+  }
+}
+
+TEST(Views, SlicesShareMemoryAndAssignThrough) {
+  Array a = reshape(iota(12, DType::int32), {3, 4});
+  Array col = a.slice({Slice(), 1});
+  EXPECT_EQ(col.to_vector<int>(), (std::vector<int>{1, 5, 9}));
+  a.slice({Slice(), 1}) = asarray(std::vector<int>{-1, -2, -3}, std::nullopt, kCpu);
+  EXPECT_EQ(a.to_vector<int>(), (std::vector<int>{0, -1, 2, 3, 4, -2, 6, 7, 8, -3, 10, 11}));
+  a[0] = 100;
+  EXPECT_EQ(a.slice({0}).to_vector<int>(), (std::vector<int>{100, 100, 100, 100}));
+  Array rev = a.slice({Slice(std::nullopt, std::nullopt, -1), Slice(3, 0, -2)});
+  EXPECT_EQ(rev.shape()[0], 3);
+  EXPECT_EQ(rev.to_vector<int>(), (std::vector<int>{11, -3, 7, -2, 100, 100}));
+  Array na = a.slice({newaxis, ellipsis, newaxis});
+  EXPECT_EQ(std::vector<std::int64_t>(na.shape().begin(), na.shape().end()), (std::vector<std::int64_t>{1, 3, 4, 1}));
+  EXPECT_EQ(a.slice({Slice(10, 20)}).size(), 0);  // clamped as NumPy
+}
+
+TEST(Views, ReshapeIsAViewWhenPossibleAndACopyOtherwise) {
+  Array a = iota(24, DType::float32);
+  Array r = reshape(a, {2, -1, 4});
+  EXPECT_EQ(r.shape()[1], 3);
+  EXPECT_EQ(r.impl()->storage, a.impl()->storage);
+  Array t = reshape(a, {4, 6}).T();  // not C-contiguous: reshape copies
+  Array r2 = reshape(t, {24});
+  EXPECT_NE(r2.impl()->storage, a.impl()->storage);
+  EXPECT_EQ(r2.to_vector<float>()[1], 6.0f);
+  Array s = reshape(a, {4, 6}).slice({Slice(), Slice(std::nullopt, std::nullopt, 2)});  // strided: (4,3) -> (2,2,3) is a view
+  Array s2 = reshape(s, {2, 2, 3});
+  EXPECT_EQ(s2.impl()->storage, a.impl()->storage);
+  EXPECT_EQ(s2.to_vector<float>(), s.to_vector<float>());
+}
+
+TEST(Views, PermuteExpandSqueezeBroadcastFlip) {
+  Array a = reshape(iota(6, DType::int16), {2, 3});
+  EXPECT_EQ(permute_dims(a, {1, 0}).to_vector<short>(), (std::vector<short>{0, 3, 1, 4, 2, 5}));
+  Array e = expand_dims(a, -1);
+  EXPECT_EQ(e.ndim(), 3);
+  EXPECT_EQ(squeeze(e).ndim(), 2);
+  Array b = broadcast_to(asarray(std::vector<short>{1, 2, 3}, std::nullopt, kCpu), {4, 3});
+  EXPECT_EQ(b.strides()[0], 0);
+  EXPECT_EQ(sum(b).item<long long>(), 24);
+  EXPECT_EQ(flip(a, 1).to_vector<short>(), (std::vector<short>{2, 1, 0, 5, 4, 3}));
+  EXPECT_EQ(flip(a).to_vector<short>(), (std::vector<short>{5, 4, 3, 2, 1, 0}));
+}
+
+TEST(Views, WrapKeepsItsOwnerAliveAndReadOnlyRefusesWrites) {
+  auto holder = std::make_shared<std::vector<double>>(std::vector<double>{1, 2, 3});
+  std::weak_ptr<std::vector<double>> watch = holder;
+  Array w = wrap(holder->data(), DType::float64, {3}, holder);
+  holder.reset();
+  EXPECT_FALSE(watch.expired());
+  w *= 2.0;
+  EXPECT_EQ(w.to_vector<double>(), (std::vector<double>{2, 4, 6}));
+  w = Array();
+  EXPECT_TRUE(watch.expired());
+
+  std::vector<float> data{1, 2};
+  Array ro = wrap(data.data(), DType::float32, {2}, nullptr, std::nullopt, true);
+  EXPECT_THROW(ro += 1.0f, ValueError);
+  EXPECT_THROW(ro.mutable_data(), ValueError);
+  EXPECT_EQ(data, (std::vector<float>{1, 2}));
+  EXPECT_EQ((ro + 1.0f).to_vector<float>(), (std::vector<float>{2, 3}));
+}
+
+TEST(BadInput, BroadcastMismatchShowsBothShapes) {
+  Array a = zeros({2, 3}, DType::float32, kCpu), b = zeros({4}, DType::float32, kCpu);
+  try {
+    (void)(a + b);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("(2, 3)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(4,)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BadInput, TypedErrorsAndNothingWrittenToOut) {
+  Array f = ones({3}, DType::float32, kCpu);
+  Array i = ones({3}, DType::int32, kCpu);
+  Array u8 = ones({3}, DType::uint8, kCpu);
+  EXPECT_THROW((void)bitwise_and(f, f), TypeError);
+  EXPECT_THROW((void)(u8 + 300), TypeError);
+  EXPECT_THROW((void)(u8 + -1), TypeError);
+  EXPECT_EQ((u8 + 255).dtype(), DType::uint8);
+  EXPECT_THROW((void)negative(ones({2}, DType::bool_, kCpu)), TypeError);
+  EXPECT_THROW(sum(f, 1), ValueError);
+  EXPECT_THROW(sum(f, {0, 0}), ValueError);
+  EXPECT_THROW(reshape(f, {2, 2}), ValueError);
+  EXPECT_THROW(f.slice({3}), IndexError);
+  EXPECT_THROW(f.slice({0, 0}), IndexError);
+  EXPECT_THROW(f.slice({Slice(0, 2, 0)}), ValueError);
+  EXPECT_THROW(take(f, asarray(std::vector<std::int64_t>{0, 3}, std::nullopt, kCpu)), IndexError);
+  EXPECT_THROW((void)matmul(ones({2, 3}, DType::float32, kCpu), ones({2, 3}, DType::float32, kCpu)), ValueError);
+  // out= of the wrong dtype or shape: an error before anything is written.
+  Array out_i = full({3}, 5, DType::int32, kCpu);
+  EXPECT_THROW(add(f, f, out_i), TypeError);
+  EXPECT_EQ(out_i.to_vector<int>(), (std::vector<int>{5, 5, 5}));
+  Array out_s = full({4}, 5.0, DType::float32, kCpu);
+  EXPECT_THROW(add(f, f, out_s), ValueError);
+  EXPECT_EQ(out_s.to_vector<float>(), std::vector<float>(4, 5.0f));
+  EXPECT_THROW(i += 1.5, TypeError);
+  EXPECT_EQ(i.to_vector<int>(), std::vector<int>(3, 1));
+  Array wide = zeros({3}, DType::float64, kCpu);
+  add(i, i, wide);  // int32 -> float64 is same_kind
+  EXPECT_EQ(wide.to_vector<double>(), std::vector<double>(3, 2.0));
+  EXPECT_THROW((void)Array().dtype(), ValueError);
+}
+
+TEST(BadInput, AllocationFailureIsOutOfMemoryWithTheBytes) {
+  try {
+    (void)empty({std::int64_t{1} << 52}, DType::uint8, kCpu);
+    FAIL() << "no error";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.requested(), std::uint64_t{1} << 52);
+    EXPECT_NE(std::string(e.what()).find(std::to_string(std::uint64_t{1} << 52)), std::string::npos);
+  }
+  EXPECT_THROW((void)empty({-1}, DType::uint8, kCpu), ValueError);
+  EXPECT_THROW((void)empty({std::int64_t{1} << 40, std::int64_t{1} << 40}, DType::uint8, kCpu), ValueError);
+}
+
+TEST(BadInput, CorruptNpyIsAFileErrorAndSaveIsAtomic) {
+  xp_test::TempDir dir;
+  const std::string path = dir.path() + "/bad.npy";
+  std::ofstream(path) << "\x93NUMPY\x01\x00garbage";
+  EXPECT_THROW((void)load(path, kCpu), FileError);
+  Array a = reshape(iota(6, DType::float32), {2, 3}).T();
+  save(dir.path() + "/a.npy", a);
+  Array b = load(dir.path() + "/a.npy", kCpu);
+  EXPECT_EQ(b.to_vector<float>(), a.to_vector<float>());
+  EXPECT_THROW(save(dir.path() + "/missing/x.npy", a), FileError);
+}
+
+namespace {
+// A second device for the tests: the CPU's loops behind the name cuda:0.
+class SecondDevice final : public detail::Backend {
+ public:
+  detail::Backend& cpu = detail::cpu_backend();
+  const char* name() const noexcept override { return "second"; }
+  detail::Allocation allocate(std::size_t n) override { return cpu.allocate(n); }
+  void run_fused(const detail::FusedProgram& p) override { cpu.run_fused(p); }
+  void reduce(detail::ReduceOp op, const detail::View& in, std::span<const int> axes, const detail::View& out,
+              int c) override {
+    cpu.reduce(op, in, axes, out, c);
+  }
+  void cumulative_sum(const detail::View& in, int axis, const detail::View& out, bool init) override {
+    cpu.cumulative_sum(in, axis, out, init);
+  }
+  void matmul(const detail::View& a, const detail::View& b, const detail::View& out) override { cpu.matmul(a, b, out); }
+  void vecdot(const detail::View& a, const detail::View& b, const detail::View& out) override { cpu.vecdot(a, b, out); }
+  void take(const detail::View& in, const detail::View& ix, int axis, const detail::View& out) override {
+    cpu.take(in, ix, axis, out);
+  }
+  void fill_random(const detail::RandomRequest& r, const detail::View& out) override { cpu.fill_random(r, out); }
+  void copy_to_host(const std::byte* s, void* d, std::size_t n) override {
+    ++copies;
+    cpu.copy_to_host(s, d, n);
+  }
+  void copy_from_host(const void* s, std::byte* d, std::size_t n) override {
+    ++copies;
+    cpu.copy_from_host(s, d, n);
+  }
+  int copies = 0;
+};
+}  // namespace
+
+TEST(Devices, NeverMixedSilently) {
+  SecondDevice second;
+  const Device other = Device::cuda(0);
+  detail::register_backend(other, &second);
+  Array g = ones({3}, DType::float32, other);
+  Array c = ones({3}, DType::float32, kCpu);
+  const int copies = second.copies;
+  try {
+    (void)(g + c);
+    FAIL() << "no error";
+  } catch (const DeviceMismatch& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cpu"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(copyto(c, g), DeviceMismatch);
+  EXPECT_THROW((void)matmul(reshape(g, {1, 3}), reshape(c, {3, 1})), DeviceMismatch);
+  EXPECT_THROW((void)concat({g, c}), DeviceMismatch);
+  EXPECT_EQ(second.copies, copies) << "something was copied between devices";
+  Array moved = g.to_device(kCpu);  // explicit: fine
+  EXPECT_EQ((moved + c).to_vector<float>(), std::vector<float>(3, 2.0f));
+  detail::register_backend(other, nullptr);
+}
+
+TEST(Threads, ReductionsGiveTheSameBitsForAnyThreadCount) {
+  random::Generator g(3);
+  Array x = g.normal({1 << 20}, DType::float32, 0, 1, kCpu);
+  const int saved = num_threads();
+  std::vector<std::uint64_t> first;
+  for (int t : {1, 2, 3, 8}) {
+    set_num_threads(t);
+    Array r = concat({sum(x, {}, true), mean(x, {}, true), var(x, {}, 0, true), xp::std(x, {}, 1, true)});
+    const auto b = bits_of<float>(r);
+    if (first.empty()) first = b;
+    EXPECT_EQ(b, first) << t << " threads";
+  }
+  set_num_threads(saved);
+  EXPECT_THROW(set_num_threads(0), ValueError);
+}
+
+TEST(Threads, ChildAfterForkDoesNotHang) {
+  random::Generator g(5);
+  Array x = g.uniform({1 << 22}, DType::float32, 0, 1, kCpu);
+  const float parent = sum(x * 2.0f).item<float>();  // starts the thread pool
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(20);  // a hang becomes SIGALRM
+    const float child = sum(x * 2.0f).item<float>();
+    _exit(child == parent ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child computed a different sum";
+}
+
+TEST(Random, SeededStreamsReproduceAndMatchTheBackendCore) {
+  random::Generator g1(42), g2(42);
+  Array a = g1.uniform({1000}, DType::float32, 0, 1, kCpu);
+  Array b = g2.uniform({1000}, DType::float32, 0, 1, kCpu);
+  EXPECT_EQ(bits_of<float>(a), bits_of<float>(b));
+  Array c = g1.uniform({1000}, DType::float32, 0, 1, kCpu);  // the next draw: different numbers
+  EXPECT_NE(bits_of<float>(a), bits_of<float>(c));
+  std::vector<float> core(1000);
+  philox::fill_uniform({42, 0}, 0, std::span<float>(core));
+  EXPECT_EQ(a.to_vector<float>(), core);
+  Array ints = g1.integers(-5, 5, {10000}, DType::int8, kCpu);
+  EXPECT_GE(min(ints).item<int>(), -5);
+  EXPECT_LE(max(ints).item<int>(), 4);
+  EXPECT_THROW(g1.integers(0, 300, {3}, DType::uint8, kCpu), ValueError);
+  EXPECT_THROW(g1.uniform({3}, DType::int32, 0, 1, kCpu), TypeError);
+  Array n = g1.normal({200000}, DType::float64, 3, 2, kCpu);
+  EXPECT_NEAR(mean(n).item<double>(), 3.0, 0.03);
+  EXPECT_NEAR(xp::std(n).item<double>(), 2.0, 0.03);
+}
+
+TEST(Conversions, ItemAndToVectorConvertAsAstype) {
+  Array a = asarray(std::vector<double>{1.5, -2.5, 1e300, std::nan("")}, std::nullopt, kCpu);
+  EXPECT_EQ(a.to_vector<int>(), (std::vector<int>{1, -2, 2147483647, 0}));
+  EXPECT_EQ(a.slice({0}).item<float>(), 1.5f);
+  EXPECT_THROW(a.item<double>(), ValueError);
+  Array h = asarray(std::vector<float>{1.0f / 3}, std::nullopt, kCpu).astype(DType::float16);
+  EXPECT_EQ(h.item<float16>().bits, 0x3555);
+}
