@@ -172,15 +172,33 @@ TEST(Fusion, LazyAndEagerAgreeBitForBitOnRandomGraphs) {
         const Array& y = leaves[r() % 3];
         const bool is_float = kind(x.dtype()) == DTypeKind::floating;
         switch (r() % (is_float ? 9 : 6)) {
-          case 0: x = x + y; break;
-          case 1: x = x * y; break;
-          case 2: x = maximum(x, y); break;
-          case 3: x = where(x > y, x, y); break;
-          case 4: x = x.dtype() == DType::bool_ ? logical_xor(x, y) : x - (y * 2); break;
-          case 5: x = minimum(x, 3); break;
-          case 6: x = sin(x) + sqrt(abs(y)); break;
-          case 7: x = x / (abs(y) + 1); break;
-          default: x = exp(x * 0.01) - floor(y); break;
+          case 0:
+            x = x + y;
+            break;
+          case 1:
+            x = x * y;
+            break;
+          case 2:
+            x = maximum(x, y);
+            break;
+          case 3:
+            x = where(x > y, x, y);
+            break;
+          case 4:
+            x = x.dtype() == DType::bool_ ? logical_xor(x, y) : x - (y * 2);
+            break;
+          case 5:
+            x = minimum(x, 3);
+            break;
+          case 6:
+            x = sin(x) + sqrt(abs(y));
+            break;
+          case 7:
+            x = x / (abs(y) + 1);
+            break;
+          default:
+            x = exp(x * 0.01) - floor(y);
+            break;
         }
       }
       return x;
@@ -222,7 +240,8 @@ TEST(Views, ReshapeIsAViewWhenPossibleAndACopyOtherwise) {
   Array r2 = reshape(t, {24});
   EXPECT_NE(r2.impl()->storage, a.impl()->storage);
   EXPECT_EQ(r2.to_vector<float>()[1], 6.0f);
-  Array s = reshape(a, {4, 6}).slice({Slice(), Slice(std::nullopt, std::nullopt, 2)});  // strided: (4,3) -> (2,2,3) is a view
+  Array s =
+      reshape(a, {4, 6}).slice({Slice(), Slice(std::nullopt, std::nullopt, 2)});  // strided: (4,3) -> (2,2,3) is a view
   Array s2 = reshape(s, {2, 2, 3});
   EXPECT_EQ(s2.impl()->storage, a.impl()->storage);
   EXPECT_EQ(s2.to_vector<float>(), s.to_vector<float>());

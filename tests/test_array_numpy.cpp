@@ -39,8 +39,8 @@ using xp::DType;
 using xp::Operand;
 using xp::Shape;
 
-const std::vector<DType> kAll = {DType::bool_,   DType::int8,    DType::int16,    DType::int32,   DType::int64,
-                                 DType::uint8,   DType::uint16,  DType::uint32,   DType::uint64,  DType::float16,
+const std::vector<DType> kAll = {DType::bool_,    DType::int8,    DType::int16,  DType::int32,  DType::int64,
+                                 DType::uint8,    DType::uint16,  DType::uint32, DType::uint64, DType::float16,
                                  DType::bfloat16, DType::float32, DType::float64};
 
 bool is_float(DType d) {
@@ -199,8 +199,8 @@ enum class Prof {
 };
 
 std::vector<std::uint64_t> float_specials(DType d) {
-  std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, -7.75, 0.1, 100.0,
-                           INFINITY, -INFINITY, NAN, -NAN, 3.14159265358979};
+  std::vector<double> v = {0.0, -0.0,  1.0, -1.0,  0.5,      -0.5,      1.5, 2.5,  -2.5,
+                           3.0, -7.75, 0.1, 100.0, INFINITY, -INFINITY, NAN, -NAN, 3.14159265358979};
   std::vector<std::uint64_t> b;
   for (double x : v) b.push_back(bits_of_double(d, x));
   switch (d) {  // largest finite (both signs), smallest normal, smallest subnormal (both signs)
@@ -214,8 +214,8 @@ std::vector<std::uint64_t> float_specials(DType d) {
       b.insert(b.end(), {0x7F7FFFFF, 0xFF7FFFFF, 0x00800000, 0x00000001, 0x80000001});
       break;
     default:
-      b.insert(b.end(), {0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull, 0x0010000000000000ull, 1ull,
-                         0x8000000000000001ull});
+      b.insert(b.end(),
+               {0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull, 0x0010000000000000ull, 1ull, 0x8000000000000001ull});
   }
   return b;
 }
@@ -288,7 +288,8 @@ std::vector<std::uint8_t> make_values(DType d, std::int64_t n, Prof p, Rng& r, b
   std::vector<std::uint8_t> b(static_cast<std::size_t>(n) * item);
   std::vector<std::uint64_t> sp = specials_first && p == Prof::general ? specials(d) : std::vector<std::uint64_t>{};
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::uint64_t v = static_cast<std::size_t>(i) < sp.size() ? sp[static_cast<std::size_t>(i)] : one_value(d, p, r);
+    const std::uint64_t v =
+        static_cast<std::size_t>(i) < sp.size() ? sp[static_cast<std::size_t>(i)] : one_value(d, p, r);
     std::memcpy(b.data() + static_cast<std::size_t>(i) * item, &v, item);
   }
   return b;
@@ -357,8 +358,10 @@ std::vector<xp::Index> make_index(const json& idx) {
       if (!i[1].is_null()) b = i[1].get<std::int64_t>();
       out.emplace_back(xp::Slice(a, b, i[2].get<std::int64_t>()));
     } else if (i.is_string()) {
-      if (i.get<std::string>() == "newaxis") out.emplace_back(xp::newaxis);
-      else out.emplace_back(xp::ellipsis);
+      if (i.get<std::string>() == "newaxis")
+        out.emplace_back(xp::newaxis);
+      else
+        out.emplace_back(xp::ellipsis);
     } else {
       out.emplace_back(i.get<std::int64_t>());
     }
@@ -423,17 +426,36 @@ using BinaryFn = Array (*)(const Operand&, const Operand&, const xp::Out&);
 using TernaryFn = Array (*)(const Operand&, const Operand&, const Operand&, const xp::Out&);
 
 const std::map<std::string, UnaryFn>& unary_fns() {
-  static const std::map<std::string, UnaryFn> m = {
-      {"negative", xp::negative}, {"positive", xp::positive},       {"abs", xp::abs},
-      {"sign", xp::sign},         {"square", xp::square},           {"sqrt", xp::sqrt},
-      {"exp", xp::exp},           {"expm1", xp::expm1},             {"log", xp::log},
-      {"log1p", xp::log1p},       {"log2", xp::log2},               {"log10", xp::log10},
-      {"sin", xp::sin},           {"cos", xp::cos},                 {"tan", xp::tan},
-      {"asin", xp::asin},         {"acos", xp::acos},               {"atan", xp::atan},
-      {"sinh", xp::sinh},         {"cosh", xp::cosh},               {"tanh", xp::tanh},
-      {"floor", xp::floor},       {"ceil", xp::ceil},               {"round", xp::round},
-      {"trunc", xp::trunc},       {"isnan", xp::isnan},             {"isinf", xp::isinf},
-      {"isfinite", xp::isfinite}, {"logical_not", xp::logical_not}, {"bitwise_invert", xp::bitwise_invert}};
+  static const std::map<std::string, UnaryFn> m = {{"negative", xp::negative},
+                                                   {"positive", xp::positive},
+                                                   {"abs", xp::abs},
+                                                   {"sign", xp::sign},
+                                                   {"square", xp::square},
+                                                   {"sqrt", xp::sqrt},
+                                                   {"exp", xp::exp},
+                                                   {"expm1", xp::expm1},
+                                                   {"log", xp::log},
+                                                   {"log1p", xp::log1p},
+                                                   {"log2", xp::log2},
+                                                   {"log10", xp::log10},
+                                                   {"sin", xp::sin},
+                                                   {"cos", xp::cos},
+                                                   {"tan", xp::tan},
+                                                   {"asin", xp::asin},
+                                                   {"acos", xp::acos},
+                                                   {"atan", xp::atan},
+                                                   {"sinh", xp::sinh},
+                                                   {"cosh", xp::cosh},
+                                                   {"tanh", xp::tanh},
+                                                   {"floor", xp::floor},
+                                                   {"ceil", xp::ceil},
+                                                   {"round", xp::round},
+                                                   {"trunc", xp::trunc},
+                                                   {"isnan", xp::isnan},
+                                                   {"isinf", xp::isinf},
+                                                   {"isfinite", xp::isfinite},
+                                                   {"logical_not", xp::logical_not},
+                                                   {"bitwise_invert", xp::bitwise_invert}};
   return m;
 }
 const std::map<std::string, BinaryFn>& binary_fns() {
@@ -513,9 +535,8 @@ const std::map<std::string, InplaceOp>& inplace_ops() {
   return m;
 }
 
-const std::set<std::string> kTranscendental = {"exp",  "expm1", "log",  "log1p", "log2", "log10",
-                                               "sin",  "cos",   "tan",  "asin",  "acos", "atan",
-                                               "sinh", "cosh",  "tanh", "atan2", "pow"};
+const std::set<std::string> kTranscendental = {"exp",  "expm1", "log",  "log1p", "log2", "log10", "sin",   "cos", "tan",
+                                               "asin", "acos",  "atan", "sinh",  "cosh", "tanh",  "atan2", "pow"};
 
 // The error bound of the transcendental functions, in ulp of the correctly rounded result: 4 for
 // float32 and float64, 5 where the CPU backend documents more (float32 log and tan, ew_math.cpp).
@@ -640,28 +661,27 @@ class Failures {
   explicit Failures(std::string what) : what_(std::move(what)) {}
   void add(const json& c, const std::string& msg) {
     if (msg.empty()) return;
-    if (getenv("XP_TRIAGE")) {
-      std::string k = c.value("kind", "") + " " + c.value("fn", "") + " " + c.value("form", "");
-      for (const char* key : {"args", "arrays"}) if (c.contains(key)) for (const auto& a : c[key]) k += " " + (a.contains("scalar") ? a["value"].dump() : a.contains("alias_out") ? std::string("alias") : a.value("dtype", "?") + json(a["shape"]).dump());
-      for (const char* key : {"x", "a", "b", "out", "target", "other"}) if (c.contains(key) && c[key].is_object()) k += std::string(" ") + key + "=" + (c[key].contains("scalar") ? c[key]["value"].dump() : c[key].value("dtype", "?") + json(c[key].value("shape", json())).dump());
-      for (const char* key : {"axes", "dtype", "keepdims"}) if (c.contains(key)) k += std::string(" ") + key + "=" + c[key].dump();
-      fprintf(stderr, "TRIAGE %s | %s\n", k.c_str(), msg.substr(0, 400).c_str());
-    }
     if (++n_ <= 25) {
       std::string d = c.dump();
       if (d.size() > 700) d = d.substr(0, 700) + "...";
       ADD_FAILURE() << msg << "\n  case: " << d;
     }
   }
-  void ran() { ++cases_; }
+  // One case run; `answer` is NumPy's (a refusal counts apart).
+  void ran(const json& answer) {
+    ++cases_;
+    if (answer.contains("error")) ++refused_;
+  }
   ~Failures() {
+    ::testing::Test::RecordProperty("cases", cases_);
+    ::testing::Test::RecordProperty("numpy_refused", refused_);
     EXPECT_EQ(n_, 0) << n_ << " failures in " << cases_ << " " << what_ << " cases";
     EXPECT_GT(cases_, 0) << what_;
   }
 
  private:
   std::string what_;
-  int n_ = 0, cases_ = 0;
+  int n_ = 0, cases_ = 0, refused_ = 0;
 };
 
 // Runs f; a failure message when it throws (NumPy answered).
@@ -720,24 +740,40 @@ const Suite& suite() {
   return s;
 }
 
-#define XP_SUITE(s)             \
-  const Suite& s = suite();     \
+#define XP_SUITE(s)         \
+  const Suite& s = suite(); \
   XP_REQUIRE_REFERENCE((s).ref)
 
 // ==== case builders ================================================================================
 
-const std::vector<std::string> kUnary = {"negative", "positive", "abs",      "sign",        "square",
-                                         "sqrt",     "exp",      "expm1",    "log",         "log1p",
-                                         "log2",     "log10",    "sin",      "cos",         "tan",
-                                         "asin",     "acos",     "atan",     "sinh",        "cosh",
-                                         "tanh",     "floor",    "ceil",     "round",       "trunc",
-                                         "isnan",    "isinf",    "isfinite", "logical_not", "bitwise_invert"};
-const std::vector<std::string> kBinary = {"add",         "subtract",   "multiply",           "divide",
-                                          "floor_divide", "remainder",  "pow",                "atan2",
-                                          "minimum",     "maximum",    "equal",              "not_equal",
-                                          "less",        "less_equal", "greater",            "greater_equal",
-                                          "logical_and", "logical_or", "logical_xor",        "bitwise_and",
-                                          "bitwise_or",  "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"};
+const std::vector<std::string> kUnary = {
+    "negative", "positive", "abs",  "sign",  "square", "sqrt",  "exp",   "expm1",    "log",         "log1p",
+    "log2",     "log10",    "sin",  "cos",   "tan",    "asin",  "acos",  "atan",     "sinh",        "cosh",
+    "tanh",     "floor",    "ceil", "round", "trunc",  "isnan", "isinf", "isfinite", "logical_not", "bitwise_invert"};
+const std::vector<std::string> kBinary = {"add",
+                                          "subtract",
+                                          "multiply",
+                                          "divide",
+                                          "floor_divide",
+                                          "remainder",
+                                          "pow",
+                                          "atan2",
+                                          "minimum",
+                                          "maximum",
+                                          "equal",
+                                          "not_equal",
+                                          "less",
+                                          "less_equal",
+                                          "greater",
+                                          "greater_equal",
+                                          "logical_and",
+                                          "logical_or",
+                                          "logical_xor",
+                                          "bitwise_and",
+                                          "bitwise_or",
+                                          "bitwise_xor",
+                                          "bitwise_left_shift",
+                                          "bitwise_right_shift"};
 
 Prof prof_for(const std::string& fn, int pos) {
   if ((fn == "bitwise_left_shift" || fn == "bitwise_right_shift") && pos == 1) return Prof::shift;
@@ -760,7 +796,7 @@ json strided_of_shape(DType d, const Shape& s, Prof p, Rng& r) {
   for (auto v : s) {
     big.push_back(2 * v);
     const int k = static_cast<int>(r.range(0, 2));
-    idx.push_back(k == 0 ? json::array({nullptr, nullptr, 2})
+    idx.push_back(k == 0   ? json::array({nullptr, nullptr, 2})
                   : k == 1 ? json::array({1, nullptr, 2})
                            : json::array({nullptr, nullptr, -2}));
   }
@@ -797,135 +833,139 @@ std::optional<std::pair<DType, Shape>> xp_result(const std::string& fn, const js
 
 void build_elementwise(Suite& s) {
   Rng r{101};
-  const std::vector<json> scalars = {s_bool(true),     s_int(3),
-                                     s_int(-2),        s_int(300),
-                                     s_uint(~0ull),    s_float(2.5),
-                                     s_float(-0.0),    s_float(1 + 0x1p-11 + 0x1p-40),
-                                     s_float(NAN),     s_float(1e10),
-                                     s_int(-128)};
+  const std::vector<json> scalars = {s_bool(true),  s_int(3),      s_int(-2),     s_int(300),
+                                     s_uint(~0ull), s_float(2.5),  s_float(-0.0), s_float(1 + 0x1p-11 + 0x1p-40),
+                                     s_float(NAN),  s_float(1e10), s_int(-128)};
   for (DType d : kAll) {
     // Every unary function over specials and random values.
     for (const auto& fn : kUnary) {
-      s.add("ew", {{"kind", "ew"}, {"fn", fn}, {"args", {rand_arr(d, {72}, Prof::general, r, json::array(), true)}}});
+      s.add("ew_same",
+            {{"kind", "ew"}, {"fn", fn}, {"args", {rand_arr(d, {72}, Prof::general, r, json::array(), true)}}});
     }
     for (const auto& fn : kBinary) {
-      // Every pair of special values, through broadcasting (n, 1) with (1, n).
+      // Every pair of special values, through broadcasting (n, 1) with (1, n). (minimum and maximum
+      // of +0 and -0: NumPy's float16 loops give the first operand, its other float loops the second.)
       const auto sp = specials(d);
       const Shape col{static_cast<std::int64_t>(sp.size()), 1}, row{1, static_cast<std::int64_t>(sp.size())};
       json x = arr_of_bits(d, sp, col), y = arr_of_bits(d, sp, row);
       if (fn == "pow" && is_int(d)) y = rand_arr(d, row, Prof::pow_exp, r);
       if (fn.find("shift") != std::string::npos) y = rand_arr(d, row, Prof::shift, r);
-      s.add("ew", {{"kind", "ew"}, {"fn", fn}, {"args", {x, y}}});
+      s.add("ew_same", {{"kind", "ew"}, {"fn", fn}, {"args", {x, y}}});
       // Random values of each operand's kind.
-      s.add("ew", {{"kind", "ew"},
-                   {"fn", fn},
-                   {"args", {rand_arr(d, {48}, prof_for(fn, 0), r), rand_arr(d, {48}, prof_for(fn, 1), r)}}});
+      s.add("ew_same", {{"kind", "ew"},
+                        {"fn", fn},
+                        {"args", {rand_arr(d, {48}, prof_for(fn, 0), r), rand_arr(d, {48}, prof_for(fn, 1), r)}}});
       // Weak scalars on either side.
       for (const auto& sc : scalars) {
         const bool negative_int = sc["scalar"] == "int" && sc["value"].get<std::string>()[0] == '-';
         if (fn == "pow" && negative_int) continue;  // NumPy raises for integers to negative powers
         if (fn == "pow" && sc == s_int(300)) continue;
-        s.add("ew", {{"kind", "ew"}, {"fn", fn}, {"args", {rand_arr(d, {6}, prof_for(fn, 0), r), sc}}});
+        // NumPy's logical functions convert a Python int to int64 first: 2^64 - 1 overflows there.
+        if (fn.rfind("logical_", 0) == 0 && sc == s_uint(~0ull)) continue;
+        s.add("ew_scalar", {{"kind", "ew"}, {"fn", fn}, {"args", {rand_arr(d, {6}, prof_for(fn, 0), r), sc}}});
         if (fn == "pow" && is_int(d)) continue;  // the array would be the exponent, possibly negative
-        s.add("ew", {{"kind", "ew"}, {"fn", fn}, {"args", {sc, rand_arr(d, {6}, prof_for(fn, 1), r)}}});
+        s.add("ew_scalar", {{"kind", "ew"}, {"fn", fn}, {"args", {sc, rand_arr(d, {6}, prof_for(fn, 1), r)}}});
       }
     }
     // clip, where, fma.
-    s.add("ew", {{"kind", "ew"},
-                 {"fn", "clip"},
-                 {"args",
-                  {rand_arr(d, {40}, Prof::general, r, {}, true), rand_arr(d, {40}, Prof::general, r),
-                   rand_arr(d, {40}, Prof::general, r)}}});
-    s.add("ew", {{"kind", "ew"},
-                 {"fn", "clip"},
-                 {"args", {rand_arr(d, {3, 8}, Prof::general, r), rand_arr(d, {8}, Prof::small, r), s_int(5)}}});
-    for (const auto& [lo, hi] : std::vector<std::pair<json, json>>{{s_int(0), s_int(5)},
-                                                                     {s_float(-1.5), s_float(2.5)},
-                                                                     {s_bool(false), s_bool(true)}})
-      s.add("ew", {{"kind", "ew"}, {"fn", "clip"}, {"args", {rand_arr(d, {12}, Prof::small, r), lo, hi}}});
-    s.add("ew", {{"kind", "ew"},
-                 {"fn", "where"},
-                 {"args",
-                  {rand_arr(DType::bool_, {40}, Prof::general, r), rand_arr(d, {40}, Prof::general, r),
-                   rand_arr(d, {40}, Prof::general, r)}}});
-    s.add("ew", {{"kind", "ew"},
-                 {"fn", "where"},
-                 {"args", {rand_arr(d, {4, 1}, Prof::general, r), rand_arr(d, {5}, Prof::general, r), s_int(1)}}});
-    s.add("ew", {{"kind", "ew"},
-                 {"fn", "where"},
-                 {"args", {rand_arr(DType::bool_, {8}, Prof::general, r), s_float(1.5), rand_arr(d, {8}, Prof::general, r)}}});
-    s.add("ew", {{"kind", "ew"},
-                 {"fn", "fma"},
-                 {"args",
-                  {rand_arr(d, {64}, Prof::general, r, {}, true), rand_arr(d, {64}, Prof::general, r),
-                   rand_arr(d, {64}, Prof::general, r)}}});
-    s.add("ew", {{"kind", "ew"},
-                 {"fn", "fma"},
-                 {"args", {rand_arr(d, {16}, Prof::small, r), s_float(2.0), s_float(0.5)}}});
+    s.add("ew_same", {{"kind", "ew"},
+                      {"fn", "clip"},
+                      {"args",
+                       {rand_arr(d, {40}, Prof::general, r, {}, true), rand_arr(d, {40}, Prof::general, r),
+                        rand_arr(d, {40}, Prof::general, r)}}});
+    s.add("ew_scalar", {{"kind", "ew"},
+                        {"fn", "clip"},
+                        {"args", {rand_arr(d, {3, 8}, Prof::general, r), rand_arr(d, {8}, Prof::small, r), s_int(5)}}});
+    for (const auto& [lo, hi] : std::vector<std::pair<json, json>>{
+             {s_int(0), s_int(5)}, {s_float(-1.5), s_float(2.5)}, {s_bool(false), s_bool(true)}})
+      s.add("ew_scalar", {{"kind", "ew"}, {"fn", "clip"}, {"args", {rand_arr(d, {12}, Prof::small, r), lo, hi}}});
+    s.add("ew_same", {{"kind", "ew"},
+                      {"fn", "where"},
+                      {"args",
+                       {rand_arr(DType::bool_, {40}, Prof::general, r), rand_arr(d, {40}, Prof::general, r),
+                        rand_arr(d, {40}, Prof::general, r)}}});
+    s.add("ew_scalar",
+          {{"kind", "ew"},
+           {"fn", "where"},
+           {"args", {rand_arr(d, {4, 1}, Prof::general, r), rand_arr(d, {5}, Prof::general, r), s_int(1)}}});
+    s.add(
+        "ew_scalar",
+        {{"kind", "ew"},
+         {"fn", "where"},
+         {"args", {rand_arr(DType::bool_, {8}, Prof::general, r), s_float(1.5), rand_arr(d, {8}, Prof::general, r)}}});
+    if (is_float(d)) {  // fma is for floating types (NumPy has none: the script rounds exactly)
+      s.add("ew_same", {{"kind", "ew"},
+                        {"fn", "fma"},
+                        {"args",
+                         {rand_arr(d, {64}, Prof::general, r, {}, true), rand_arr(d, {64}, Prof::general, r),
+                          rand_arr(d, {64}, Prof::general, r)}}});
+      s.add("ew_scalar",
+            {{"kind", "ew"}, {"fn", "fma"}, {"args", {rand_arr(d, {16}, Prof::small, r), s_float(2.0), s_float(0.5)}}});
+    }
   }
-  // Mixed dtypes: every pair, every binary function; the result dtype must be NumPy's.
+  // Mixed dtypes: every pair, every binary function; the result dtype must be NumPy's. (atan2 of two
+  // integer arrays: NumPy takes the smallest float both convert to safely, int8 with uint8 -> float16.)
   for (const auto& fn : kBinary)
     for (DType a : kAll)
       for (DType b : kAll)
-        s.add("ew", {{"kind", "ew"},
-                     {"fn", fn},
-                     {"args", {rand_arr(a, {7}, prof_for(fn, 0), r), rand_arr(b, {7}, prof_for(fn, 1), r)}}});
+        s.add("ew_mixed", {{"kind", "ew"},
+                           {"fn", fn},
+                           {"args", {rand_arr(a, {7}, prof_for(fn, 0), r), rand_arr(b, {7}, prof_for(fn, 1), r)}}});
   for (DType a : kAll)
     for (DType b : kAll) {
-      s.add("ew", {{"kind", "ew"},
-                   {"fn", "where"},
-                   {"args",
-                    {rand_arr(DType::bool_, {7}, Prof::general, r), rand_arr(a, {7}, Prof::general, r),
-                     rand_arr(b, {7}, Prof::general, r)}}});
-      s.add("ew", {{"kind", "ew"},
-                   {"fn", "clip"},
-                   {"args",
-                    {rand_arr(a, {7}, Prof::small, r), rand_arr(b, {7}, Prof::small, r),
-                     rand_arr(b, {7}, Prof::small, r)}}});
+      s.add("ew_mixed", {{"kind", "ew"},
+                         {"fn", "where"},
+                         {"args",
+                          {rand_arr(DType::bool_, {7}, Prof::general, r), rand_arr(a, {7}, Prof::general, r),
+                           rand_arr(b, {7}, Prof::general, r)}}});
+      s.add("ew_mixed",
+            {{"kind", "ew"},
+             {"fn", "clip"},
+             {"args",
+              {rand_arr(a, {7}, Prof::small, r), rand_arr(b, {7}, Prof::small, r), rand_arr(b, {7}, Prof::small, r)}}});
       if (is_float(a) && is_float(b))
-        s.add("ew", {{"kind", "ew"},
-                     {"fn", "fma"},
-                     {"args",
-                      {rand_arr(a, {7}, Prof::general, r), rand_arr(b, {7}, Prof::general, r),
-                       rand_arr(DType::float32, {7}, Prof::general, r)}}});
+        s.add("ew_mixed", {{"kind", "ew"},
+                           {"fn", "fma"},
+                           {"args",
+                            {rand_arr(a, {7}, Prof::general, r), rand_arr(b, {7}, Prof::general, r),
+                             rand_arr(DType::float32, {7}, Prof::general, r)}}});
     }
   // Hard cases: a float64 scalar that must round once to float16, int64 to float32.
-  s.add("ew", {{"kind", "ew"},
-               {"fn", "add"},
-               {"args", {arr_of_doubles(DType::float16, {0, 1, -1, 2}), s_float(1 + 0x1p-11 + 0x1p-40)}}});
-  s.add("ew", {{"kind", "ew"},
-               {"fn", "multiply"},
-               {"args", {arr_of_doubles(DType::bfloat16, {1, -1}), s_float(1 + 0x1p-8 + 0x1p-40)}}});
-  s.add("ew", {{"kind", "ew"},
-               {"fn", "add"},
-               {"args",
-                {arr_of_bits(DType::int64, {(1ull << 60) + (1ull << 36) + 1, 16777217}),
-                 arr_of_doubles(DType::float32, {0, 0})}}});
-  s.add("ew", {{"kind", "ew"},
-               {"fn", "add"},
-               {"args",
-                {arr_of_bits(DType::uint64, {(1ull << 60) + (1ull << 36) + 1, ~0ull}),
-                 arr_of_doubles(DType::float16, {0, 0})}}});
+  s.add("ew_scalar", {{"kind", "ew"},
+                      {"fn", "add"},
+                      {"args", {arr_of_doubles(DType::float16, {0, 1, -1, 2}), s_float(1 + 0x1p-11 + 0x1p-40)}}});
+  s.add("ew_mixed", {{"kind", "ew"},
+                     {"fn", "add"},
+                     {"args",
+                      {arr_of_bits(DType::int64, {(1ull << 60) + (1ull << 36) + 1, 16777217}),
+                       arr_of_doubles(DType::float32, {0, 0})}}});
+  s.add("ew_mixed", {{"kind", "ew"},
+                     {"fn", "add"},
+                     {"args",
+                      {arr_of_bits(DType::uint64, {(1ull << 60) + (1ull << 36) + 1, ~0ull}),
+                       arr_of_doubles(DType::float16, {0, 0})}}});
 
   // Operators: arrays with arrays and with scalars on either side.
   for (DType d : kAll) {
     for (const auto& [fn, op] : binary_ops()) {
       (void)op;
       const Prof p1 = fn.find("shift") != std::string::npos ? Prof::shift : Prof::general;
-      s.add("ew", {{"kind", "ew"},
-                   {"form", "op"},
-                   {"fn", fn},
-                   {"args", {rand_arr(d, {3, 4}, Prof::general, r), rand_arr(d, {4}, p1, r)}}});
-      s.add("ew", {{"kind", "ew"}, {"form", "op"}, {"fn", fn}, {"args", {rand_arr(d, {5}, Prof::general, r), s_int(3)}}});
-      s.add("ew", {{"kind", "ew"}, {"form", "op"}, {"fn", fn}, {"args", {s_float(2.5), rand_arr(d, {5}, p1, r)}}});
-      s.add("ew", {{"kind", "ew"},
-                   {"form", "op"},
-                   {"fn", fn},
-                   {"args", {rand_arr(d, {5}, Prof::general, r), rand_arr(DType::int32, {5}, p1, r)}}});
+      s.add("ew_op", {{"kind", "ew"},
+                      {"form", "op"},
+                      {"fn", fn},
+                      {"args", {rand_arr(d, {3, 4}, Prof::general, r), rand_arr(d, {4}, p1, r)}}});
+      s.add("ew_op",
+            {{"kind", "ew"}, {"form", "op"}, {"fn", fn}, {"args", {rand_arr(d, {5}, Prof::general, r), s_int(3)}}});
+      s.add("ew_op", {{"kind", "ew"}, {"form", "op"}, {"fn", fn}, {"args", {s_float(2.5), rand_arr(d, {5}, p1, r)}}});
+      s.add("ew_op", {{"kind", "ew"},
+                      {"form", "op"},
+                      {"fn", fn},
+                      {"args", {rand_arr(d, {5}, Prof::general, r), rand_arr(DType::int32, {5}, p1, r)}}});
     }
     for (const auto& [fn, op] : unary_ops()) {
       (void)op;
-      s.add("ew", {{"kind", "ew"}, {"form", "op"}, {"fn", fn}, {"args", {rand_arr(d, {40}, Prof::general, r, {}, true)}}});
+      s.add("ew_op",
+            {{"kind", "ew"}, {"form", "op"}, {"fn", fn}, {"args", {rand_arr(d, {40}, Prof::general, r, {}, true)}}});
     }
   }
 
@@ -937,6 +977,7 @@ void build_elementwise(Suite& s) {
   all_fns.insert(all_fns.end(), {"clip", "where", "fma"});
   for (const auto& fn : all_fns) {
     for (DType d : view_dtypes) {
+      if (fn == "fma" && !is_float(d)) continue;
       const int arity = fn == "clip" || fn == "where" || fn == "fma" ? 3 : unary_fns().count(fn) ? 1 : 2;
       const Shape base = random_shape(r, 4, 6);
       json x = rand_arr(d, base, prof_for(fn, 0), r);
@@ -949,36 +990,36 @@ void build_elementwise(Suite& s) {
         args.push_back(strided_of_shape(dk, broadcastable(xs, r), prof_for(fn, k), r));
       }
       if (fn == "where") args[0] = strided_of_shape(DType::bool_, xs, Prof::general, r);
-      s.add("ew", {{"kind", "ew"}, {"fn", fn}, {"args", args}});
+      s.add("ew_view", {{"kind", "ew"}, {"fn", fn}, {"args", args}});
     }
   }
 
   // out=: the result's dtype, a wider one, a narrower one of the same kind, a strided out, an out
   // that overlaps an input, and a kind the result cannot be cast to (NumPy's TypeError).
-  const std::map<DType, DType> wider = {{DType::bool_, DType::int8},       {DType::int8, DType::int16},
-                                        {DType::int16, DType::int32},      {DType::int32, DType::int64},
-                                        {DType::int64, DType::float64},    {DType::uint8, DType::uint16},
-                                        {DType::uint16, DType::int32},     {DType::uint32, DType::uint64},
-                                        {DType::uint64, DType::float64},   {DType::float16, DType::float32},
-                                        {DType::bfloat16, DType::float32}, {DType::float32, DType::float64},
-                                        {DType::float64, DType::float64}};
+  const std::map<DType, DType> wider = {
+      {DType::bool_, DType::int8},      {DType::int8, DType::int16},       {DType::int16, DType::int32},
+      {DType::int32, DType::int64},     {DType::int64, DType::float64},    {DType::uint8, DType::uint16},
+      {DType::uint16, DType::int32},    {DType::uint32, DType::uint64},    {DType::uint64, DType::float64},
+      {DType::float16, DType::float32}, {DType::bfloat16, DType::float32}, {DType::float32, DType::float64},
+      {DType::float64, DType::float64}};
   const std::map<DType, DType> narrower = {{DType::float64, DType::float16}, {DType::float32, DType::bfloat16},
-                                           {DType::int64, DType::int8},     {DType::uint32, DType::uint8},
-                                           {DType::int16, DType::int8},     {DType::float16, DType::float16}};
+                                           {DType::int64, DType::int8},      {DType::uint32, DType::uint8},
+                                           {DType::int16, DType::int8},      {DType::float16, DType::float16}};
   for (const auto& fn : all_fns) {
     for (DType d : {DType::bool_, DType::int8, DType::int32, DType::uint8, DType::float16, DType::float32,
                     DType::float64, DType::int64, DType::bfloat16}) {
+      if (fn == "fma" && !is_float(d)) continue;
       const int arity = fn == "clip" || fn == "where" || fn == "fma" ? 3 : unary_fns().count(fn) ? 1 : 2;
       json args = json::array();
       for (int k = 0; k < arity; ++k)
-        args.push_back(rand_arr(fn == "where" && k == 0 ? DType::bool_ : d, k == 1 ? Shape{5} : Shape{3, 5},
-                                prof_for(fn, k), r));
+        args.push_back(
+            rand_arr(fn == "where" && k == 0 ? DType::bool_ : d, k == 1 ? Shape{5} : Shape{3, 5}, prof_for(fn, k), r));
       const auto res = xp_result(fn, args);
       if (!res) continue;
       const auto [rd, rs] = *res;
       auto add_out = [&](DType od, bool strided, json a) {
         json out = strided ? strided_of_shape(od, rs, Prof::general, r) : rand_arr(od, rs, Prof::general, r);
-        s.add("ew", {{"kind", "ew"}, {"fn", fn}, {"args", std::move(a)}, {"out", out}});
+        s.add("ew_out", {{"kind", "ew"}, {"fn", fn}, {"args", std::move(a)}, {"out", out}});
       };
       add_out(rd, false, args);
       add_out(wider.at(rd), true, args);
@@ -990,7 +1031,7 @@ void build_elementwise(Suite& s) {
         json a = args;
         json out = rand_arr(rd, rs, prof_for(fn, 0), r);
         a[0] = json{{"alias_out", true}, {"views", json::array({json{{"flip", nullptr}}})}};
-        s.add("ew", {{"kind", "ew"}, {"fn", fn}, {"args", a}, {"out", out}});
+        s.add("ew_out", {{"kind", "ew"}, {"fn", fn}, {"args", a}, {"out", out}});
       }
     }
   }
@@ -1002,7 +1043,7 @@ void build_elementwise(Suite& s) {
       const Prof p1 = fn.find("shift") != std::string::npos ? Prof::shift : Prof::general;
       for (int k = 0; k < 5; ++k) {
         json views = r.chance(0.5) ? json::array({json{{"slice", json::array({json::array({nullptr, nullptr, -1}),
-                                                                               json::array({1, nullptr, 2})})}}})
+                                                                              json::array({1, nullptr, 2})})}}})
                                    : json::array();
         json target = rand_arr(d, {4, 6}, Prof::general, r, views);
         const DType other = k == 1 ? r.pick(kAll) : d;
@@ -1061,10 +1102,12 @@ json random_views(Rng& r, const Shape& base_shape, DType d, int steps, bool writ
     } else if (kind == 3) {
       std::vector<int> p(static_cast<std::size_t>(nd));
       for (int k = 0; k < nd; ++k) p[static_cast<std::size_t>(k)] = k;
-      for (int k = nd - 1; k > 0; --k) std::swap(p[static_cast<std::size_t>(k)], p[static_cast<std::size_t>(r.range(0, k))]);
+      for (int k = nd - 1; k > 0; --k)
+        std::swap(p[static_cast<std::size_t>(k)], p[static_cast<std::size_t>(r.range(0, k))]);
       step = r.chance(0.2) ? json{{"T", 1}} : r.chance(0.2) && nd >= 2 ? json{{"mT", 1}} : json{{"permute", p}};
     } else if (kind == 4) {
-      step = {{"flip", r.chance(0.3) || nd == 0 ? json(nullptr) : json(std::vector<int>{static_cast<int>(r.range(0, nd - 1))})}};
+      step = {{"flip", r.chance(0.3) || nd == 0 ? json(nullptr)
+                                                : json(std::vector<int>{static_cast<int>(r.range(0, nd - 1))})}};
     } else if (kind == 5) {
       step = {{"expand_dims", r.range(-nd - 1, nd)}};
     } else if (kind == 6) {
@@ -1088,8 +1131,10 @@ json random_views(Rng& r, const Shape& base_shape, DType d, int steps, bool writ
           rest /= f;
         }
         if (rest != 1) ns.push_back(rest);
-        if (r.chance(0.3)) ns.insert(ns.begin() + static_cast<std::ptrdiff_t>(r.range(0, static_cast<std::int64_t>(ns.size()))), 1);
-        if (!ns.empty() && r.chance(0.4)) ns[static_cast<std::size_t>(r.range(0, static_cast<std::int64_t>(ns.size()) - 1))] = -1;
+        if (r.chance(0.3))
+          ns.insert(ns.begin() + static_cast<std::ptrdiff_t>(r.range(0, static_cast<std::int64_t>(ns.size()))), 1);
+        if (!ns.empty() && r.chance(0.4))
+          ns[static_cast<std::size_t>(r.range(0, static_cast<std::int64_t>(ns.size()) - 1))] = -1;
       }
       step = {{"reshape", ns}};
     } else {  // broadcast_to
@@ -1129,24 +1174,43 @@ void build_views(Suite& s) {
       b.back() = 3;
     }
     const DType da = r.pick(kAll), db = r.pick(kAll);
-    s.add("broadcast", {{"kind", "broadcast"}, {"a", rand_arr(da, a, Prof::small, r)}, {"b", rand_arr(db, b, Prof::small, r)}});
+    s.add("broadcast",
+          {{"kind", "broadcast"}, {"a", rand_arr(da, a, Prof::small, r)}, {"b", rand_arr(db, b, Prof::small, r)}});
   }
 }
 
 // ---- random elementwise graphs ----
 
 const std::vector<std::string> kGraphExactFloat = {
-    "add",   "subtract", "multiply", "divide",  "minimum", "maximum", "negative", "abs",   "square", "sqrt",
-    "floor", "ceil",     "trunc",    "round",   "sign",    "less",    "equal",    "where", "clip",   "fma",
-    "isnan", "isfinite", "greater_equal", "not_equal", "floor_divide", "remainder"};
-const std::vector<std::string> kGraphExactInt = {"add",          "subtract",    "multiply",   "minimum",     "maximum",
-                                                 "negative",     "abs",         "square",     "bitwise_and", "bitwise_or",
-                                                 "bitwise_xor",  "bitwise_invert", "bitwise_left_shift",
-                                                 "bitwise_right_shift", "floor_divide", "remainder", "less", "where",
-                                                 "clip",         "sign",        "divide",     "equal"};
-const std::vector<std::string> kGraphBool = {"logical_and", "logical_or", "logical_xor", "logical_not", "where",
-                                             "equal",       "bitwise_and", "add",        "multiply"};
-const std::vector<std::string> kGraphMath = {"exp", "log", "sin", "cos", "tanh", "atan2", "pow", "expm1", "log1p", "atan"};
+    "add",  "subtract", "multiply", "divide",   "minimum",       "maximum",   "negative",     "abs",      "square",
+    "sqrt", "floor",    "ceil",     "trunc",    "round",         "sign",      "less",         "equal",    "where",
+    "clip", "fma",      "isnan",    "isfinite", "greater_equal", "not_equal", "floor_divide", "remainder"};
+const std::vector<std::string> kGraphExactInt = {"add",
+                                                 "subtract",
+                                                 "multiply",
+                                                 "minimum",
+                                                 "maximum",
+                                                 "negative",
+                                                 "abs",
+                                                 "square",
+                                                 "bitwise_and",
+                                                 "bitwise_or",
+                                                 "bitwise_xor",
+                                                 "bitwise_invert",
+                                                 "bitwise_left_shift",
+                                                 "bitwise_right_shift",
+                                                 "floor_divide",
+                                                 "remainder",
+                                                 "less",
+                                                 "where",
+                                                 "clip",
+                                                 "sign",
+                                                 "divide",
+                                                 "equal"};
+const std::vector<std::string> kGraphBool = {"logical_and", "logical_or",  "logical_xor", "logical_not", "where",
+                                             "equal",       "bitwise_and", "add",         "multiply"};
+const std::vector<std::string> kGraphMath = {"exp",   "log", "sin",   "cos",   "tanh",
+                                             "atan2", "pow", "expm1", "log1p", "atan"};
 
 struct GraphBuild {
   json c;
@@ -1173,7 +1237,8 @@ GraphBuild random_graph(Rng& r, int nodes, bool with_math) {
   auto pick_arg = [&]() -> std::pair<json, const Array*> {
     const std::size_t nn = node_vals.size();
     if (nn > 0 && r.chance(0.7)) {
-      const std::size_t k = nn - 1 - static_cast<std::size_t>(r.range(0, std::min<std::int64_t>(static_cast<std::int64_t>(nn) - 1, 3)));
+      const std::size_t k =
+          nn - 1 - static_cast<std::size_t>(r.range(0, std::min<std::int64_t>(static_cast<std::int64_t>(nn) - 1, 3)));
       return {json{{"node", k}}, &node_vals[k]};
     }
     const auto k = static_cast<std::size_t>(r.range(0, nin - 1));
@@ -1195,7 +1260,7 @@ GraphBuild random_graph(Rng& r, int nodes, bool with_math) {
     std::vector<xp::Scalar> scs;
     for (int k = 1; k < arity; ++k) {
       if (r.chance(0.25)) {
-        json sc = is_float(d0) ? s_float(static_cast<double>(r.range(-8, 8)) / 4)
+        json sc = is_float(d0)         ? s_float(static_cast<double>(r.range(-8, 8)) / 4)
                   : d0 == DType::bool_ ? s_bool(r.chance(0.5))
                                        : s_int(r.range(0, 3));
         args.push_back(sc);
@@ -1292,7 +1357,7 @@ void build_creation(Suite& s) {
       s.add("create", create("ones_like", {{"x", x}, {"dtype", dt}}));
       s.add("create", create("empty_like", {{"x", x}, {"dtype", dt}}));
       s.add("create", create("full_like", {{"x", x}, {"value", s_int(7)}, {"dtype", dt}}));
-      s.add("create", create("full_like", {{"x", x}, {"value", s_float(-2.75)}, {"dtype", dt}}));
+      s.add("create", create("full_like", {{"x", x}, {"value", s_float(2.75)}, {"dtype", dt}}));
     }
     s.add("create", create("full", {{"shape", {2, 3}}, {"value", s_int(1)}, {"dtype", dname(d)}}));
     s.add("create", create("full", {{"shape", {3}}, {"value", s_float(0.1)}, {"dtype", dname(d)}}));
@@ -1321,28 +1386,42 @@ void build_creation(Suite& s) {
     s.add("create", create("full", {{"shape", {2, 2}}, {"value", v}, {"dtype", dt}}));
   }
   s.add("create", create("full", {{"shape", Shape{}}, {"value", s_int(3)}, {"dtype", nullptr}}));
-  // arange.
+  // arange. NumPy fills a float range as start + i * delta, delta = (start + step) - start, in the
+  // dtype.
   struct Ar {
     json a, b, c, dt;
   };
   const std::vector<Ar> aranges = {
-      {s_int(0), s_int(10), s_int(1), nullptr},          {s_int(10), s_int(0), s_int(-1), nullptr},
-      {s_int(10), s_int(0), s_int(-3), nullptr},         {s_int(0), s_int(10), s_int(3), nullptr},
-      {s_int(-5), s_int(5), s_int(2), nullptr},          {s_int(5), s_int(5), s_int(1), nullptr},
-      {s_int(5), s_int(0), s_int(1), nullptr},           {s_float(0), s_float(1), s_float(0.1), nullptr},
-      {s_float(0.1), s_float(1), s_float(0.3), nullptr}, {s_float(1), s_float(0), s_float(-0.1), nullptr},
-      {s_float(0), s_float(5), s_float(0.5), "float32"}, {s_float(-2.5), s_float(2.5), s_float(0.7), "float32"},
-      {s_int(0), s_int(10), s_int(1), "float16"},        {s_int(0), s_int(10), s_int(2), "uint8"},
-      {s_int(10), s_int(-10), s_int(-3), "int8"},        {s_float(0), s_float(1e-3), s_float(1e-4), nullptr},
-      {s_int(1), s_int(2), s_float(1.0 / 3), nullptr},   {s_int(0), s_float(5.5), s_int(1), nullptr},
-      {s_float(0.3), s_float(7.1), s_float(0.7), nullptr}, {s_float(-1), s_float(1), s_float(0.25), "bfloat16"},
-      {s_int(0), s_int(100), s_int(7), "int32"},         {s_int(3), s_int(40), s_int(5), "float64"},
-      {s_int(0), s_int(1), s_float(0.1), "float32"},     {s_float(1e16), s_float(1e16 + 10), s_float(1), nullptr},
+      {s_int(0), s_int(10), s_int(1), nullptr},
+      {s_int(10), s_int(0), s_int(-1), nullptr},
+      {s_int(10), s_int(0), s_int(-3), nullptr},
+      {s_int(0), s_int(10), s_int(3), nullptr},
+      {s_int(-5), s_int(5), s_int(2), nullptr},
+      {s_int(5), s_int(5), s_int(1), nullptr},
+      {s_int(5), s_int(0), s_int(1), nullptr},
+      {s_float(0), s_float(1), s_float(0.1), nullptr},
+      {s_float(0.1), s_float(1), s_float(0.3), nullptr},
+      {s_float(1), s_float(0), s_float(-0.1), nullptr},
+      {s_float(0), s_float(5), s_float(0.5), "float32"},
+      {s_float(-2.5), s_float(2.5), s_float(0.7), "float32"},
+      {s_int(0), s_int(10), s_int(1), "float16"},
+      {s_int(0), s_int(10), s_int(2), "uint8"},
+      {s_int(10), s_int(-10), s_int(-3), "int8"},
+      {s_float(0), s_float(1e-3), s_float(1e-4), nullptr},
+      {s_int(1), s_int(2), s_float(1.0 / 3), nullptr},
+      {s_int(0), s_float(5.5), s_int(1), nullptr},
+      {s_float(0.3), s_float(7.1), s_float(0.7), nullptr},
+      {s_float(-1), s_float(1), s_float(0.25), "bfloat16"},
+      {s_int(0), s_int(100), s_int(7), "int32"},
+      {s_int(3), s_int(40), s_int(5), "float64"},
+      {s_int(0), s_int(1), s_float(0.1), "float32"},
+      {s_float(1e16), s_float(1e16 + 10), s_float(1), nullptr},
   };
   for (const auto& a : aranges)
     s.add("create", create("arange", {{"start", a.a}, {"stop", a.b}, {"step", a.c}, {"dtype", a.dt}}));
-  for (const json& stop : {s_int(7), s_float(2.5), s_int(0), s_int(-3)}) s.add("create", create("arange", {{"stop", stop}}));
-  // linspace.
+  for (const json& stop : {s_int(7), s_float(2.5), s_int(0), s_int(-3)})
+    s.add("create", create("arange", {{"stop", stop}}));
+  // linspace (to an integer dtype NumPy 2 rounds toward -inf).
   struct Ls {
     double a, b;
     int n;
@@ -1366,7 +1445,8 @@ void build_creation(Suite& s) {
                                      {0.1, 0.7, 13, false, "float64"},
                                      {1e300, -1e300, 9, true, "float64"},
                                      {5, 5.5, 2, true, "bfloat16"}})
-    s.add("create", create("linspace", {{"start", l.a}, {"stop", l.b}, {"num", l.n}, {"endpoint", l.ep}, {"dtype", l.dt}}));
+    s.add("create",
+          create("linspace", {{"start", l.a}, {"stop", l.b}, {"num", l.n}, {"endpoint", l.ep}, {"dtype", l.dt}}));
   // eye.
   for (const auto& e : std::vector<json>{
            {{"n", 3}, {"k", 0}, {"dtype", "float64"}},
@@ -1414,16 +1494,20 @@ void build_creation(Suite& s) {
     }
   }
   json a = rand_arr(DType::float32, {4, 5}, Prof::general, r);
-  s.add("create", create("take", {{"x", a}, {"indices", arr_of_bits(DType::int32, {1, 0, 4, 2}, {2, 2})}, {"axis", 1}}));
+  s.add("create",
+        create("take", {{"x", a}, {"indices", arr_of_bits(DType::int32, {1, 0, 4, 2}, {2, 2})}, {"axis", 1}}));
   s.add("create", create("take", {{"x", a}, {"indices", arr_of_bits(DType::uint8, {3, 3, 0})}, {"axis", 0}}));
   s.add("create", create("take", {{"x", a}, {"indices", arr_of_bits(DType::int64, {20})}, {"axis", nullptr}}));
-  s.add("create", create("take", {{"x", a}, {"indices", arr_of_bits(DType::int64, {static_cast<std::uint64_t>(-6)})}, {"axis", 1}}));
+  s.add("create",
+        create("take",
+               {{"x", a}, {"indices", arr_of_bits(DType::int64, {static_cast<std::uint64_t>(-6)})}, {"axis", 1}}));
   s.add("create", create("take", {{"x", a}, {"indices", arr_of_bits(DType::int64, {})}, {"axis", 0}}));
   s.add("create", create("take", {{"x", strided_of_shape(DType::int16, {4, 5}, Prof::general, r)},
                                   {"indices", arr_of_bits(DType::int64, {4, 0, -1ull})},
                                   {"axis", 1}}));
   s.add("create", create("take", {{"x", a}, {"indices", arr_of_doubles(DType::float32, {1, 2})}, {"axis", 0}}));
-  // result_type of arrays and scalars.
+  // result_type of arrays and scalars (NumPy's answers without looking at the value: int8 with 300 is
+  // int8; the operation itself is what fails).
   for (DType d : kAll) {
     for (const json& sc : {s_int(1), s_float(1.0), s_bool(true), s_int(300)}) {
       s.add("create", create("result_type", {{"a", rand_arr(d, {1}, Prof::small, r)}, {"b", sc}}));
@@ -1473,24 +1557,29 @@ void build_astype(Suite& s) {
   for (DType from : {DType::int64, DType::uint64})
     for (DType to : {DType::float16, DType::bfloat16, DType::float32, DType::float64})
       s.add("astype", create("astype", {{"x", arr_of_bits(from, big)}, {"dtype", dname(to)}}));
-  s.add("astype", create("astype", {{"x", arr_of_doubles(DType::float64, {1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-8 + 0x1p-40,
-                                                                          0x1p-25, 0x1p-25 + 0x1p-60, 65519.99, 1e300})},
-                                    {"dtype", "float16"}}));
+  s.add("astype",
+        create("astype", {{"x", arr_of_doubles(DType::float64, {1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-8 + 0x1p-40, 0x1p-25,
+                                                                0x1p-25 + 0x1p-60, 65519.99, 1e300})},
+                          {"dtype", "float16"}}));
   s.add("astype", create("astype", {{"x", arr_of_doubles(DType::float64, {1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-8 + 0x1p-40,
                                                                           3.3961e38, 3.3963e38, 1e-40})},
                                     {"dtype", "bfloat16"}}));
-  s.add("astype", create("astype", {{"x", strided_of_shape(DType::float32, {3, 4}, Prof::general, r)}, {"dtype", "float16"}}));
-  s.add("astype", create("astype", {{"x", strided_of_shape(DType::int16, {3, 4}, Prof::general, r)}, {"dtype", "uint8"}}));
+  s.add("astype",
+        create("astype", {{"x", strided_of_shape(DType::float32, {3, 4}, Prof::general, r)}, {"dtype", "float16"}}));
+  s.add("astype",
+        create("astype", {{"x", strided_of_shape(DType::int16, {3, 4}, Prof::general, r)}, {"dtype", "uint8"}}));
 }
 
 void build_reductions(Suite& s) {
   Rng r{606};
-  const std::vector<std::string> fns = {"sum", "prod", "mean", "var", "std", "min", "max", "any", "all", "argmin", "argmax", "cumulative_sum"};
+  const std::vector<std::string> fns = {"sum", "prod", "mean", "var",    "std",    "min",
+                                        "max", "any",  "all",  "argmin", "argmax", "cumulative_sum"};
   for (DType d : kAll) {
     for (const auto& fn : fns) {
       for (int k = 0; k < 7; ++k) {
         const Prof p = fn == "prod" ? Prof::near_one
-                       : fn == "argmin" || fn == "argmax" || fn == "min" || fn == "max" ? (k % 2 ? Prof::ties : Prof::general)
+                       : fn == "argmin" || fn == "argmax" || fn == "min" || fn == "max"
+                           ? (k % 2 ? Prof::ties : Prof::general)
                        : fn == "any" || fn == "all" ? (k % 2 ? Prof::ties : Prof::general)
                                                     : Prof::reduce;
         json x = k % 3 == 2 ? strided_of_shape(d, {4, 5, 6}, p, r) : rand_arr(d, {4, 5, 6}, p, r);
@@ -1517,11 +1606,22 @@ void build_reductions(Suite& s) {
         s.add("reduce", c);
       }
     }
-    // The dtype argument.
+    // The dtype argument, narrower than the default too (NumPy then accumulates in it, wrapping).
     for (const char* dt : {"int8", "float32", "float64", "uint64", "int64"}) {
-      s.add("reduce", {{"kind", "reduce"}, {"fn", "sum"}, {"x", rand_arr(d, {3, 7}, Prof::reduce, r)}, {"axes", 1}, {"dtype", dt}});
-      s.add("reduce", {{"kind", "reduce"}, {"fn", "prod"}, {"x", rand_arr(d, {3, 7}, Prof::near_one, r)}, {"axes", 0}, {"dtype", dt}});
-      s.add("reduce", {{"kind", "reduce"}, {"fn", "cumulative_sum"}, {"x", rand_arr(d, {3, 7}, Prof::reduce, r)}, {"axes", 1}, {"dtype", dt}});
+      if (is_float(d) && std::string(dt) == "uint64") continue;  // negative floats to uint64: C's business
+      s.add(
+          "reduce",
+          {{"kind", "reduce"}, {"fn", "sum"}, {"x", rand_arr(d, {3, 7}, Prof::reduce, r)}, {"axes", 1}, {"dtype", dt}});
+      s.add("reduce", {{"kind", "reduce"},
+                       {"fn", "prod"},
+                       {"x", rand_arr(d, {3, 7}, Prof::near_one, r)},
+                       {"axes", 0},
+                       {"dtype", dt}});
+      s.add("reduce", {{"kind", "reduce"},
+                       {"fn", "cumulative_sum"},
+                       {"x", rand_arr(d, {3, 7}, Prof::reduce, r)},
+                       {"axes", 1},
+                       {"dtype", dt}});
     }
     // Empty arrays.
     for (const auto& fn : fns) {
@@ -1534,7 +1634,8 @@ void build_reductions(Suite& s) {
       s.add("reduce", c2);
     }
     // A long sum (blocked or pairwise summation) and a 1-D one.
-    s.add("reduce", {{"kind", "reduce"}, {"fn", "sum"}, {"x", rand_arr(d, {3000}, Prof::reduce, r)}, {"axes", nullptr}});
+    s.add("reduce",
+          {{"kind", "reduce"}, {"fn", "sum"}, {"x", rand_arr(d, {3000}, Prof::reduce, r)}, {"axes", nullptr}});
     s.add("reduce", {{"kind", "reduce"}, {"fn", "mean"}, {"x", rand_arr(d, {257, 3}, Prof::reduce, r)}, {"axes", 0}});
   }
 }
@@ -1544,9 +1645,17 @@ void build_linalg(Suite& s) {
   struct Mm {
     Shape a, b;
   };
-  const std::vector<Mm> shapes = {{{5}, {5}},          {{5}, {5, 3}},         {{4, 5}, {5}},      {{4, 5}, {5, 3}},
-                                  {{2, 4, 5}, {5, 3}}, {{2, 1, 4, 5}, {3, 5, 2}}, {{1, 4, 5}, {2, 5, 3}},
-                                  {{0, 5}, {5, 3}},    {{4, 0}, {0, 3}},      {{33, 65}, {65, 17}}, {{4, 5}, {4, 5}},
+  const std::vector<Mm> shapes = {{{5}, {5}},
+                                  {{5}, {5, 3}},
+                                  {{4, 5}, {5}},
+                                  {{4, 5}, {5, 3}},
+                                  {{2, 4, 5}, {5, 3}},
+                                  {{2, 1, 4, 5}, {3, 5, 2}},
+                                  {{1, 4, 5}, {2, 5, 3}},
+                                  {{0, 5}, {5, 3}},
+                                  {{4, 0}, {0, 3}},
+                                  {{33, 65}, {65, 17}},
+                                  {{4, 5}, {4, 5}},
                                   {{3}, {2, 3, 4}}};
   const std::vector<std::pair<DType, DType>> dts = {
       {DType::float32, DType::float32}, {DType::float64, DType::float64}, {DType::int32, DType::int32},
@@ -1555,10 +1664,20 @@ void build_linalg(Suite& s) {
       {DType::int8, DType::float32},    {DType::int32, DType::float64},   {DType::float16, DType::float32},
       {DType::uint8, DType::int8},      {DType::uint64, DType::uint64}};
   for (const auto& [da, db] : dts) {
+    const Prof pa = is_float(da) ? Prof::reduce : Prof::general, pb = is_float(db) ? Prof::reduce : Prof::general;
     for (const auto& m : shapes) {
-      const Prof p = is_float(da) ? Prof::reduce : Prof::general;
-      json a = rand_arr(da, m.a, p, r), b = rand_arr(db, m.b, p, r);
+      json a = rand_arr(da, m.a, pa, r), b = rand_arr(db, m.b, pb, r);
       s.add("linalg", {{"kind", "linalg"}, {"fn", "matmul"}, {"a", a}, {"b", b}});
+    }
+    if (is_float(db)) {  // NaN and infinity propagate
+      std::vector<std::uint64_t> v(15, bits_of_double(db, 1.5));
+      v[1] = bits_of_double(db, NAN);
+      v[5] = bits_of_double(db, INFINITY);
+      v[9] = bits_of_double(db, -INFINITY);
+      s.add("linalg", {{"kind", "linalg"},
+                       {"fn", "matmul"},
+                       {"a", rand_arr(da, {4, 5}, pa, r)},
+                       {"b", arr_of_bits(db, v, {5, 3})}});
     }
     // Transposed and strided operands.
     s.add("linalg", {{"kind", "linalg"},
@@ -1566,14 +1685,23 @@ void build_linalg(Suite& s) {
                      {"a", strided_of_shape(da, {2, 6, 7}, Prof::small, r)},
                      {"b", strided_of_shape(db, {7, 4}, Prof::small, r)}});
     json at = rand_arr(da, {9, 6}, Prof::small, r, json::array({json{{"mT", 1}}}));
-    s.add("linalg", {{"kind", "linalg"}, {"fn", "matmul"}, {"a", at}, {"b", rand_arr(db, {9, 2}, Prof::small, r, json::array({json{{"slice", json::array({json::array({nullptr, nullptr, -1})})}}}))}});
+    s.add("linalg",
+          {{"kind", "linalg"},
+           {"fn", "matmul"},
+           {"a", at},
+           {"b", rand_arr(db, {9, 2}, Prof::small, r,
+                          json::array({json{{"slice", json::array({json::array({nullptr, nullptr, -1})})}}}))}});
     // vecdot.
     struct Vd {
       Shape a, b;
       int axis;
     };
-    for (const Vd& v : std::vector<Vd>{{{5}, {5}, -1}, {{3, 5}, {5}, -1}, {{2, 3, 5}, {3, 5}, -1}, {{5, 3}, {5, 3}, 0},
-                                       {{2, 5, 3}, {5, 1}, -2}, {{4, 3}, {4, 2}, -1}})
+    for (const Vd& v : std::vector<Vd>{{{5}, {5}, -1},
+                                       {{3, 5}, {5}, -1},
+                                       {{2, 3, 5}, {3, 5}, -1},
+                                       {{5, 3}, {5, 3}, 0},
+                                       {{2, 5, 3}, {5, 1}, -2},
+                                       {{4, 3}, {4, 2}, -1}})
       s.add("linalg", {{"kind", "linalg"},
                        {"fn", "vecdot"},
                        {"a", rand_arr(da, v.a, is_float(da) ? Prof::reduce : Prof::general, r)},
@@ -1606,8 +1734,9 @@ void build_repr(Suite& s) {
   for (const auto& x : xs) s.add("repr", {{"kind", "repr"}, {"x", x}});
   // Views: a strided transposed block and a reversed float16 row.
   json v = rand_arr(DType::int32, {4, 6}, Prof::small, r);
-  v["views"] = json::array({json{{"slice", json::array({json::array({nullptr, nullptr, 2}), json::array({1, nullptr, 2})})}},
-                            json{{"T", 1}}});
+  v["views"] =
+      json::array({json{{"slice", json::array({json::array({nullptr, nullptr, 2}), json::array({1, nullptr, 2})})}},
+                   json{{"T", 1}}});
   s.add("repr", {{"kind", "repr"}, {"x", v}});
   json h = rand_arr(DType::float16, {2, 5}, Prof::small, r);
   h["views"] = json::array({json{{"index", 1}}, json{{"flip", nullptr}}});
@@ -1641,7 +1770,9 @@ void build_npy(Suite& s) {
     for (int k = 0; k < 4; ++k) {
       const std::string name = "np_" + std::to_string(file++) + ".npy";
       json c = {{"kind", "npy_to_xp"}, {"file", name}};
-      c["x"] = k == 0 ? rand_arr(d, {3, 4}, Prof::general, r) : k == 3 ? rand_arr(d, {}, Prof::general, r) : rand_arr(d, {3, 4, 2}, Prof::general, r);
+      c["x"] = k == 0   ? rand_arr(d, {3, 4}, Prof::general, r)
+               : k == 3 ? rand_arr(d, {}, Prof::general, r)
+                        : rand_arr(d, {3, 4, 2}, Prof::general, r);
       c["fortran"] = k >= 1 && k <= 2;
       c["big_endian"] = k == 2 && xp::itemsize(d) > 1;
       s.add("npy", c);
@@ -1708,16 +1839,18 @@ std::string check_ew(const json& c, const json& ans) {
   });
 }
 
-void run_ew_group(bool lazy) {
+void run_ew_groups(const std::vector<std::string>& groups, bool lazy) {
   XP_SUITE(s);
   const bool before = xp::lazy();
   xp::set_lazy(lazy);
   {
-    Failures f(lazy ? "elementwise (lazy)" : "elementwise (eager)");
-    for (std::size_t id : s.groups.at("ew")) {
-      const json& c = s.cases[id];
-      f.ran();
-      f.add(c, check_ew(c, s.answer(c)));
+    Failures f(json(groups).dump() + (lazy ? " (lazy)" : " (eager)"));
+    for (const auto& g : groups) {
+      for (std::size_t id : s.groups.at(g)) {
+        const json& c = s.cases[id];
+        f.ran(s.answer(c));
+        f.add(c, check_ew(c, s.answer(c)));
+      }
     }
   }
   xp::set_lazy(before);
@@ -1725,12 +1858,43 @@ void run_ew_group(bool lazy) {
 
 }  // namespace
 
-TEST(ArrayNumPy, Elementwise) {
-  run_ew_group(true);
+// Every function of every dtype over special values (all pairs of them for binary functions, by
+// broadcasting a column against a row) and random values.
+TEST(ArrayNumPy, ElementwiseEveryDtype) {
+  run_ew_groups({"ew_same"}, true);
 }
 
+// Every binary function of every pair of dtypes: NumPy 2's result dtype and values.
+TEST(ArrayNumPy, ElementwiseMixedDtypes) {
+  run_ew_groups({"ew_mixed"}, true);
+}
+
+// C++ numbers on either side, weak as Python's numbers are in NumPy 2 (NEP 50), including values
+// that do not fit the array's dtype: an error only where NumPy raises (an integer result), an
+// answer where NumPy answers (true division, atan2, comparisons and logical functions compare or
+// convert the value instead).
+TEST(ArrayNumPy, ElementwiseWeakScalars) {
+  run_ew_groups({"ew_scalar"}, true);
+}
+
+TEST(ArrayNumPy, ElementwiseOperators) {
+  run_ew_groups({"ew_op"}, true);
+}
+
+// Slices with steps (negative too), transposes, permutations, broadcasts as inputs.
+TEST(ArrayNumPy, ElementwiseNonContiguous) {
+  run_ew_groups({"ew_view"}, true);
+}
+
+// out= of the result's dtype, wider, narrower of the same kind, strided, overlapping an input,
+// and of a kind NumPy's same_kind rule refuses.
+TEST(ArrayNumPy, ElementwiseOut) {
+  run_ew_groups({"ew_out"}, true);
+}
+
+// All of the above with XP_LAZY=0 semantics: the same answers.
 TEST(ArrayNumPy, ElementwiseEager) {
-  run_ew_group(false);
+  run_ew_groups({"ew_same", "ew_mixed", "ew_scalar", "ew_op", "ew_view", "ew_out"}, false);
 }
 
 TEST(ArrayNumPy, CompoundAssignment) {
@@ -1739,7 +1903,7 @@ TEST(ArrayNumPy, CompoundAssignment) {
   for (std::size_t id : s.groups.at("iop")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     auto run = [&](Fetched* base) {
       const Array b = make_base(c["target"]);
       Array t = apply_views(b, c["target"]["views"]);
@@ -1766,7 +1930,7 @@ TEST(ArrayNumPy, RandomViews) {
   for (std::size_t id : s.groups.at("view")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     if (ans.contains("error")) {
       f.add(c, check_throw(ans["error"].get<std::string>(), [&] { fetch(make_operand_array(c["x"])); }));
     } else {
@@ -1781,7 +1945,7 @@ TEST(ArrayNumPy, RandomBroadcastPairs) {
   for (std::size_t id : s.groups.at("broadcast")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     const Shape a = c["a"]["shape"].get<Shape>(), b = c["b"]["shape"].get<Shape>();
     if (ans.contains("error")) {
       f.add(c, check_throw(ans["error"].get<std::string>(), [&] { xp::broadcast_shapes(a, b); }));
@@ -1846,18 +2010,20 @@ TEST(ArrayNumPy, RandomGraphsLazyEqualsEagerEqualsNumPy) {
   for (std::size_t id : s.groups.at("graph")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     if (c["nodes"].size() > static_cast<std::size_t>(xp::kMaxFusedOps)) ++big;
     f.add(c, no_throw([&]() -> std::string {
             const auto eager = run_graph(c, false);
             const auto lazy = run_graph(c, true);
             const std::size_t nout = c["outputs"].size();
             for (std::size_t i = 0; i < eager.size(); ++i) {
-              const json as_json = {{"dtype", dname(eager[i].dtype)}, {"shape", eager[i].shape}, {"hex", to_hex(eager[i].bytes)}};
+              const json as_json = {
+                  {"dtype", dname(eager[i].dtype)}, {"shape", eager[i].shape}, {"hex", to_hex(eager[i].bytes)}};
               const std::string e = compare(lazy[i], as_json);
               if (!e.empty()) return (i < nout ? "output " : "input ") + std::to_string(i) + ", lazy vs eager: " + e;
             }
-            if (ans.contains("error")) return "NumPy raises " + ans["error"].get<std::string>() + ": " + ans.value("message", "");
+            if (ans.contains("error"))
+              return "NumPy raises " + ans["error"].get<std::string>() + ": " + ans.value("message", "");
             for (std::size_t i = 0; i < nout; ++i) {
               const Check chk{c["exact"].get<bool>() ? 0.0 : 64.0};
               const std::string e = compare(lazy[i], ans["outputs"][i], chk);
@@ -1930,7 +2096,7 @@ void check_create_group(const std::string& group) {
   for (std::size_t id : s.groups.at(group)) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     const std::string fn = c["fn"].get<std::string>();
     if (fn == "result_type") {
       f.add(c, no_throw([&]() -> std::string {
@@ -1975,7 +2141,7 @@ TEST(ArrayNumPy, Reductions) {
   for (std::size_t id : s.groups.at("reduce")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     auto run = [&]() {
       const std::string fn = c["fn"].get<std::string>();
       const Array x = make_operand_array(c["x"]);
@@ -1984,7 +2150,7 @@ TEST(ArrayNumPy, Reductions) {
       std::optional<DType> dt;
       if (c.contains("dtype") && !c["dtype"].is_null()) dt = dtype_named(c["dtype"].get<std::string>());
       std::optional<int> axis;
-      if (!c["axes"].is_null()) axis = c["axes"].get<int>();
+      if (c["axes"].is_number()) axis = c["axes"].get<int>();
       if (fn == "sum") return xp::sum(x, axes, keep, dt);
       if (fn == "prod") return xp::prod(x, axes, keep, dt);
       if (fn == "mean") return xp::mean(x, axes, keep);
@@ -2016,7 +2182,7 @@ TEST(ArrayNumPy, MatmulAndVecdot) {
   for (std::size_t id : s.groups.at("linalg")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     auto run = [&]() {
       const Array a = make_operand_array(c["a"]), b = make_operand_array(c["b"]);
       return c["fn"] == "matmul" ? xp::matmul(a, b) : xp::vecdot(a, b, c["axis"].get<int>());
@@ -2039,7 +2205,7 @@ TEST(ArrayNumPy, ReprAndStr) {
   for (std::size_t id : s.groups.at("repr")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     f.add(c, no_throw([&]() -> std::string {
             const Array a = make_operand_array(c["x"]);
             std::string e;
@@ -2062,7 +2228,7 @@ TEST(ArrayNumPy, NpyFilesBothWays) {
   for (std::size_t id : s.groups.at("npy")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
-    f.ran();
+    f.ran(ans);
     const std::string kind = c["kind"].get<std::string>();
     if (kind == "npy_failed") {
       f.add(c, "xp::save threw: " + c["error"].get<std::string>());
@@ -2074,20 +2240,44 @@ TEST(ArrayNumPy, NpyFilesBothWays) {
       f.add(c, no_throw([&] {
               const Fetched mine = fetch(make_operand_array(c["x"]));
               const json want = {{"dtype", dname(mine.dtype)}, {"shape", mine.shape}, {"hex", to_hex(mine.bytes)}};
-              Fetched loaded{dtype_named(ans["result"]["dtype"].get<std::string>()), ans["result"]["shape"].get<Shape>(),
-                             from_hex(ans["result"]["hex"].get<std::string>())};
+              Fetched loaded{dtype_named(ans["result"]["dtype"].get<std::string>()),
+                             ans["result"]["shape"].get<Shape>(), from_hex(ans["result"]["hex"].get<std::string>())};
               return compare(loaded, want);
             }));
     } else {
       ++to_xp;
-      if (c["fortran"].get<bool>() && !ans["fortran"].get<bool>()) f.add(c, "NumPy did not write a Fortran-ordered file");
+      if (c["fortran"].get<bool>() && !ans["fortran"].get<bool>())
+        f.add(c, "NumPy did not write a Fortran-ordered file");
       f.add(c, no_throw([&] {
               const Array a = xp::load(s.dir / c["file"].get<std::string>());
               const Fetched want = fetch(make_operand_array(c["x"]));
-              return compare(fetch(a), {{"dtype", dname(want.dtype)}, {"shape", want.shape}, {"hex", to_hex(want.bytes)}});
+              return compare(fetch(a),
+                             {{"dtype", dname(want.dtype)}, {"shape", want.shape}, {"hex", to_hex(want.bytes)}});
             }));
     }
   }
   EXPECT_GE(from_xp, 13 * 4);
   EXPECT_GE(to_xp, 12 * 4);
+}
+
+// Reshaping an array with no elements: NumPy gives the new shape (np.zeros((0, 3)).reshape(0, 2) has
+// shape (0, 2)). Run in a child process, so that a crash fails this test only.
+TEST(ArrayNumPy, ReshapeEmptyArrays) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  struct Case {
+    Shape from, to, want;
+  };
+  for (const Case& c : std::vector<Case>{{{0, 3}, {0, 2}, {0, 2}},
+                                         {{0, 3}, {3, 0}, {3, 0}},
+                                         {{2, 0}, {-1, 3}, {0, 3}},
+                                         {{3, 0, 2}, {0}, {0}},
+                                         {{0}, {0, 2}, {0, 2}}}) {
+    EXPECT_EXIT(
+        {
+          const Array a = xp::zeros(c.from).reshape(c.to);
+          std::exit(shape_of(a) == c.want && a.size() == 0 ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "")
+        << json(c.from).dump() << " -> " << json(c.to).dump();
+  }
 }

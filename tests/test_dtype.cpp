@@ -32,34 +32,10 @@ constexpr std::array<DType, 13> kAll = {DType::bool_,    DType::int8,    DType::
                                         DType::uint8,    DType::uint16,  DType::uint32, DType::uint64, DType::float16,
                                         DType::bfloat16, DType::float32, DType::float64};
 
-const char* const kPython = XP_TEST_PYTHON;
-const std::string kScript = std::string(XP_SOURCE_DIR) + "/tests/ref/dtype_reference.py";
-
-// One run of the reference script. `missing` says why it could not run (a skip, or a failure under
-// XP_TEST_REQUIRE_NUMPY=1); `error` is a real failure (the script broke).
-struct Reference {
-  std::optional<std::string> missing;
-  std::optional<std::string> error;
-  std::string out;
-};
+using Reference = xp_test::PythonReference;
 
 Reference run_reference(const std::vector<std::string>& args) {
-  Reference ref;
-  if (access(kPython, X_OK) != 0) {
-    ref.missing = std::string("no Python at ") + kPython + " (scripts/main.sh makes .venv with numpy 2 and ml_dtypes)";
-    return ref;
-  }
-  std::vector<std::string> argv = {kPython, kScript};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const xp_test::ProcessResult r = xp_test::run_process(argv);
-  if (r.exit_code == 3) {  // the script's "NumPy 2 or ml_dtypes is missing"
-    ref.missing = "reference needs NumPy 2 and ml_dtypes in " + std::string(kPython) + ": " + r.err;
-  } else if (r.exit_code != 0) {
-    ref.error = "dtype_reference.py exited with " + std::to_string(r.exit_code) + " (signal " +
-                std::to_string(r.signal) + "):\n" + r.err;
-  }
-  ref.out = r.out;
-  return ref;
+  return xp_test::run_python_reference("dtype_reference.py", args);
 }
 
 // The script's `table` answer, run once per process.
@@ -135,13 +111,6 @@ const Floats& floats() {
   }();
   return fl;
 }
-
-// In a TEST body: skip (or fail) when the reference cannot run, fail when it broke.
-#define XP_REQUIRE_REFERENCE(ref)                                                \
-  do {                                                                           \
-    if ((ref).missing) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", *(ref).missing); \
-    ASSERT_FALSE((ref).error.has_value()) << *(ref).error;                       \
-  } while (0)
 
 DType dtype_named(const std::string& s) {
   const auto t = xp::parse_dtype(s);

@@ -49,20 +49,34 @@ constexpr int kMaxFusedOps = 64;
 template <class T>
 constexpr DType dtype_of() noexcept {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, bool>) return DType::bool_;
-  else if constexpr (std::is_same_v<U, float16>) return DType::float16;
-  else if constexpr (std::is_same_v<U, bfloat16>) return DType::bfloat16;
-  else if constexpr (std::is_same_v<U, float>) return DType::float32;
-  else if constexpr (std::is_same_v<U, double>) return DType::float64;
-  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 1) return DType::int8;
-  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 2) return DType::int16;
-  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 4) return DType::int32;
-  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 8) return DType::int64;
-  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 1) return DType::uint8;
-  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 2) return DType::uint16;
-  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 4) return DType::uint32;
-  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 8) return DType::uint64;
-  else static_assert(sizeof(U) == 0, "not an xp element type");
+  if constexpr (std::is_same_v<U, bool>)
+    return DType::bool_;
+  else if constexpr (std::is_same_v<U, float16>)
+    return DType::float16;
+  else if constexpr (std::is_same_v<U, bfloat16>)
+    return DType::bfloat16;
+  else if constexpr (std::is_same_v<U, float>)
+    return DType::float32;
+  else if constexpr (std::is_same_v<U, double>)
+    return DType::float64;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 1)
+    return DType::int8;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 2)
+    return DType::int16;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 4)
+    return DType::int32;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 8)
+    return DType::int64;
+  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 1)
+    return DType::uint8;
+  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 2)
+    return DType::uint16;
+  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 4)
+    return DType::uint32;
+  else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 8)
+    return DType::uint64;
+  else
+    static_assert(sizeof(U) == 0, "not an xp element type");
 }
 
 // A C++ number used with arrays: weak in NEP 50's sense (the array's dtype wins within its kind).
@@ -89,7 +103,7 @@ class XP_API Scalar {
       i_ = static_cast<long long>(v);
     }
   }
-  Scalar(float16 v) noexcept : kind_(ScalarKind::floating), f_(static_cast<float>(v)) {}    // NOLINT
+  Scalar(float16 v) noexcept : kind_(ScalarKind::floating), f_(static_cast<float>(v)) {}   // NOLINT
   Scalar(bfloat16 v) noexcept : kind_(ScalarKind::floating), f_(static_cast<float>(v)) {}  // NOLINT
 
   ScalarKind kind() const noexcept { return kind_; }
@@ -114,9 +128,8 @@ class XP_API Scalar {
 class Operand {
  public:
   Operand(const Array& a) noexcept : array_(&a) {}  // NOLINT: implicit by design
-  template <class T, std::enable_if_t<std::is_arithmetic_v<T> || std::is_same_v<T, float16> ||
-                                          std::is_same_v<T, bfloat16>,
-                                      int> = 0>
+  template <class T, std::enable_if_t<
+                         std::is_arithmetic_v<T> || std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>, int> = 0>
   Operand(T v) noexcept : scalar_(Scalar(v)) {}  // NOLINT
   Operand(Scalar s) noexcept : scalar_(s) {}     // NOLINT
 
@@ -156,7 +169,6 @@ struct Ellipsis {};
 inline constexpr NewAxis newaxis{};
 inline constexpr Ellipsis ellipsis{};
 
-
 class Index {
  public:
   enum class Kind { integer, slice, newaxis, ellipsis };
@@ -180,9 +192,9 @@ class Index {
 class Axes {
  public:
   Axes() = default;
-  Axes(int axis) : all_(false), axes_{axis} {}                                   // NOLINT
-  Axes(std::initializer_list<int> axes) : all_(false), axes_(axes) {}            // NOLINT
-  Axes(std::vector<int> axes) : all_(false), axes_(std::move(axes)) {}           // NOLINT
+  Axes(int axis) : all_(false), axes_{axis} {}                          // NOLINT
+  Axes(std::initializer_list<int> axes) : all_(false), axes_(axes) {}   // NOLINT
+  Axes(std::vector<int> axes) : all_(false), axes_(std::move(axes)) {}  // NOLINT
   bool all() const noexcept { return all_; }
   const std::vector<int>& list() const noexcept { return axes_; }
 
@@ -226,9 +238,9 @@ class XP_API Array {
   // Views, sharing memory.
   Array slice(std::initializer_list<Index> index) const;
   Array slice(std::span<const Index> index) const;
-  Array operator[](std::int64_t i) const;  // the sub-array at index i of axis 0
-  Array reshape(const Shape& shape) const; // one -1 allowed; a view when the layout allows, else a copy
-  Array transpose() const;                 // all axes reversed
+  Array operator[](std::int64_t i) const;   // the sub-array at index i of axis 0
+  Array reshape(const Shape& shape) const;  // one -1 allowed; a view when the layout allows, else a copy
+  Array transpose() const;                  // all axes reversed
   Array T() const { return transpose(); }
 
   Array copy() const;                           // a new C-contiguous array
@@ -314,8 +326,8 @@ XP_API Array arange(const Scalar& start, const Scalar& stop, const Scalar& step 
                     std::optional<DType> dtype = std::nullopt, const DeviceArg& device = std::nullopt);
 XP_API Array arange(const Scalar& stop);
 // num values from start to stop (included when endpoint), as NumPy computes them.
-XP_API Array linspace(double start, double stop, std::int64_t num, bool endpoint = true,
-                      DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
+XP_API Array linspace(double start, double stop, std::int64_t num, bool endpoint = true, DType dtype = DType::float64,
+                      const DeviceArg& device = std::nullopt);
 // Ones on the k-th diagonal of an n x m matrix (m defaults to n).
 XP_API Array eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int64_t k = 0,
                  DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
@@ -450,8 +462,10 @@ XP_API Array operator~(const Array& a);
 XP_API Array operator!(const Array& a);
 
 // ---- reductions (evaluate) ---------------------------------------------------------------------
-XP_API Array sum(const Array& a, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
-XP_API Array prod(const Array& a, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+XP_API Array sum(const Array& a, const Axes& axes = {}, bool keepdims = false,
+                 std::optional<DType> dtype = std::nullopt);
+XP_API Array prod(const Array& a, const Axes& axes = {}, bool keepdims = false,
+                  std::optional<DType> dtype = std::nullopt);
 XP_API Array mean(const Array& a, const Axes& axes = {}, bool keepdims = false);
 XP_API Array var(const Array& a, const Axes& axes = {}, double correction = 0, bool keepdims = false);
 XP_API Array std(const Array& a, const Axes& axes = {}, double correction = 0, bool keepdims = false);

@@ -40,8 +40,8 @@ std::string shape_str(std::span<const std::int64_t> shape) {
 
 int normalize_axis(int axis, int ndim, const char* what) {
   if (axis < -ndim || axis >= ndim) {
-    throw ValueError(std::string(what) + ": axis " + std::to_string(axis) + " is out of bounds for array of dimension " +
-                     std::to_string(ndim));
+    throw ValueError(std::string(what) + ": axis " + std::to_string(axis) +
+                     " is out of bounds for array of dimension " + std::to_string(ndim));
   }
   return axis < 0 ? axis + ndim : axis;
 }
@@ -165,8 +165,8 @@ bool reshape_strides(const ArrayImpl& a, const Shape& to, Shape& out) {
 
 }  // namespace detail
 
-using detail::ImplPtr;
 using detail::impl_of;
+using detail::ImplPtr;
 
 double Scalar::as_double() const noexcept {
   switch (kind_) {
@@ -417,7 +417,8 @@ void Array::copy_to_host(DType dtype, void* dst, std::size_t count) const {
 
 const void* Array::data() const {
   const ImplPtr& a = impl_of(*this);
-  if (a->device.kind() != DeviceKind::cpu) throw ValueError("data(): the array is on " + a->device.str() + ", not the CPU");
+  if (a->device.kind() != DeviceKind::cpu)
+    throw ValueError("data(): the array is on " + a->device.str() + ", not the CPU");
   materialize(*a);
   return a->storage->alloc.data + a->offset;
 }
@@ -610,8 +611,8 @@ Array broadcast_to(const Array& a, const Shape& shape) {
   detail::checked_size(shape);
   const int nd = static_cast<int>(shape.size()), xd = static_cast<int>(x->shape.size());
   auto fail = [&] {
-    throw ValueError("broadcast_to: cannot broadcast an array of shape " + detail::shape_str(x->shape) +
-                     " to shape " + detail::shape_str(shape));
+    throw ValueError("broadcast_to: cannot broadcast an array of shape " + detail::shape_str(x->shape) + " to shape " +
+                     detail::shape_str(shape));
   };
   if (xd > nd) fail();
   materialize(*x);

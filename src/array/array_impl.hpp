@@ -67,9 +67,10 @@ using ImplPtr = std::shared_ptr<ArrayImpl>;
 const ImplPtr& impl_of(const Array& a);  // ValueError for an empty handle
 Shape c_strides(const Shape& shape, DType dtype);
 std::string shape_str(std::span<const std::int64_t> shape);  // "(2, 3)"
-int normalize_axis(int axis, int ndim, const char* what);    // IndexError-free: ValueError "axis 3 is out of bounds for array of dimension 2"
-Shape broadcast_shape(const Shape& a, const Shape& b);        // ValueError with both shapes
-std::int64_t checked_size(const Shape& shape);               // ValueError for negative dims or overflow
+int normalize_axis(int axis, int ndim,
+                   const char* what);  // IndexError-free: ValueError "axis 3 is out of bounds for array of dimension 2"
+Shape broadcast_shape(const Shape& a, const Shape& b);  // ValueError with both shapes
+std::int64_t checked_size(const Shape& shape);          // ValueError for negative dims or overflow
 bool can_cast_same_kind(DType from, DType to) noexcept;
 
 // Memory: a new C-contiguous materialized array (uninitialized).
@@ -81,7 +82,7 @@ ImplPtr view_of_storage(const std::shared_ptr<Storage>& storage, DType dtype, Sh
 ImplPtr make_view(const ImplPtr& a, Shape shape, Shape strides, std::int64_t offset);
 
 // Evaluation.
-void materialize(ArrayImpl& a);  // evaluates a lazy array in place
+void materialize(ArrayImpl& a);    // evaluates a lazy array in place
 View view_of(const ArrayImpl& a);  // a materialized array's view
 // Evaluates every pending lazy array that reads `storage` (before a write to it).
 void prepare_write(Storage& storage);

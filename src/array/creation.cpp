@@ -8,8 +8,8 @@
 
 namespace xp {
 
-using detail::ImplPtr;
 using detail::impl_of;
+using detail::ImplPtr;
 
 namespace {
 
@@ -19,8 +19,8 @@ Device pick(const DeviceArg& d) {
 
 Array filled(const Shape& shape, DType dtype, const Device& device, const Scalar& value) {
   ImplPtr out = detail::new_array(dtype, shape, device);
-  auto node = detail::make_node(detail::Op::cast, dtype, Shape{}, device, out->backend, detail::constant_arg(value),
-                                {}, {}, true);
+  auto node = detail::make_node(detail::Op::cast, dtype, Shape{}, device, out->backend, detail::constant_arg(value), {},
+                                {}, true);
   detail::evaluate_into(node, out);
   return Array(out);
 }
@@ -187,10 +187,11 @@ Array concat(const std::vector<Array>& arrays, int axis) {
     }
     for (int d = 0; d < nd; ++d) {
       if (d != ax && a->shape[d] != first->shape[d]) {
-        throw ValueError("concat: the input array dimensions except for the concatenation axis must match exactly, "
-                         "but along dimension " + std::to_string(d) + ", array 0 has size " +
-                         std::to_string(first->shape[d]) + " and array " + std::to_string(i) + " has size " +
-                         std::to_string(a->shape[d]));
+        throw ValueError(
+            "concat: the input array dimensions except for the concatenation axis must match exactly, "
+            "but along dimension " +
+            std::to_string(d) + ", array 0 has size " + std::to_string(first->shape[d]) + " and array " +
+            std::to_string(i) + " has size " + std::to_string(a->shape[d]));
       }
     }
     shape[ax] += a->shape[ax];
@@ -264,7 +265,8 @@ Array take(const Array& a_, const Array& indices, std::optional<int> axis) {
   shape.insert(shape.end(), ix->shape.begin(), ix->shape.end());
   shape.insert(shape.end(), ai->shape.begin() + ax + 1, ai->shape.end());
   ImplPtr out = detail::new_array(ai->dtype, shape, ai->device);
-  if (out->size() > 0) ai->backend->take(detail::view_of(*ai), detail::view_of(*norm.impl()), ax, detail::view_of(*out));
+  if (out->size() > 0)
+    ai->backend->take(detail::view_of(*ai), detail::view_of(*norm.impl()), ax, detail::view_of(*out));
   return Array(out);
 }
 
@@ -314,7 +316,8 @@ Array Generator::integers(std::int64_t low, std::int64_t high, const Shape& shap
   if (k != DTypeKind::signed_integer && k != DTypeKind::unsigned_integer) {
     throw TypeError("integers: needs an integer dtype, got " + std::string(name(dtype)));
   }
-  if (low >= high) throw ValueError("integers: low >= high (" + std::to_string(low) + " >= " + std::to_string(high) + ")");
+  if (low >= high)
+    throw ValueError("integers: low >= high (" + std::to_string(low) + " >= " + std::to_string(high) + ")");
   if (!value_fits(dtype, static_cast<long long>(low)) || !value_fits(dtype, static_cast<long long>(high - 1))) {
     throw ValueError("integers: [" + std::to_string(low) + ", " + std::to_string(high) + ") is out of range for " +
                      std::string(name(dtype)));

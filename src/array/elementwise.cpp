@@ -11,17 +11,17 @@ namespace detail {
 namespace {
 
 enum class Rule {
-  arith,           // the common dtype; bool allowed (add = or, multiply = and, min, max, abs, clip)
-  arith_no_bool,   // subtract, negative, sign: bool is a TypeError
-  arith_int8_bool, // floor_divide, remainder, pow, square: bool computed as int8
-  float_fn,        // sqrt and transcendental: integers -> the smallest float that holds them
-  divide,          // integers -> float64
-  rounding,        // floor, ceil, trunc, round: integers unchanged (round: bool -> float16)
-  compare,         // the common dtype, result bool
-  predicate,       // isnan, isinf, isfinite
-  logical,         // operands as bool
-  bitwise,         // integers and bool
-  shift,           // integers (bool as int8)
+  arith,            // the common dtype; bool allowed (add = or, multiply = and, min, max, abs, clip)
+  arith_no_bool,    // subtract, negative, sign: bool is a TypeError
+  arith_int8_bool,  // floor_divide, remainder, pow, square: bool computed as int8
+  float_fn,         // sqrt and transcendental: integers -> the smallest float that holds them
+  divide,           // integers -> float64
+  rounding,         // floor, ceil, trunc, round: integers unchanged (round: bool -> float16)
+  compare,          // the common dtype, result bool
+  predicate,        // isnan, isinf, isfinite
+  logical,          // operands as bool
+  bitwise,          // integers and bool
+  shift,            // integers (bool as int8)
   where,
   fma,
 };
@@ -270,10 +270,12 @@ DType result_type(const Operand& a, const Operand& b) {
   return detail::resolve("result_type", {&a, &b}).common;
 }
 
-#define XP_UNARY_DEF(fn, op, rule) \
-  Array fn(const Operand& x, const Out& out) { return detail::apply(detail::Op::op, Rule::rule, #fn, {&x}, out); }
-#define XP_BINARY_DEF(fn, op, rule)                                         \
-  Array fn(const Operand& x, const Operand& y, const Out& out) {            \
+#define XP_UNARY_DEF(fn, op, rule)                                    \
+  Array fn(const Operand& x, const Out& out) {                        \
+    return detail::apply(detail::Op::op, Rule::rule, #fn, {&x}, out); \
+  }
+#define XP_BINARY_DEF(fn, op, rule)                                       \
+  Array fn(const Operand& x, const Operand& y, const Out& out) {          \
     return detail::apply(detail::Op::op, Rule::rule, #fn, {&x, &y}, out); \
   }
 

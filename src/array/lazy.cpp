@@ -53,7 +53,7 @@ void broadcast_strides(const ArrayImpl& a, const Shape& shape, std::int64_t* out
 // nest when an overlapping input is copied first) so that evaluating a small graph allocates nothing.
 struct BuildState {
   FusedProgram program;
-  std::vector<std::int64_t> strides;  // inputs x ndim
+  std::vector<std::int64_t> strides;                            // inputs x ndim
   std::vector<std::pair<const ArrayImpl*, std::int32_t>> memo;  // graphs are small: a list beats a map
   std::vector<ImplPtr> keep;
   void clear() {
@@ -218,8 +218,8 @@ void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {
   dst->backend->run_fused(b.finish(view_of(*dst), root));
 }
 
-ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, Backend* backend, LazyArg a,
-                  LazyArg b, LazyArg c, bool detached) {
+ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, Backend* backend, LazyArg a, LazyArg b,
+                  LazyArg c, bool detached) {
   auto impl = std::make_shared<ArrayImpl>();
   impl->dtype = dtype;
   impl->shape = shape;

@@ -7,8 +7,8 @@
 
 namespace xp {
 
-using detail::ImplPtr;
 using detail::impl_of;
+using detail::ImplPtr;
 using detail::ReduceOp;
 
 namespace {

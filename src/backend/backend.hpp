@@ -8,8 +8,8 @@
 #include <memory>
 #include <span>
 
-#include "backend/ir.hpp"
 #include "backend/cpu/reduce.hpp"
+#include "backend/ir.hpp"
 #include "xp/device.hpp"
 
 namespace xp::detail {

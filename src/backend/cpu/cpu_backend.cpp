@@ -2,18 +2,18 @@
 
 #include <sys/mman.h>
 
-#include <cstdlib>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
-#include "backend/philox.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu/fused.hpp"
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/cpu/reduce.hpp"
+#include "backend/philox.hpp"
 #include "xp/error.hpp"
 
 namespace xp::detail {
@@ -169,15 +169,32 @@ class CpuBackend final : public Backend {
           tmp.resize(ulen);
           philox::fill_integers(id, f, req.low, req.high, std::span<std::int64_t>(tmp.data(), ulen));
           switch (out.dtype) {
-            case DType::int8: convert_integers<std::int8_t>(tmp.data(), dst, len); break;
-            case DType::int16: convert_integers<std::int16_t>(tmp.data(), dst, len); break;
-            case DType::int32: convert_integers<std::int32_t>(tmp.data(), dst, len); break;
-            case DType::int64: convert_integers<std::int64_t>(tmp.data(), dst, len); break;
-            case DType::uint8: convert_integers<std::uint8_t>(tmp.data(), dst, len); break;
-            case DType::uint16: convert_integers<std::uint16_t>(tmp.data(), dst, len); break;
-            case DType::uint32: convert_integers<std::uint32_t>(tmp.data(), dst, len); break;
-            case DType::uint64: convert_integers<std::uint64_t>(tmp.data(), dst, len); break;
-            default: throw ValueError("integers: not an integer dtype");
+            case DType::int8:
+              convert_integers<std::int8_t>(tmp.data(), dst, len);
+              break;
+            case DType::int16:
+              convert_integers<std::int16_t>(tmp.data(), dst, len);
+              break;
+            case DType::int32:
+              convert_integers<std::int32_t>(tmp.data(), dst, len);
+              break;
+            case DType::int64:
+              convert_integers<std::int64_t>(tmp.data(), dst, len);
+              break;
+            case DType::uint8:
+              convert_integers<std::uint8_t>(tmp.data(), dst, len);
+              break;
+            case DType::uint16:
+              convert_integers<std::uint16_t>(tmp.data(), dst, len);
+              break;
+            case DType::uint32:
+              convert_integers<std::uint32_t>(tmp.data(), dst, len);
+              break;
+            case DType::uint64:
+              convert_integers<std::uint64_t>(tmp.data(), dst, len);
+              break;
+            default:
+              throw ValueError("integers: not an integer dtype");
           }
           continue;
         }

@@ -43,9 +43,9 @@ struct Plan {
   std::vector<Instr> code;
   std::vector<TileFn> fns;
   std::vector<std::int32_t> output_instr;
-  std::vector<char> uniform;                 // per instruction: the same value everywhere
+  std::vector<char> uniform;              // per instruction: the same value everywhere
   std::vector<std::byte*> uniform_tiles;  // per instruction (uniform ones): kTile copies
-  bool direct_output = false;  // the single output is flat, of the last instruction's dtype
+  bool direct_output = false;             // the single output is flat, of the last instruction's dtype
 };
 
 // Copies `n` elements of `item` bytes from a strided walk starting at linear index `start` into dst
@@ -163,8 +163,8 @@ DType operand_dtype(const std::vector<Instr>& code, const Instr& i) {
 struct Scratch {
   std::vector<std::byte> bytes;
 };
-thread_local Scratch t_scratch;    // per thread: the tile buffers
-thread_local Scratch t_uniform;    // the calling thread's: values the same everywhere, read by all
+thread_local Scratch t_scratch;  // per thread: the tile buffers
+thread_local Scratch t_uniform;  // the calling thread's: values the same everywhere, read by all
 
 void run_tile(const Plan& p, std::int64_t start, std::int64_t n, std::byte* scratch) {
   const std::size_t ninstr = p.code.size();
@@ -237,7 +237,8 @@ void run_fused(const FusedProgram& fp) {
   p.uniform_tiles.assign(ninstr, nullptr);
   // Uniform values live in the calling thread's arena, sized for every instruction (it never shrinks).
   auto& arena = t_uniform.bytes;
-  if (arena.size() < ninstr * static_cast<std::size_t>(kTile) * 8) arena.resize(ninstr * static_cast<std::size_t>(kTile) * 8);
+  if (arena.size() < ninstr * static_cast<std::size_t>(kTile) * 8)
+    arena.resize(ninstr * static_cast<std::size_t>(kTile) * 8);
   for (std::size_t k = 0; k < ninstr; ++k) {
     const Instr& ins = p.code[k];
     if (ins.op == Op::constant) {

@@ -4,8 +4,8 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <mutex>
 
