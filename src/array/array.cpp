@@ -90,20 +90,24 @@ bool can_cast_same_kind(DType from, DType to) noexcept {
   return false;
 }
 
+std::shared_ptr<Storage> new_storage(const Device& device, Backend& backend, std::size_t bytes) {
+  auto storage = std::make_shared<Storage>();
+  storage->device = device;
+  storage->backend = &backend;
+  storage->alloc = backend.allocate(bytes);
+  return storage;
+}
+
 ImplPtr new_array(DType dtype, const Shape& shape, const Device& device) {
   const std::int64_t n = checked_size(shape);
   Backend& be = backend_for(device);
-  auto storage = std::make_shared<Storage>();
-  storage->device = device;
-  storage->backend = &be;
-  storage->alloc = be.allocate(static_cast<std::size_t>(n) * xp::itemsize(dtype));
   auto impl = std::make_shared<ArrayImpl>();
+  impl->storage = new_storage(device, be, static_cast<std::size_t>(n) * xp::itemsize(dtype));
   impl->dtype = dtype;
   impl->shape = shape;
   impl->strides = c_strides(shape, dtype);
   impl->device = device;
   impl->backend = &be;
-  impl->storage = std::move(storage);
   return impl;
 }
 
@@ -228,7 +232,9 @@ std::int64_t Array::shape(int axis) const {
   return i->shape[detail::normalize_axis(axis, static_cast<int>(i->shape.size()), "shape")];
 }
 std::span<const std::int64_t> Array::strides() const {
-  return impl_of(*this)->strides;
+  const ImplPtr& a = impl_of(*this);
+  if (a->strides.size() != a->shape.size()) a->strides = detail::c_strides(a->shape, a->dtype);  // lazy: C order
+  return a->strides;
 }
 std::int64_t Array::offset() const {
   return impl_of(*this)->offset;

@@ -46,7 +46,7 @@ struct Node {
 struct ArrayImpl {
   DType dtype = DType::float64;
   Shape shape;
-  Shape strides;  // bytes; C order for a lazy array
+  Shape strides;  // bytes; empty until a lazy array is evaluated (or asked for its strides)
   std::int64_t offset = 0;
   Device device;
   Backend* backend = nullptr;
@@ -73,7 +73,8 @@ Shape broadcast_shape(const Shape& a, const Shape& b);  // ValueError with both 
 std::int64_t checked_size(const Shape& shape);          // ValueError for negative dims or overflow
 bool can_cast_same_kind(DType from, DType to) noexcept;
 
-// Memory: a new C-contiguous materialized array (uninitialized).
+// Memory: a block on a device, and a new C-contiguous materialized array (uninitialized).
+std::shared_ptr<Storage> new_storage(const Device& device, Backend& backend, std::size_t bytes);
 ImplPtr new_array(DType dtype, const Shape& shape, const Device& device);
 // A materialized array over existing memory.
 ImplPtr view_of_storage(const std::shared_ptr<Storage>& storage, DType dtype, Shape shape, Shape strides,

@@ -1,6 +1,7 @@
 // The elementwise functions: NumPy 2's dtype rules (docs/semantics.md) turned into lazy nodes with
 // explicit casts, float16/bfloat16 computed in float32 and rounded back after every operation.
 
+#include <array>
 #include <vector>
 
 #include "array/array_impl.hpp"
@@ -33,8 +34,18 @@ bool is_16bit_float(DType t) {
   return t == DType::float16 || t == DType::bfloat16;
 }
 
+// Up to three operands, without allocating.
+struct OperandList {
+  const Operand* items[3] = {nullptr, nullptr, nullptr};
+  std::size_t count = 0;
+  const Operand* const* begin() const { return items; }
+  const Operand* const* end() const { return items + count; }
+  std::size_t size() const { return count; }
+  const Operand* operator[](std::size_t i) const { return items[i]; }
+};
+
 struct Resolved {
-  std::vector<const Operand*> ops;
+  OperandList ops;
   Shape shape;
   Device device;
   Backend* backend = nullptr;
@@ -58,7 +69,7 @@ DType smallest_float(DType t) {
 // Shapes, device and the common dtype (NumPy 2 with weak scalars) of the operands.
 Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
   Resolved r;
-  r.ops.assign(ops.begin(), ops.end());
+  for (const Operand* o : ops) r.ops.items[r.ops.count++] = o;
   bool any_array = false;
   const Device* first_device = nullptr;
   for (const Operand* o : r.ops) {
@@ -71,7 +82,7 @@ Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
       r.common = a->dtype;
     } else {
       if (!(a->device == *first_device)) throw DeviceMismatch(name, first_device->str(), a->device.str());
-      r.shape = broadcast_shape(r.shape, a->shape);
+      if (a->shape != r.shape) r.shape = broadcast_shape(r.shape, a->shape);
       r.common = result_type(r.common, a->dtype);
     }
     any_array = true;
@@ -172,9 +183,8 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
   DType t = r.common;
   DType result = t;
   auto args_as = [&](DType d) {
-    std::vector<LazyArg> a;
-    for (std::size_t k = 0; k < n; ++k) a.push_back(m.arg(k, d));
-    a.resize(3);
+    std::array<LazyArg, 3> a;
+    for (std::size_t k = 0; k < n; ++k) a[k] = m.arg(k, d);
     return a;
   };
   // Computes op on operands converted to `d`, in float32 when d is a 16-bit float, rounding back.

@@ -196,14 +196,22 @@ void prepare_write(Storage& storage) {
 void materialize(ArrayImpl& a) {
   if (!a.lazy()) return;
   // The output is allocated first: an allocation failure leaves the array lazy and intact.
-  ImplPtr out = new_array(a.dtype, a.shape, a.device);
+  const std::int64_t n = checked_size(a.shape);
+  std::shared_ptr<Storage> storage = new_storage(a.device, *a.backend, static_cast<std::size_t>(n) * itemsize(a.dtype));
+  Shape strides = c_strides(a.shape, a.dtype);
+  View ov;
+  ov.data = storage->alloc.data;
+  ov.dtype = a.dtype;
+  ov.ndim = static_cast<int>(a.shape.size());
+  ov.shape = a.shape.data();
+  ov.strides = strides.data();
   // A non-owning handle to `a` for the builder (it is kept alive by the caller).
   ImplPtr self(ImplPtr(), &a);
   Builder b(a.shape);
   const std::int32_t root = b.emit(self);
-  a.backend->run_fused(b.finish(view_of(*out), root));
-  a.storage = out->storage;
-  a.strides = out->strides;
+  a.backend->run_fused(b.finish(ov, root));
+  a.storage = std::move(storage);
+  a.strides = std::move(strides);
   a.offset = 0;
   a.node.reset();
 }
@@ -223,7 +231,6 @@ ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, 
   auto impl = std::make_shared<ArrayImpl>();
   impl->dtype = dtype;
   impl->shape = shape;
-  impl->strides = c_strides(shape, dtype);
   impl->device = device;
   impl->backend = backend;
   auto node = std::make_unique<Node>();
