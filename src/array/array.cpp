@@ -536,6 +536,7 @@ Array reshape(const Array& a, const Shape& shape) {
   }
   materialize(*x);
   Shape strides;
+  if (n == 0) return Array(detail::make_view(x, to, detail::c_strides(to, x->dtype), x->offset));
   if (detail::reshape_strides(*x, to, strides)) return Array(detail::make_view(x, to, strides, x->offset));
   Array c = a.copy();
   return Array(detail::make_view(c.impl(), to, detail::c_strides(to, x->dtype), 0));

@@ -90,6 +90,28 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
   // difference of the first two elements.
   const double len = std::ceil((s1 - s0) / st);
   n = len > 0 ? static_cast<std::int64_t>(len) : 0;
+  // NumPy fills float32, float16 (and here bfloat16) ranges in float32 arithmetic: the first two
+  // elements rounded to the dtype, delta their difference, element i = first + i * delta.
+  if (t == DType::float32 || t == DType::float16 || t == DType::bfloat16) {
+    auto round_to = [t](float x) {
+      if (t == DType::float16) return static_cast<float>(float16(x));
+      if (t == DType::bfloat16) return static_cast<float>(bfloat16(x));
+      return x;
+    };
+    auto round_double = [&](double x) {
+      // double -> the dtype directly (no double rounding through float32 for the 16-bit ones).
+      Array one = asarray(&x, DType::float64, Shape{}, Device::cpu()).astype(t);
+      return one.item<float>();
+    };
+    std::vector<float> v(static_cast<std::size_t>(n));
+    const float first = round_double(s0);
+    const float second = n > 1 ? round_double(s0 + st) : first;
+    const float delta = second - first;
+    for (std::int64_t i = 0; i < n; ++i) v[i] = round_to(first + static_cast<float>(i) * delta);
+    if (n > 0) v[0] = first;
+    if (n > 1) v[1] = second;
+    return from_host_values(v, t, Shape{n}, pick(device));
+  }
   std::vector<double> v(static_cast<std::size_t>(n));
   const double delta = (s0 + st) - s0;
   for (std::int64_t i = 0; i < n; ++i) v[i] = s0 + static_cast<double>(i) * delta;
@@ -111,6 +133,10 @@ Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType
     for (std::int64_t i = 0; i < num; ++i) v[i] = static_cast<double>(i) * delta + start;
   }
   if (endpoint && num > 1) v[num - 1] = stop;
+  // As NumPy 2: integer dtypes get the floor (not the truncation) of each value.
+  if (kind(dtype) != DTypeKind::floating) {
+    for (double& x : v) x = std::floor(x);
+  }
   return from_host_values(v, dtype, Shape{num}, pick(device));
 }
 

@@ -46,6 +46,8 @@ struct OperandList {
 
 struct Resolved {
   OperandList ops;
+  DType float_common = DType::float64;  // the smallest float every array operand converts to safely
+  bool has_array = false;
   Shape shape;
   Device device;
   Backend* backend = nullptr;
@@ -80,10 +82,12 @@ Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
       r.backend = a->backend;
       r.shape = a->shape;
       r.common = a->dtype;
+      r.float_common = smallest_float(a->dtype);
     } else {
       if (!(a->device == *first_device)) throw DeviceMismatch(name, first_device->str(), a->device.str());
       if (a->shape != r.shape) r.shape = broadcast_shape(r.shape, a->shape);
       r.common = result_type(r.common, a->dtype);
+      r.float_common = result_type(r.float_common, smallest_float(a->dtype));
     }
     any_array = true;
   }
@@ -100,35 +104,44 @@ Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
   } else {
     r.device = *first_device;
   }
+  r.has_array = any_array;
+  if (!any_array) r.float_common = is_float(r.common) ? r.common : DType::float64;
   for (const Operand* o : r.ops) {
-    if (o->is_array()) continue;
-    const Scalar& s = o->scalar();
-    r.common = result_type(r.common, s.kind());
-    if (s.kind() == ScalarKind::integer) {
-      const DTypeKind k = kind(r.common);
-      if (k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer) {
-        const bool fits = s.is_large_unsigned() ? value_fits(r.common, s.as_uint()) : value_fits(r.common, s.as_int());
-        if (!fits) {
-          throw TypeError(std::string(name) + ": the integer " +
-                          (s.is_large_unsigned() ? std::to_string(s.as_uint()) : std::to_string(s.as_int())) +
-                          " is out of bounds for " + std::string(xp::name(r.common)) +
-                          " (a C++ number takes the array's dtype, NEP 50)");
-        }
-      }
-    }
+    if (!o->is_array()) r.common = result_type(r.common, o->scalar().kind());
   }
   return r;
+}
+
+bool scalar_fits(const Scalar& s, DType t) {
+  return s.is_large_unsigned() ? value_fits(t, s.as_uint()) : value_fits(t, s.as_int());
+}
+
+// NEP 50: an integer scalar must fit the integer dtype an operation computes in.
+void check_scalars_fit(const char* name, const Resolved& r, DType t) {
+  const DTypeKind k = kind(t);
+  if (k != DTypeKind::signed_integer && k != DTypeKind::unsigned_integer) return;
+  for (const Operand* o : r.ops) {
+    if (o->is_array() || o->scalar().kind() != ScalarKind::integer) continue;
+    const Scalar& s = o->scalar();
+    if (!scalar_fits(s, t)) {
+      throw TypeError(std::string(name) + ": the integer " +
+                      (s.is_large_unsigned() ? std::to_string(s.as_uint()) : std::to_string(s.as_int())) +
+                      " is out of bounds for " + std::string(xp::name(t)) +
+                      " (a C++ number takes the array's dtype, NEP 50)");
+    }
+  }
 }
 
 struct Maker {
   const Resolved& r;
   bool detached;
+  std::size_t order[3] = {0, 1, 2};  // which operand goes in each argument slot
   ImplPtr node(Op op, DType dtype, const Shape& shape, LazyArg a, LazyArg b = {}, LazyArg c = {}) const {
     return make_node(op, dtype, shape, r.device, r.backend, std::move(a), std::move(b), std::move(c), detached);
   }
   // Operand k converted to dtype t.
-  LazyArg arg(std::size_t k, DType t) const {
-    const Operand& o = *r.ops[k];
+  LazyArg arg(std::size_t slot, DType t) const {
+    const Operand& o = *r.ops[order[slot]];
     if (o.is_array()) {
       const ImplPtr& a = o.array().impl();
       if (a->dtype == t) return LazyArg{a};
@@ -156,6 +169,43 @@ struct Maker {
                   std::string(xp::name(r.common)) + ")");
 }
 
+// A comparison with an integer scalar outside the array's integer dtype has one answer for every
+// element (NumPy 2 compares the exact values): uint8_array < -2 is all false.
+template <class Compute>
+ImplPtr compare(Op op, const Resolved& r, const Maker& m, DType t, Compute&& compute) {
+  const DTypeKind k = kind(t);
+  bool bool_array = false;  // a bool array compares as int64: a scalar beyond it is an error, as NumPy
+  for (const Operand* o : r.ops) bool_array = bool_array || (o->is_array() && o->array().dtype() == DType::bool_);
+  if (bool_array) check_scalars_fit("comparison", r, t);
+  if (k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer) {
+    for (std::size_t i = 0; i < r.ops.size(); ++i) {
+      const Operand* o = r.ops[i];
+      if (o->is_array() || o->scalar().kind() != ScalarKind::integer || scalar_fits(o->scalar(), t)) continue;
+      const bool above = o->scalar().is_large_unsigned() || o->scalar().as_int() > 0;
+      // The scalar is the right operand (i == 1) or the left one (i == 0): x < big is true.
+      const bool scalar_is_greater = above;
+      bool value = false;
+      switch (op) {
+        case Op::equal:
+          value = false;
+          break;
+        case Op::not_equal:
+          value = true;
+          break;
+        case Op::less:
+        case Op::less_equal:
+          value = (i == 1) == scalar_is_greater;
+          break;
+        default:
+          value = (i == 1) != scalar_is_greater;
+          break;
+      }
+      return m.node(Op::cast, DType::bool_, r.shape, constant_arg(Scalar(value)));
+    }
+  }
+  return compute(t, DType::bool_);
+}
+
 Array finish(const ImplPtr& result, const Out& out, const char* name) {
   if (out.array() == nullptr) return Array(result);
   const ImplPtr& o = impl_of(*out.array());
@@ -178,7 +228,7 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
     const ImplPtr& o = impl_of(*out.array());
     if (!o->lazy() && o->storage->read_only) throw ValueError(std::string(name) + ": out= is read-only");
   }
-  const Maker m{r, out.array() != nullptr};
+  Maker m{r, out.array() != nullptr};
   const std::size_t n = r.ops.size();
   DType t = r.common;
   DType result = t;
@@ -202,9 +252,16 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
   ImplPtr v;
   switch (rule) {
     case Rule::arith:
+      check_scalars_fit(name, r, t);
+      if (t == DType::float16 && (op == Op::minimum || op == Op::maximum) && n == 2) {
+        // NumPy's float16 minimum/maximum return the first operand for +0 and -0 (float32, float64
+        // and bfloat16 the second): computed with the operands swapped, which changes nothing else.
+        std::swap(m.order[0], m.order[1]);
+      }
       v = compute(t, t);
       break;
     case Rule::arith_no_bool:
+      check_scalars_fit(name, r, t);
       if (t == DType::bool_) {
         throw TypeError(std::string(name) + " is not supported for bool (use logical_xor or logical_not)");
       }
@@ -212,18 +269,29 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       break;
     case Rule::arith_int8_bool:
       if (t == DType::bool_) t = DType::int8;
+      check_scalars_fit(name, r, t);
       v = compute(t, t);
       break;
     case Rule::float_fn:
-      t = smallest_float(t);
+      // NumPy picks the first loop every operand converts to safely: a float common dtype is its
+      // own answer; integer arrays each need their smallest float (int8 with uint8: float16); a
+      // bool array that a weak integer made int64 needs float64.
+      if (!is_float(t)) {
+        bool all_bool = r.has_array;
+        for (const Operand* o : r.ops) all_bool = all_bool && (!o->is_array() || o->array().dtype() == DType::bool_);
+        t = r.has_array && !(all_bool && t != DType::bool_) ? r.float_common : smallest_float(t);
+      }
       v = compute(t, t);
       break;
-    case Rule::divide:
     case Rule::fma:
+      check_scalars_fit(name, r, t);
+      [[fallthrough]];
+    case Rule::divide:
       if (!is_float(t)) t = DType::float64;
       v = compute(t, t);
       break;
     case Rule::rounding:
+      check_scalars_fit(name, r, t);
       if (op == Op::round && t == DType::bool_) t = DType::float16;
       if (!is_float(t)) {
         v = m.node(Op::cast, t, r.shape, m.arg(0, t));
@@ -232,7 +300,7 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       }
       break;
     case Rule::compare:
-      v = compute(t, DType::bool_);
+      v = compare(op, r, m, t, compute);
       break;
     case Rule::predicate: {
       const DType x = r.ops[0]->is_array() ? r.ops[0]->array().dtype() : t;
@@ -251,17 +319,20 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
     }
     case Rule::bitwise:
       if (is_float(t)) unsupported(name, r);
+      check_scalars_fit(name, r, t);
       v = compute(t, t);
       break;
     case Rule::shift:
       if (is_float(t)) unsupported(name, r);
       if (t == DType::bool_) t = DType::int8;
+      check_scalars_fit(name, r, t);
       v = compute(t, t);
       break;
     case Rule::where: {
       // The condition is operand 0; x and y promote between themselves.
       const Resolved xy = resolve(name, {r.ops[1], r.ops[2]});
       result = xy.common;
+      check_scalars_fit(name, xy, result);
       const LazyArg c = m.arg(0, DType::bool_);
       v = m.node(Op::where, result, r.shape, c, m.arg(1, result), m.arg(2, result));
       break;

@@ -75,11 +75,20 @@ DType mean_dtype(DType t) {
 
 }  // namespace
 
+// With a dtype, NumPy accumulates in it: the input is converted first; an integer total computed in
+// 64 bits and then narrowed wraps exactly as accumulating in the narrow type would.
+Array sum_like(ReduceOp op, const char* what, const Array& a, const Axes& axes, bool keepdims,
+               std::optional<DType> dtype) {
+  const DType in = dtype ? *dtype : a.dtype();
+  Array r = run_reduce(op, a, axes, keepdims, sum_dtype(in), what, 0, dtype);
+  return dtype && r.dtype() != *dtype ? r.astype(*dtype) : r;
+}
+
 Array sum(const Array& a, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
-  return run_reduce(ReduceOp::sum, a, axes, keepdims, dtype ? *dtype : sum_dtype(a.dtype()), "sum", 0, dtype);
+  return sum_like(ReduceOp::sum, "sum", a, axes, keepdims, dtype);
 }
 Array prod(const Array& a, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
-  return run_reduce(ReduceOp::prod, a, axes, keepdims, dtype ? *dtype : sum_dtype(a.dtype()), "prod", 0, dtype);
+  return sum_like(ReduceOp::prod, "prod", a, axes, keepdims, dtype);
 }
 Array mean(const Array& a, const Axes& axes, bool keepdims) {
   return run_reduce(ReduceOp::mean, a, axes, keepdims, mean_dtype(a.dtype()), "mean");
@@ -114,15 +123,15 @@ Array cumulative_sum(const Array& a_, std::optional<int> axis, std::optional<DTy
   if (nd == 0) throw ValueError("cumulative_sum: needs at least one dimension");
   if (!axis && nd > 1) throw ValueError("cumulative_sum: axis is required for arrays of more than one dimension");
   const int ax = detail::normalize_axis(axis ? *axis : 0, nd, "cumulative_sum");
-  const DType t = dtype ? *dtype : sum_dtype(a_.dtype());
   Array a = dtype && *dtype != a_.dtype() ? a_.astype(*dtype) : a_;
+  const DType t = sum_dtype(a.dtype());
   const ImplPtr& x = impl_of(a);
   detail::materialize(*x);
   Shape shape = x->shape;
   if (include_initial) shape[ax] += 1;
   ImplPtr out = detail::new_array(t, shape, x->device);
   x->backend->cumulative_sum(detail::view_of(*x), ax, detail::view_of(*out), include_initial);
-  return Array(out);
+  return dtype && t != *dtype ? Array(out).astype(*dtype) : Array(out);
 }
 
 Array matmul(const Array& a_, const Array& b_) {

@@ -8,8 +8,8 @@
 // depends on the thread count, so neither do the bits.
 //
 // Sums and products fold a block as NumPy's pairwise summation does: halves down to leaves of at
-// most kLeaf elements, each leaf folded into kLanes independent accumulators (16-byte vectors) that
-// are then combined as a tree. Float sums (sum, mean, var, std) also carry each addition's rounding
+// most kLeaf elements, each leaf folded into the lanes of one 16-byte vector that are then combined
+// as a tree. Float sums (sum, mean, var, std) also carry each addition's rounding
 // error along (TwoSum, in the accumulation type itself): the result is all but correctly rounded,
 // where a plain tree (NumPy's) is within O(log n) roundings of it. That costs 7 vector operations
 // per 16 bytes, about the memory bandwidth of one core; with compensation, long leaves lose nothing
@@ -42,10 +42,9 @@ namespace {
 using i64 = std::int64_t;
 using u64 = std::uint64_t;
 
-constexpr int kLanes = 16;            // accumulators of a leaf
 constexpr i64 kLeaf = 512;            // the largest leaf of the pairwise tree
 constexpr i64 kBlock = 4096;          // the fixed unit of work
-constexpr i64 kCols = 64;             // outputs computed together by the column kernels
+constexpr i64 kCols = 1024;           // outputs computed together by the column kernels
 constexpr i64 kGrain = i64{1} << 15;  // elements a parallel chunk gets at least
 
 // ---- element types: the storage S and the value V it stands for ----
@@ -191,26 +190,31 @@ struct SquaredDeviation {
   }
 };
 
-// The kLanes accumulators of a leaf as 16-byte vectors (SSE2, the x86-64 baseline): lane j of the
-// leaf is lane j % kPer of vector j / kPer, so the arithmetic is lane for lane that of the column
-// kernels below.
-template <class A>
-struct Lanes {
-  typedef A V __attribute__((vector_size(16)));
-  static constexpr int kPer = 16 / sizeof(A), kVecs = kLanes / kPer;
+// 16-byte vectors of T (SSE2, the x86-64 baseline), through GCC's vector extension (also Clang's).
+template <class T>
+struct Vec {
+  typedef T V __attribute__((vector_size(16)));
+  static constexpr int kPer = 16 / sizeof(T);
 };
+
+// A leaf's accumulators are the lanes of kVecs vectors: lane l (lane l % kPer of vector l / kPer)
+// adds the elements l, l + kLanes, l + 2 kLanes... Two vectors hide the latency of a compensated
+// step; more would only grow the column kernels' state (kLanes pairs per output).
+constexpr int kVecs = 2;
+template <class A>
+constexpr int kLanes = kVecs* Vec<A>::kPer;
 
 template <class P, class E, class A, class Tf>
 Pair<A> fold_leaf(const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
   using S = typename E::S;
-  if (n < kLanes) {
+  using V = typename Vec<A>::V;
+  constexpr int kPer = Vec<A>::kPer, kL = kLanes<A>;
+  if (n < kL) {
     A s = tf(convert<E, A>(p[0]), m), c{};
     for (i64 i = 1; i < n; ++i) P::add(s, c, tf(convert<E, A>(p[i]), m));
     return {s, c};
   }
-  using V = typename Lanes<A>::V;
-  constexpr int kPer = Lanes<A>::kPer, kVecs = Lanes<A>::kVecs;
-  // kPer elements from p + at as a vector: a plain load when the storage is A's bits already.
+  // kPer elements from p + at: a plain load when the storage is A's bits already.
   const auto get = [p, &tf, m](i64 at) noexcept {
     V v{};
     if constexpr (std::is_same_v<S, A> || (sizeof(S) == sizeof(A) && std::is_integral_v<S> && std::is_integral_v<A>)) {
@@ -222,19 +226,18 @@ Pair<A> fold_leaf(const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
   };
   V s[kVecs], c[kVecs];
   for (int v = 0; v < kVecs; ++v) s[v] = get(v * kPer), c[v] = V{};
-  i64 i = kLanes;
-  for (; i + kLanes <= n; i += kLanes)
+  i64 i = kL;
+  for (; i + kL <= n; i += kL)
     for (int v = 0; v < kVecs; ++v) P::add(s[v], c[v], get(i + v * kPer));
-  // The tree over the lanes: lane j takes lane j + h, for h = 8, 4, 2, 1; whole vectors while h
-  // spans them.
-  int h = kLanes / 2;
+  // The lanes as a tree: lane l takes lane l + h, for h = kLanes / 2 ... 1 (whole vectors first).
+  int h = kL / 2;
   for (; h >= kPer; h /= 2)
     for (int v = 0; v < h / kPer; ++v) P::merge(s[v], c[v], s[v + h / kPer], c[v + h / kPer]);
   A ss[kPer], cc[kPer];
-  std::memcpy(ss, s, sizeof ss);
-  std::memcpy(cc, c, sizeof cc);
+  std::memcpy(ss, &s[0], sizeof ss);
+  std::memcpy(cc, &c[0], sizeof cc);
   for (; h >= 1; h /= 2)
-    for (int j = 0; j < h; ++j) P::merge(ss[j], cc[j], ss[j + h], cc[j + h]);
+    for (int l = 0; l < h; ++l) P::merge(ss[l], cc[l], ss[l + h], cc[l + h]);
   for (; i < n; ++i) P::add(ss[0], cc[0], tf(convert<E, A>(p[i]), m));
   return {ss[0], cc[0]};
 }
@@ -244,18 +247,31 @@ template <class P, class E, class A, class Tf>
 Pair<A> fold(const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
   if (n <= kLeaf) return fold_leaf<P, E, A>(p, n, tf, m);
   i64 h = n / 2;
-  h -= h % kLanes;
+  h -= h % kLanes<A>;
   Pair<A> left = fold<P, E, A>(p, h, tf, m);
   const Pair<A> right = fold<P, E, A>(p + h, n - h, tf, m);
   P::merge(left.s, left.c, right.s, right.c);
   return left;
 }
 
-// The same trees as fold_leaf and fold, for w <= kCols outputs: element i of output k is rows[i][k].
+// The same trees as fold_leaf and fold, for w <= kCols outputs: element i of output k is rows[i][k]
+// (lane l of output k is s[l][k], c[l][k]). Each row is read as one contiguous run of w elements, so
+// rows stream through the prefetchers; the state (kLanes pairs per output) lives in `scratch`.
+template <class S>
+void prefetch(const S* row, i64 w) noexcept {
+  const char* b = reinterpret_cast<const char*>(row);
+  for (i64 o = 0; o < w * static_cast<i64>(sizeof(S)); o += 64) __builtin_prefetch(b + o);
+}
+
+template <class A>
+constexpr std::size_t kRowsScratch = (2 * kLanes<A> + 8) * kCols;  // leaf state, then 2 per level
+
 template <class P, class E, class A, class Tf>
-void fold_rows_leaf(const typename E::S* const* rows, i64 n, i64 w, const Tf& tf, i64 m0, A* os, A* oc) noexcept {
+void fold_rows_leaf(const typename E::S* const* rows, i64 n, i64 w, const Tf& tf, i64 m0, A* os, A* oc,
+                    A* scratch) noexcept {
   using S = typename E::S;
-  if (n < kLanes) {
+  constexpr int kL = kLanes<A>;
+  if (n < kL) {
     for (i64 k = 0; k < w; ++k) os[k] = tf(convert<E, A>(rows[0][k]), m0 + k), oc[k] = A{};
     for (i64 i = 1; i < n; ++i) {
       const S* row = rows[i];
@@ -263,36 +279,47 @@ void fold_rows_leaf(const typename E::S* const* rows, i64 n, i64 w, const Tf& tf
     }
     return;
   }
-  A s[kLanes][kCols], c[kLanes][kCols];
-  for (int j = 0; j < kLanes; ++j) {
-    const S* row = rows[j];
-    for (i64 k = 0; k < w; ++k) s[j][k] = tf(convert<E, A>(row[k]), m0 + k), c[j][k] = A{};
+  const auto s = [scratch](int l) { return scratch + l * kCols; };
+  const auto c = [scratch](int l) { return scratch + (kL + l) * kCols; };
+  for (int l = 0; l < kL; ++l) {
+    const S* row = rows[l];
+    A *sl = s(l), *cl = c(l);
+    for (i64 k = 0; k < w; ++k) sl[k] = tf(convert<E, A>(row[k]), m0 + k), cl[k] = A{};
   }
-  i64 i = kLanes;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) {
-      const S* row = rows[i + j];
-      for (i64 k = 0; k < w; ++k) P::add(s[j][k], c[j][k], tf(convert<E, A>(row[k]), m0 + k));
+  // Lane by lane (each lane's rows in order, as fold_leaf adds them): one lane's state stays in L1.
+  // The rows are far apart: the next one is prefetched while this one is added.
+  const i64 full = n - n % kL;
+  for (int l = 0; l < kL; ++l) {
+    A *sl = s(l), *cl = c(l);
+    for (i64 i = kL + l; i < full; i += kL) {
+      const S* row = rows[i];
+      if (i + kL < full) prefetch(rows[i + kL], w);
+      for (i64 k = 0; k < w; ++k) P::add(sl[k], cl[k], tf(convert<E, A>(row[k]), m0 + k));
     }
   }
-  for (int h = kLanes / 2; h >= 1; h /= 2)
-    for (int j = 0; j < h; ++j)
-      for (i64 k = 0; k < w; ++k) P::merge(s[j][k], c[j][k], s[j + h][k], c[j + h][k]);
-  for (i64 k = 0; k < w; ++k) os[k] = s[0][k], oc[k] = c[0][k];
-  for (; i < n; ++i) {
+  for (int h = kL / 2; h >= 1; h /= 2) {
+    for (int l = 0; l < h; ++l) {
+      A *sl = s(l), *cl = c(l), *sh = s(l + h), *ch = c(l + h);
+      for (i64 k = 0; k < w; ++k) P::merge(sl[k], cl[k], sh[k], ch[k]);
+    }
+  }
+  std::copy_n(s(0), w, os);
+  std::copy_n(c(0), w, oc);
+  for (i64 i = full; i < n; ++i) {
     const S* row = rows[i];
     for (i64 k = 0; k < w; ++k) P::add(os[k], oc[k], tf(convert<E, A>(row[k]), m0 + k));
   }
 }
 
 template <class P, class E, class A, class Tf>
-void fold_rows(const typename E::S* const* rows, i64 n, i64 w, const Tf& tf, i64 m0, A* os, A* oc) noexcept {
-  if (n <= kLeaf) return fold_rows_leaf<P, E, A>(rows, n, w, tf, m0, os, oc);
+void fold_rows(const typename E::S* const* rows, i64 n, i64 w, const Tf& tf, i64 m0, A* os, A* oc,
+               A* scratch) noexcept {
+  if (n <= kLeaf) return fold_rows_leaf<P, E, A>(rows, n, w, tf, m0, os, oc, scratch);
   i64 h = n / 2;
-  h -= h % kLanes;
-  fold_rows<P, E, A>(rows, h, w, tf, m0, os, oc);
-  A rs[kCols], rc[kCols];
-  fold_rows<P, E, A>(rows + h, n - h, w, tf, m0, rs, rc);
+  h -= h % kLanes<A>;
+  fold_rows<P, E, A>(rows, h, w, tf, m0, os, oc, scratch);
+  A *rs = scratch, *rc = scratch + kCols;
+  fold_rows<P, E, A>(rows + h, n - h, w, tf, m0, rs, rc, scratch + 2 * kCols);
   for (i64 k = 0; k < w; ++k) P::merge(os[k], oc[k], rs[k], rc[k]);
 }
 
@@ -304,9 +331,11 @@ struct FoldOp {
   using State = Pair<A>;
   Tf tf;
   State run(const S* p, i64 n, i64, i64 m) const noexcept { return fold<P, E, A>(p, n, tf, m); }
-  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64 m0, State* out) const noexcept {
-    A os[kCols], oc[kCols];
-    fold_rows<P, E, A>(rows, n, w, tf, m0, os, oc);
+  static constexpr std::size_t kScratch = (kRowsScratch<A> + 2 * kCols) * sizeof(A);
+  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64 m0, State* out, void* scratch) const noexcept {
+    A* const os = static_cast<A*>(scratch);
+    A* const oc = os + kCols;
+    fold_rows<P, E, A>(rows, n, w, tf, m0, os, oc, oc + kCols);
     for (i64 k = 0; k < w; ++k) out[k] = {os[k], oc[k]};
   }
   State combine(State a, State b) const noexcept {
@@ -345,19 +374,40 @@ V pick(V v, V x) noexcept {
   }
 }
 
+// pick on vectors: comparisons give lane masks, the choice is made with them bit by bit.
+template <bool kMax, class T, class V = typename Vec<T>::V>
+V pick_vec(V v, V x) noexcept {
+  auto mask = kMax ? (x > v) : (x < v);
+  if constexpr (std::is_floating_point_v<T>) mask |= (x != x);
+  using M = decltype(mask);
+  return (V)(((M)x & mask) | ((M)v & ~mask));
+}
+
 template <bool kMax, class E>
 typename E::V extreme(const typename E::S* p, i64 n) noexcept {
   using V = typename E::V;
-  V r[kLanes];
-  const V first = E::value(p[0]);
-  for (int j = 0; j < kLanes; ++j) r[j] = first;
-  i64 i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) r[j] = pick<kMax>(r[j], E::value(p[i + j]));
-  for (; i < n; ++i) r[0] = pick<kMax>(r[0], E::value(p[i]));
-  for (int h = kLanes / 2; h >= 1; h /= 2)
-    for (int j = 0; j < h; ++j) r[j] = pick<kMax>(r[j], r[j + h]);
-  return r[0];
+  V best = E::value(p[0]);
+  i64 i = 1;
+  if constexpr (std::is_same_v<typename E::S, V>) {  // stored as computed: four vectors at a time
+    using W = typename Vec<V>::V;
+    constexpr int kPer = Vec<V>::kPer, kStep = 4 * kPer;
+    if (n >= kStep) {
+      W r[4];
+      std::memcpy(r, p, sizeof r);
+      for (i = kStep; i + kStep <= n; i += kStep) {
+        W x[4];
+        std::memcpy(x, p + i, sizeof x);
+        for (int u = 0; u < 4; ++u) r[u] = pick_vec<kMax, V>(r[u], x[u]);
+      }
+      for (int u = 1; u < 4; ++u) r[0] = pick_vec<kMax, V>(r[0], r[u]);
+      V lanes[kPer];
+      std::memcpy(lanes, r, sizeof lanes);
+      best = lanes[0];
+      for (int l = 1; l < kPer; ++l) best = pick<kMax>(best, lanes[l]);
+    }
+  }
+  for (; i < n; ++i) best = pick<kMax>(best, E::value(p[i]));
+  return best;
 }
 
 template <class E, bool kMax>
@@ -365,7 +415,8 @@ struct MinMaxOp {
   using S = typename E::S;
   using State = typename E::V;
   State run(const S* p, i64 n, i64, i64) const noexcept { return extreme<kMax, E>(p, n); }
-  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64, State* out) const noexcept {
+  static constexpr std::size_t kScratch = 0;
+  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64, State* out, void*) const noexcept {
     for (i64 c = 0; c < w; ++c) out[c] = E::value(rows[0][c]);
     for (i64 i = 1; i < n; ++i) {
       const S* row = rows[i];
@@ -386,18 +437,28 @@ struct ArgOp {
   using S = typename E::S;
   using V = typename E::V;
   using State = ArgState<V>;
-  // The extreme first (vectorized), then its first position: the block is in cache.
+  static constexpr i64 kChunk = 64;
+  // The first position where hit(value) holds (there is one): chunks tested whole (vectorized), then
+  // the one that has it element by element.
+  template <i64 kN, class F>
+  static i64 find(const S* p, i64 n, F hit) noexcept {
+    i64 k = 0;
+    for (; k + kN <= n; k += kN) {
+      int any = 0;
+      for (i64 j = 0; j < kN; ++j) any |= hit(E::value(p[k + j]));
+      if (any) break;
+    }
+    while (!hit(E::value(p[k]))) ++k;
+    return k;
+  }
+  // The extreme (vectorized), then its first position (the block is in cache).
   State run(const S* p, i64 n, i64 first, i64) const noexcept {
     const V best = extreme<kMax, E>(p, n);
-    i64 k = 0;
-    if (is_nan(best)) {
-      while (!is_nan(E::value(p[k]))) ++k;
-    } else {
-      while (!(E::value(p[k]) == best)) ++k;
-    }
-    return {best, first + k};
+    return {best, first + (is_nan(best) ? find<kChunk>(p, n, [](V x) { return is_nan(x); })
+                                        : find<kChunk>(p, n, [best](V x) { return x == best; }))};
   }
-  void run_rows(const S* const* rows, i64 n, i64 first, i64 w, i64, State* out) const noexcept {
+  static constexpr std::size_t kScratch = 0;
+  void run_rows(const S* const* rows, i64 n, i64 first, i64 w, i64, State* out, void*) const noexcept {
     for (i64 c = 0; c < w; ++c) out[c] = {E::value(rows[0][c]), first};
     for (i64 i = 1; i < n; ++i) {
       const S* row = rows[i];
@@ -419,7 +480,8 @@ struct AnyAllOp {
     for (i64 i = 0; i < n; ++i) r = kAll ? (r & E::truth(p[i])) : (r | E::truth(p[i]));
     return r;
   }
-  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64, State* out) const noexcept {
+  static constexpr std::size_t kScratch = 0;
+  void run_rows(const S* const* rows, i64 n, i64, i64 w, i64, State* out, void*) const noexcept {
     for (i64 c = 0; c < w; ++c) out[c] = kAll;
     for (i64 i = 0; i < n; ++i) {
       const S* row = rows[i];
@@ -585,7 +647,8 @@ void drive(const Geometry& g, const Op& op, const Sink& sink) {
     const i64 grain = std::max<i64>(1, kGrain / (per * std::min(W, kCols)));
     parallel_for(M / W * per_outer, grain, [&](i64 b, i64 e) {
       std::vector<const S*> rows(static_cast<std::size_t>(per));
-      std::array<State, kCols> st;
+      std::vector<State> st(static_cast<std::size_t>(kCols));
+      std::vector<double> scratch(Op::kScratch / sizeof(double) + 1);  // double: aligned for any A
       Walker ow(g.kept.data(), g.nk - 1), rw(g.red.data(), g.nr);
       i64 o = b / per_outer, j = b % per_outer / nb, k = b % nb;
       ow.seek(o);
@@ -596,7 +659,7 @@ void drive(const Geometry& g, const Op& op, const Sink& sink) {
         rw.seek(start);
         for (i64 i = 0; i < len; ++i, rw.next())
           rows[static_cast<std::size_t>(i)] = reinterpret_cast<const S*>(base + rw.in);
-        op.run_rows(rows.data(), len, start, w, m0, st.data());
+        op.run_rows(rows.data(), len, start, w, m0, st.data(), scratch.data());
         for (i64 c = 0; c < w; ++c) {
           if (nb == 1) {
             sink(st[static_cast<std::size_t>(c)], m0 + c, g.out + ow.out + (c0 + c) * kd.out);
