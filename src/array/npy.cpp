@@ -49,7 +49,7 @@ std::string shape_text(std::span<const std::int64_t> shape) {
 }
 
 // Text from a file, quoted for a message: non-printable bytes escaped, long text cut.
-std::string quoted(std::string_view text, std::size_t max_chars = 160) {
+std::string quote_text(std::string_view text, std::size_t max_chars = 160) {
   static const char* hex = "0123456789abcdef";
   std::string s;
   for (std::size_t i = 0; i < text.size() && i < max_chars; ++i) {
@@ -157,7 +157,7 @@ Descr parse_descr(const std::string& path, const std::string& descr) {
   }
   // Built by appending: g++ 12 gives a false -Wrestrict on "'" + std::string&&.
   std::string q = "descr '";
-  q += quoted(descr);
+  q += quote_text(descr);
   q += '\'';
   if (kind == 'O' && (rest.empty() || !has_size)) {
     throw FileError(path, q + " is an object array (pickled Python objects): xp has no object dtype and "
@@ -203,7 +203,7 @@ class HeaderParser {
       if (!at('\'') && !at('"') && !at('u') && !at('U')) fail("expected a quoted key or '}'");
       const std::string key = parse_string();
       skip_space();
-      expect(':', "expected ':' after the key '" + quoted(key) + "'");
+      expect(':', "expected ':' after the key '" + quote_text(key) + "'");
       skip_space();
       auto once = [&](bool& seen) {
         if (seen) fail("the key '" + key + "' appears twice", key_at);
@@ -225,7 +225,7 @@ class HeaderParser {
         once(have_shape);
         h.shape = parse_shape();
       } else {
-        fail("unexpected key '" + quoted(key) + "' (a .npy header has exactly 'descr', 'fortran_order' and 'shape')",
+        fail("unexpected key '" + quote_text(key) + "' (a .npy header has exactly 'descr', 'fortran_order' and 'shape')",
              key_at);
       }
       skip_space();
@@ -258,7 +258,7 @@ class HeaderParser {
   std::string shown() const {
     std::string_view t = text_;
     while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
-    return quoted(t);
+    return quote_text(t);
   }
   bool at(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
   void expect(char c, const std::string& what) {

@@ -123,8 +123,8 @@ struct Pair {
 };
 
 // Sums of floats carry their rounding errors along (TwoSum: t + e == s + x exactly), so s + c holds
-// about twice A's precision: the result is all but correctly rounded even for ill-conditioned input,
-// at a cost that stays under the memory bandwidth. Infinities and NaN pass through s alone.
+// about twice A's precision: the result is all but correctly rounded even for ill-conditioned input.
+// Infinities and NaN (and overflow) pass through s alone: c is then ignored.
 template <class A>
 struct Compensated {
   template <class T>  // A, or a vector of A
@@ -202,7 +202,7 @@ struct Vec {
 // step; more would only grow the column kernels' state (kLanes pairs per output).
 constexpr int kVecs = 2;
 template <class A>
-constexpr int kLanes = kVecs* Vec<A>::kPer;
+constexpr int kLanes = Vec<A>::kPer* kVecs;
 
 template <class P, class E, class A, class Tf>
 Pair<A> fold_leaf(const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
@@ -254,17 +254,17 @@ Pair<A> fold(const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
   return left;
 }
 
-// The same trees as fold_leaf and fold, for w <= kCols outputs: element i of output k is rows[i][k]
-// (lane l of output k is s[l][k], c[l][k]). Each row is read as one contiguous run of w elements, so
-// rows stream through the prefetchers; the state (kLanes pairs per output) lives in `scratch`.
 template <class S>
 void prefetch(const S* row, i64 w) noexcept {
   const char* b = reinterpret_cast<const char*>(row);
   for (i64 o = 0; o < w * static_cast<i64>(sizeof(S)); o += 64) __builtin_prefetch(b + o);
 }
 
+// The same trees as fold_leaf and fold, for w <= kCols outputs: element i of output k is rows[i][k]
+// (lane l of output k is s[l][k], c[l][k]). Each row is read as one contiguous run of w elements;
+// the state (kLanes pairs per output, and 2 per level of the recursion) lives in `scratch`.
 template <class A>
-constexpr std::size_t kRowsScratch = (2 * kLanes<A> + 8) * kCols;  // leaf state, then 2 per level
+constexpr std::size_t kRowsScratch = (2 * kLanes<A> + 8) * kCols;
 
 template <class P, class E, class A, class Tf>
 void fold_rows_leaf(const typename E::S* const* rows, i64 n, i64 w, const Tf& tf, i64 m0, A* os, A* oc,
@@ -388,7 +388,7 @@ typename E::V extreme(const typename E::S* p, i64 n) noexcept {
   using V = typename E::V;
   V best = E::value(p[0]);
   i64 i = 1;
-  if constexpr (std::is_same_v<typename E::S, V>) {  // stored as computed: four vectors at a time
+  if constexpr (std::is_same_v<E, Num<V>>) {  // stored as computed: four vectors at a time
     using W = typename Vec<V>::V;
     constexpr int kPer = Vec<V>::kPer, kStep = 4 * kPer;
     if (n >= kStep) {
@@ -641,10 +641,14 @@ void drive(const Geometry& g, const Op& op, const Sink& sink) {
 
   if (g.aligned && g.nr > 0 && !red_contiguous && last_kept != nullptr && last_kept->in == kSize &&
       last_kept->size >= 4) {
-    // Columns: items are (outer output, chunk of kCols columns, block).
+    // Columns: items are (outer output, chunk of cw columns, block). Columns never mix, so the
+    // chunks may be narrowed to give every thread work without changing a bit.
     const Dim kd = *last_kept;
-    const i64 W = kd.size, chunks = (W + kCols - 1) / kCols, per_outer = chunks * nb;
-    const i64 grain = std::max<i64>(1, kGrain / (per * std::min(W, kCols)));
+    const i64 W = kd.size;
+    i64 cw = kCols;
+    while (cw > 64 && M / W * ((W + cw - 1) / cw) * nb < 4 * num_threads()) cw /= 2;
+    const i64 chunks = (W + cw - 1) / cw, per_outer = chunks * nb;
+    const i64 grain = std::max<i64>(1, kGrain / (per * std::min(W, cw)));
     parallel_for(M / W * per_outer, grain, [&](i64 b, i64 e) {
       std::vector<const S*> rows(static_cast<std::size_t>(per));
       std::vector<State> st(static_cast<std::size_t>(kCols));
@@ -654,7 +658,7 @@ void drive(const Geometry& g, const Op& op, const Sink& sink) {
       ow.seek(o);
       for (i64 it = b; it < e; ++it) {
         const i64 start = k * kBlock, len = std::min(kBlock, N - start);
-        const i64 c0 = j * kCols, w = std::min(kCols, W - c0), m0 = o * W + c0;
+        const i64 c0 = j * cw, w = std::min(cw, W - c0), m0 = o * W + c0;
         const std::byte* base = g.in + ow.in + c0 * kSize;
         rw.seek(start);
         for (i64 i = 0; i < len; ++i, rw.next())
