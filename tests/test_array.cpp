@@ -463,3 +463,21 @@ TEST(Conversions, ItemAndToVectorConvertAsAstype) {
   Array h = asarray(std::vector<float>{1.0f / 3}, std::nullopt, kCpu).astype(DType::float16);
   EXPECT_EQ(h.item<float16>().bits, 0x3555);
 }
+
+TEST(Fusion, EvalOfSeveralArraysIsOnePassWithSharedSubexpressions) {
+  random::Generator g(9);
+  Array a = g.uniform({5000}, DType::float64, 0, 1, kCpu);
+  Array t = exp(a);
+  Array x = t + 1.0, y = t * 2.0, z = sum(a, {}, true);  // z is already evaluated
+  const std::uint64_t before = detail::cpu_allocations();
+  eval({x, y, z});
+  EXPECT_EQ(detail::cpu_allocations(), before + 2) << "x and y: one block each, no temporary for t";
+  EXPECT_FALSE(x.is_lazy());
+  EXPECT_FALSE(y.is_lazy());
+  EXPECT_TRUE(t.is_lazy());
+  const auto vt = t.to_vector<double>(), vx = x.to_vector<double>(), vy = y.to_vector<double>();
+  for (std::size_t i = 0; i < vt.size(); ++i) {
+    ASSERT_EQ(vx[i], vt[i] + 1.0);
+    ASSERT_EQ(vy[i], vt[i] * 2.0);
+  }
+}

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,7 +84,9 @@ ImplPtr view_of_storage(const std::shared_ptr<Storage>& storage, DType dtype, Sh
 ImplPtr make_view(const ImplPtr& a, Shape shape, Shape strides, std::int64_t offset);
 
 // Evaluation.
-void materialize(ArrayImpl& a);    // evaluates a lazy array in place
+void materialize(ArrayImpl& a);  // evaluates a lazy array in place
+// Evaluates several lazy arrays, those of one shape and device in one pass with shared subexpressions.
+void materialize_together(std::span<ArrayImpl* const> arrays);
 View view_of(const ArrayImpl& a);  // a materialized array's view
 // Evaluates every pending lazy array that reads `storage` (before a write to it).
 void prepare_write(Storage& storage);

@@ -126,13 +126,21 @@ class Builder {
 
   std::int32_t emit_constant(const LazyArg& c) { return push({Op::constant, c.dtype, -1, -1, -1, c.bits}); }
 
+  // One more output of the program (before finish).
+  void add_output(const View& output, std::int32_t output_instr) {
+    st_->program.outputs.push_back(output);
+    st_->program.output_instr.push_back(output_instr);
+  }
+
   // The program, valid until this Builder is destroyed.
   const FusedProgram& finish(const View& output, std::int32_t output_instr) {
+    add_output(output, output_instr);
+    return finish();
+  }
+  const FusedProgram& finish() {
     FusedProgram& p = st_->program;
     const std::size_t nd = shape_.size();
     for (std::size_t i = 0; i < p.inputs.size(); ++i) p.inputs[i].strides = st_->strides.data() + i * nd;
-    p.outputs.push_back(output);
-    p.output_instr.push_back(output_instr);
     p.ndim = static_cast<int>(nd);
     p.shape = shape_.data();
     return p;
@@ -214,6 +222,54 @@ void materialize(ArrayImpl& a) {
   a.strides = std::move(strides);
   a.offset = 0;
   a.node.reset();
+}
+
+void materialize_together(std::span<ArrayImpl* const> arrays) {
+  // Lazy arrays of one shape and device are evaluated by one program with several outputs, so
+  // their common subexpressions are computed once; the rest one by one.
+  std::vector<ArrayImpl*> todo;
+  for (ArrayImpl* a : arrays) {
+    if (a->lazy() && std::find(todo.begin(), todo.end(), a) == todo.end()) todo.push_back(a);
+  }
+  while (!todo.empty()) {
+    ArrayImpl* first = todo.front();
+    std::vector<ArrayImpl*> group;
+    for (ArrayImpl* a : todo) {
+      if (a->shape == first->shape && a->device == first->device) group.push_back(a);
+    }
+    std::erase_if(todo, [&](ArrayImpl* a) { return std::find(group.begin(), group.end(), a) != group.end(); });
+    if (group.size() == 1) {
+      materialize(*first);
+      continue;
+    }
+    // Blocks first: a failed allocation leaves every array lazy and intact.
+    std::vector<std::shared_ptr<Storage>> storages;
+    std::vector<Shape> strides;
+    for (ArrayImpl* a : group) {
+      storages.push_back(
+          new_storage(a->device, *a->backend, static_cast<std::size_t>(checked_size(a->shape)) * itemsize(a->dtype)));
+      strides.push_back(c_strides(a->shape, a->dtype));
+    }
+    Builder b(first->shape);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      ArrayImpl* a = group[i];
+      const std::int32_t root = b.emit(ImplPtr(ImplPtr(), a));
+      View v;
+      v.data = storages[i]->alloc.data;
+      v.dtype = a->dtype;
+      v.ndim = static_cast<int>(a->shape.size());
+      v.shape = a->shape.data();
+      v.strides = strides[i].data();
+      b.add_output(v, root);
+    }
+    first->backend->run_fused(b.finish());
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      group[i]->storage = std::move(storages[i]);
+      group[i]->strides = std::move(strides[i]);
+      group[i]->offset = 0;
+    }
+    for (ArrayImpl* a : group) a->node.reset();  // after all: a later root may share an earlier one's node
+  }
 }
 
 void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {

@@ -225,8 +225,9 @@ class HeaderParser {
         once(have_shape);
         h.shape = parse_shape();
       } else {
-        fail("unexpected key '" + quote_text(key) + "' (a .npy header has exactly 'descr', 'fortran_order' and 'shape')",
-             key_at);
+        fail(
+            "unexpected key '" + quote_text(key) + "' (a .npy header has exactly 'descr', 'fortran_order' and 'shape')",
+            key_at);
       }
       skip_space();
       if (at(',')) {

@@ -192,7 +192,9 @@ Array vecdot(const Array& a_, const Array& b_, int axis) {
 }
 
 void eval(std::initializer_list<Array> arrays) {
-  for (const Array& a : arrays) detail::materialize(*impl_of(a));
+  std::vector<detail::ArrayImpl*> impls;
+  for (const Array& a : arrays) impls.push_back(impl_of(a).get());
+  detail::materialize_together(impls);
 }
 
 }  // namespace xp
