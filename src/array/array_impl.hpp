@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@ struct Storage {
   // compute with the values they captured.
   std::mutex mutex;
   std::vector<std::weak_ptr<ArrayImpl>> readers;
+
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage() {
+    if (alloc.release != nullptr) alloc.release(alloc.data, alloc.bytes);
+  }
 };
 
 // One operand of a lazy node: an array (lazy or not) or a constant.
@@ -52,14 +60,14 @@ struct ArrayImpl {
   Device device;
   Backend* backend = nullptr;
   std::shared_ptr<Storage> storage;  // null while lazy
-  std::unique_ptr<Node> node;        // non-null while lazy
+  std::optional<Node> node;          // set while lazy (inline: one allocation fewer per operation)
 
   std::int64_t size() const noexcept {
     std::int64_t n = 1;
     for (auto d : shape) n *= d;
     return n;
   }
-  bool lazy() const noexcept { return node != nullptr; }
+  bool lazy() const noexcept { return node.has_value(); }
 };
 
 using ImplPtr = std::shared_ptr<ArrayImpl>;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "array/array_impl.hpp"
+#include "runtime/thread_cache.hpp"
 #include "xp/config.hpp"
 
 namespace xp::detail {
@@ -67,20 +68,22 @@ struct BuildState {
   }
 };
 
-thread_local std::vector<std::unique_ptr<BuildState>> t_build_states;
-thread_local std::size_t t_build_depth = 0;
+struct BuildStates {
+  std::vector<std::unique_ptr<BuildState>> states;
+  std::size_t depth = 0;
+};
 
 // Turns a graph into a FusedProgram over `shape`.
 class Builder {
  public:
-  explicit Builder(const Shape& shape) : shape_(shape) {
-    if (t_build_states.size() <= t_build_depth) t_build_states.push_back(std::make_unique<BuildState>());
-    st_ = t_build_states[t_build_depth++].get();
+  explicit Builder(const Shape& shape) : shape_(shape), all_(thread_cache<BuildStates>()) {
+    if (all_.states.size() <= all_.depth) all_.states.push_back(std::make_unique<BuildState>());
+    st_ = all_.states[all_.depth++].get();
     st_->clear();
   }
   ~Builder() {
     st_->keep.clear();
-    --t_build_depth;
+    --all_.depth;
   }
   Builder(const Builder&) = delete;
   Builder& operator=(const Builder&) = delete;
@@ -165,6 +168,7 @@ class Builder {
   }
 
   const Shape& shape_;
+  BuildStates& all_;
   BuildState* st_;
   const Storage* avoid_ = nullptr;
   const ArrayImpl* same_as_ = nullptr;
@@ -289,11 +293,11 @@ ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, 
   impl->shape = shape;
   impl->device = device;
   impl->backend = backend;
-  auto node = std::make_unique<Node>();
-  node->op = op;
+  Node node;
+  node.op = op;
   LazyArg* args[3] = {&a, &b, &c};
   const int nargs = op_arity(op);
-  node->nargs = nargs;
+  node.nargs = nargs;
   int ops = 1;
   for (int k = 0; k < nargs; ++k) {
     if (args[k]->array && args[k]->array->lazy()) ops += args[k]->array->node->ops;
@@ -308,9 +312,9 @@ ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, 
     ops -= args[best]->array->node->ops;
     materialize(*args[best]->array);
   }
-  node->ops = ops;
-  for (int k = 0; k < nargs; ++k) node->args[k] = std::move(*args[k]);
-  impl->node = std::move(node);
+  node.ops = ops;
+  for (int k = 0; k < nargs; ++k) node.args[k] = std::move(*args[k]);
+  impl->node.emplace(std::move(node));
   if (detached) return impl;
   if (!lazy_enabled()) {
     materialize(*impl);

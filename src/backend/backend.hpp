@@ -21,6 +21,8 @@ struct Allocation {
   std::byte* data = nullptr;  // host pointer, or device address for GPUs
   std::size_t bytes = 0;
   std::shared_ptr<void> owner;  // frees the memory (or keeps wrapped memory alive)
+  // Or, without the shared_ptr's control block: called once by the last owner.
+  void (*release)(std::byte* data, std::size_t bytes) = nullptr;
 };
 
 enum class RandomKind : std::uint8_t { uniform, normal, integers };

@@ -94,7 +94,7 @@ class CpuBackend final : public Backend {
         if (posix_memalign(&p, 64, std::size_t{64} << cls) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes);
       }
       a.data = static_cast<std::byte*>(p);
-      a.owner = std::shared_ptr<void>(p, [cls](void* q) { cache_.put(q, cls); });
+      a.release = [](std::byte* q, std::size_t n) { cache_.put(q, size_class(n)); };
       return a;
     }
     // Big blocks on 2 MiB boundaries with transparent huge pages asked for (as NumPy does): the

@@ -12,6 +12,7 @@
 
 #include "backend/cpu/parallel.hpp"
 #include "backend/cpu/tile_ops.hpp"
+#include "runtime/thread_cache.hpp"
 #include "xp/error.hpp"
 
 namespace xp::detail::cpu {
@@ -102,8 +103,9 @@ void coalesce(const FusedProgram& fp, Plan& p) {
   views.clear();
   for (const View& v : fp.inputs) views.push_back(&v);
   for (const View& v : fp.outputs) views.push_back(&v);
-  p.st.assign(views.size() * kMaxDims, 0);
-  auto st = [&](std::size_t v) { return p.st.data() + v * kMaxDims; };
+  const std::size_t width = fp.ndim > 0 ? static_cast<std::size_t>(fp.ndim) : 1;
+  p.st.assign(views.size() * width, 0);
+  auto st = [&](std::size_t v) { return p.st.data() + v * width; };
   p.ndim = 0;
   for (int d = 0; d < fp.ndim; ++d) {
     if (fp.shape[d] == 1) continue;
@@ -163,8 +165,8 @@ DType operand_dtype(const std::vector<Instr>& code, const Instr& i) {
 struct Scratch {
   std::vector<std::byte> bytes;
 };
-thread_local Scratch t_scratch;  // per thread: the tile buffers
-thread_local Scratch t_uniform;  // the calling thread's: values the same everywhere, read by all
+struct TileScratch : Scratch {};     // per thread: the tile buffers
+struct UniformScratch : Scratch {};  // the calling thread's: values the same everywhere, read by all
 
 void run_tile(const Plan& p, std::int64_t start, std::int64_t n, std::byte* scratch) {
   const std::size_t ninstr = p.code.size();
@@ -217,8 +219,7 @@ void run_fused(const FusedProgram& fp) {
     if (fp.shape[d] == 0) return;
   }
   // One plan per thread, reused: its vectors keep their capacity (run_fused never nests).
-  thread_local Plan plan;
-  Plan& p = plan;
+  Plan& p = thread_cache<Plan>();
   coalesce(fp, p);
   p.code.assign(fp.code.begin(), fp.code.end());
   p.output_instr.assign(fp.output_instr.begin(), fp.output_instr.end());
@@ -236,7 +237,7 @@ void run_fused(const FusedProgram& fp) {
   p.uniform.assign(ninstr, 0);
   p.uniform_tiles.assign(ninstr, nullptr);
   // Uniform values live in the calling thread's arena, sized for every instruction (it never shrinks).
-  auto& arena = t_uniform.bytes;
+  auto& arena = thread_cache<UniformScratch>().bytes;
   if (arena.size() < ninstr * static_cast<std::size_t>(kTile) * 8)
     arena.resize(ninstr * static_cast<std::size_t>(kTile) * 8);
   for (std::size_t k = 0; k < ninstr; ++k) {
@@ -276,7 +277,7 @@ void run_fused(const FusedProgram& fp) {
   const std::int64_t tiles = (p.total + kTile - 1) / kTile;
   const std::size_t scratch_bytes = ninstr * static_cast<std::size_t>(kTile) * 8;
   parallel_for(tiles, std::max<std::int64_t>(1, kMinParallel / kTile), [&](std::int64_t t0, std::int64_t t1) {
-    auto& s = t_scratch.bytes;
+    auto& s = thread_cache<TileScratch>().bytes;
     if (s.size() < scratch_bytes) s.resize(scratch_bytes);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t start = t * kTile;

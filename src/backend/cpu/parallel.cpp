@@ -22,7 +22,8 @@ namespace {
 std::atomic<int> g_threads{0};            // 0 = not decided yet
 std::atomic<bool> g_started{false};       // an OpenMP team has run in this process
 std::atomic<bool> g_forked_child{false};  // this process is a child forked after g_started
-thread_local int t_depth = 0;
+// Initial-exec: read on every parallel_for, in a shared library (no __tls_get_addr call).
+thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 void on_fork_child() {
   if (g_started.load(std::memory_order_relaxed)) g_forked_child.store(true, std::memory_order_relaxed);
