@@ -44,7 +44,7 @@ using u64 = std::uint64_t;
 
 constexpr i64 kLeaf = 512;            // the largest leaf of the pairwise tree
 constexpr i64 kBlock = 4096;          // the fixed unit of work
-constexpr i64 kCols = 1024;           // outputs computed together by the column kernels
+constexpr i64 kCols = 512;            // outputs computed together by the column kernels
 constexpr i64 kGrain = i64{1} << 15;  // elements a parallel chunk gets at least
 
 // ---- element types: the storage S and the value V it stands for ----

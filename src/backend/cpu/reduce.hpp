@@ -17,8 +17,11 @@ enum class ReduceOp : std::uint8_t { sum, prod, min, max, mean, var, std, any, a
 // keepdims is the array layer's business). out.dtype was chosen by the array layer (NumPy's rules):
 //   sum, prod:  bool and signed integers -> int64, unsigned -> uint64, floats keep their dtype;
 //               integers wrap; float16 and bfloat16 accumulate in float32, float32 in float32,
-//               float64 in float64, each pairwise (or blocked pairwise) so the error grows as
-//               O(log n), at least as accurate as NumPy's pairwise summation.
+//               float64 in float64: fixed blocks of 4096, NumPy's halving pairwise tree inside a
+//               block (leaves of <= 512, vector accumulators), each addition's rounding error carried
+//               along (TwoSum), blocks combined pairwise in index order. The error is about
+//               u|S| + O((log n u)^2) sum|x|: no worse than NumPy's pairwise sum on the same input.
+//               A backend that must match the CPU bit for bit computes this same tree.
 //   mean, var, std: integers and bool -> float64, floats keep their dtype (16-bit floats computed
 //               in float32); var and std use two passes (mean, then squared deviations) and divide
 //               by (N - correction); N - correction <= 0 gives NaN (NumPy: inf or NaN with a warning).
