@@ -7,15 +7,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <random>
+#include <set>
+#include <thread>
 #include <vector>
+
+#include <omp.h>
 
 #include "array/array_impl.hpp"
 #include "backend/backend.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/philox.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
@@ -480,4 +487,25 @@ TEST(Fusion, EvalOfSeveralArraysIsOnePassWithSharedSubexpressions) {
     ASSERT_EQ(vx[i], vt[i] + 1.0);
     ASSERT_EQ(vy[i], vt[i] * 2.0);
   }
+}
+
+TEST(Threads, ParallelForNeverRunsMoreThreadsThanAsked) {
+  const int saved = num_threads();
+  for (int t : {1, 2, 3}) {
+    set_num_threads(t);
+    std::atomic<int> widest{0};
+    std::mutex m;
+    std::set<std::thread::id> ids;
+    detail::cpu::parallel_for(1 << 16, 1, [&](std::int64_t, std::int64_t) {
+      int now = omp_get_num_threads();
+      int w = widest.load();
+      while (now > w && !widest.compare_exchange_weak(w, now)) {
+      }
+      std::lock_guard<std::mutex> lock(m);
+      ids.insert(std::this_thread::get_id());
+    });
+    EXPECT_LE(widest.load(), t);
+    EXPECT_LE(static_cast<int>(ids.size()), t);
+  }
+  set_num_threads(saved);
 }

@@ -96,8 +96,12 @@ void parallel_for(std::int64_t n, std::int64_t grain, FunctionRef<void(std::int6
   g_started.store(true, std::memory_order_relaxed);
   std::exception_ptr error;
   std::mutex error_mutex;
+  // At most `threads` threads, with a few chunks each handed out as threads come free: a thread the
+  // OS has descheduled (a busy machine, a CI runner) then delays one small chunk, not half the work.
+  if (chunks > static_cast<std::int64_t>(threads) * 4) chunks = static_cast<std::int64_t>(threads) * 4;
   const std::int64_t per = n / chunks, extra = n % chunks;
-#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static, 1)
+  const int team = static_cast<int>(std::min<std::int64_t>(chunks, threads));
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t begin = c * per + (c < extra ? c : extra);
     const std::int64_t end = begin + per + (c < extra ? 1 : 0);
