@@ -75,6 +75,51 @@ class BlockCache {
 // Never destroyed: blocks may be freed by arrays that outlive static destruction.
 BlockCache& cache_ = *new BlockCache;
 
+// Freed big blocks by exact (rounded) size, at most kBigCacheCap bytes in all.
+constexpr std::size_t kBigCacheCap = std::size_t{1} << 30;
+class BigBlockCache {
+ public:
+  void* get(std::size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+      if (blocks_[i].second == size) {
+        void* p = blocks_[i].first;
+        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+        cached_ -= size;
+        return p;
+      }
+    }
+    return nullptr;
+  }
+  void put(void* p, std::size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // The oldest blocks go first when the cap would be passed.
+    while (!blocks_.empty() && cached_ + size > kBigCacheCap) {
+      std::free(blocks_.front().first);
+      cached_ -= blocks_.front().second;
+      blocks_.erase(blocks_.begin());
+    }
+    if (size > kBigCacheCap) {
+      std::free(p);
+      return;
+    }
+    blocks_.emplace_back(p, size);
+    cached_ += size;
+  }
+  void release_all() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [p, n] : blocks_) std::free(p);
+    blocks_.clear();
+    cached_ = 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<void*, std::size_t>> blocks_;
+  std::size_t cached_ = 0;
+};
+BigBlockCache& big_cache_ = *new BigBlockCache;
+
 std::atomic<std::uint64_t> g_allocations{0};
 
 class CpuBackend final : public Backend {
@@ -98,17 +143,26 @@ class CpuBackend final : public Backend {
       return a;
     }
     // Big blocks on 2 MiB boundaries with transparent huge pages asked for (as NumPy does): the
-    // first touch of a fresh 64 MiB block then costs 32 page faults instead of 16,384.
+    // first touch of a fresh 64 MiB block then costs 32 page faults instead of 16,384. Freed big
+    // blocks are kept (up to kBigCacheCap bytes) for the next array of the same rounded size, so a
+    // loop that makes a new result each time does not fault its pages in again on every call.
     const bool huge = bytes >= kHugeThreshold;
     const std::size_t align = huge ? kHugePage : 64;
     const std::size_t rounded = (bytes + align - 1) / align * align;
-    void* p = nullptr;
-    if (bytes > kMaxBytes || posix_memalign(&p, align, rounded) != 0 || p == nullptr) {
-      throw OutOfMemory("cpu", bytes);
+    if (bytes > kMaxBytes) throw OutOfMemory("cpu", bytes);
+    void* p = big_cache_.get(rounded);
+    if (p == nullptr) {
+      if (posix_memalign(&p, align, rounded) != 0 || p == nullptr) {
+        big_cache_.release_all();
+        if (posix_memalign(&p, align, rounded) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes);
+      }
+      if (huge) madvise(p, rounded, MADV_HUGEPAGE);
     }
-    if (huge) madvise(p, rounded, MADV_HUGEPAGE);
     a.data = static_cast<std::byte*>(p);
-    a.owner = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+    a.release = [](std::byte* q, std::size_t n) {
+      const std::size_t al = n >= kHugeThreshold ? kHugePage : 64;
+      big_cache_.put(q, (n + al - 1) / al * al);
+    };
     return a;
   }
 
