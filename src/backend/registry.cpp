@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/cuda/cuda_backend.hpp"
 #include "xp/error.hpp"
 
 namespace xp::detail {
@@ -31,9 +32,7 @@ Backend& backend_for(const Device& device) {
       if (d == device) return *b;
     }
   }
-  throw DeviceUnavailable("arrays on " + device.str() +
-                          ": this version of xp has no CUDA array backend yet (kernels run through xp::Program); "
-                          "create arrays on the CPU (Device::cpu(), or XP_DEVICE=cpu)");
+  return *cuda::cuda_backend(device);
 }
 
 }  // namespace xp::detail
