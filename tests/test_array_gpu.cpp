@@ -91,7 +91,7 @@ TEST(ArrayGpu, ExactOperationsMatchTheCpuBitForBit) {
     check("astype float16", [](const Array& x, const Array&) { return x.astype(DType::float16); });
     check("astype bfloat16", [](const Array& x, const Array&) { return x.astype(DType::bfloat16); });
     check("strided", [](const Array& x, const Array& y) {
-      return x.slice({Slice(1, std::nullopt, 3)}) + flip(y).slice({Slice(0, std::nullopt, 3)});
+      return x.slice({Slice(1, std::nullopt, 3)}) + flip(y).slice({Slice(0, 4095, 3)});
     });
     check("broadcast", [](const Array& x, const Array& y) { return reshape(x, {64, 64}) + y.slice({Slice(0, 64)}); });
     if (!is_bool) {

@@ -79,6 +79,22 @@ template <class T, class W> XP_D T xp_ipow_s(T a, T b) {
   if (b < 0) return a == 1 ? (T)1 : (a == (T)-1 ? ((b & 1) != 0 ? (T)-1 : (T)1) : (T)0);
   return xp_ipow_u<T, W>(a, b);
 }
+// pow with a signaling NaN operand gives a quiet NaN, as glibc's (the CPU backend's) does; CUDA's
+// pow(1, y) and pow(x, 0) would answer 1 even then (C99 Annex F says so for quiet NaNs only).
+XP_D float xp_powf(float a, float b) {
+  const unsigned ua = __float_as_uint(a), ub = __float_as_uint(b);
+  const bool sa = (ua & 0x7fc00000u) == 0x7f800000u && (ua & 0x003fffffu) != 0;
+  const bool sb = (ub & 0x7fc00000u) == 0x7f800000u && (ub & 0x003fffffu) != 0;
+  return sa || sb ? __fadd_rn(a, b) : powf(a, b);
+}
+XP_D double xp_pow(double a, double b) {
+  const unsigned long long ua = (unsigned long long)__double_as_longlong(a);
+  const unsigned long long ub = (unsigned long long)__double_as_longlong(b);
+  const unsigned long long e = 0x7ff8000000000000ull, inf = 0x7ff0000000000000ull, m = 0x0007ffffffffffffull;
+  const bool sa = (ua & e) == inf && (ua & m) != 0;
+  const bool sb = (ub & e) == inf && (ub & m) != 0;
+  return sa || sb ? __dadd_rn(a, b) : pow(a, b);
+}
 // NumPy's shifts: a count outside 0 .. bits-1 (negative read as unsigned) shifts everything out.
 template <class T, class UT, class W> XP_D T xp_shl(T a, T b) {
   const UT count = (UT)b;
@@ -590,8 +606,8 @@ std::string float_expr(Op op, DType d, const std::string& a, const std::string& 
   const FloatNames& f = fnames(d);
   const std::string N = f.name, S = f.suffix;
   if (is_math(op) || op == Op::pow) {
-    return op == Op::atan2 || op == Op::pow ? call(std::string(math_name(op)) + S, {a, b})
-                                            : call(std::string(math_name(op)) + S, {a});
+    if (op == Op::pow) return call("xp_pow" + S, {a, b});
+    return op == Op::atan2 ? call(std::string(math_name(op)) + S, {a, b}) : call(std::string(math_name(op)) + S, {a});
   }
   switch (op) {
     case Op::negative:
