@@ -78,7 +78,8 @@ fi
 # --- sanitize -------------------------------------------------------------------------------------
 # Every sanitizer report is fatal. The same options apply while building, since gtest's test
 # discovery runs the test programs at build time.
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
+# allocator_may_return_null: the tests check that a failed allocation is a typed OutOfMemory error.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 if [ -f "$XP_ROOT/tests/lsan.supp" ]; then
   export LSAN_OPTIONS="suppressions=$XP_ROOT/tests/lsan.supp:print_suppressions=0"
