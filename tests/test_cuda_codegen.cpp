@@ -804,6 +804,10 @@ TEST(CudaCodegenGpu, EveryCombinationMatchesTheCpu) {
                         {variant(cg::Layout::strided, false, true), 3}};
     ASSERT_TRUE(runs[0].v.vector) << "cuMemAlloc's addresses are 256-byte aligned";
     for (const Run& r : runs) {
+      // These groups bundle many views: a strided argument for all of them can pass the parameter
+      // limit (the backend then computes such a program on the host); smaller groups and the
+      // strided-views test below cover the strided kernels.
+      if (r.v.layout == cg::Layout::strided && cg::generate(p, r.v).argument_bytes > cg::kMaxArgumentBytes) continue;
       for (auto& b : out_buf) b.fill_bytes(0x5A);  // an element never written cannot pass
       run_on_gpu(p, r.v, dev, n, r.grid);
       for (std::size_t o = 0; o < p.outputs.size(); ++o) {

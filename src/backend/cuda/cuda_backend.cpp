@@ -128,6 +128,10 @@ class CudaBackend final : public Backend {
     const Variant variant = variant_of(p, layout);
     // The generated source and its kernel, by the program's structure (never its sizes).
     const Generated& g = generated(p, variant);
+    if (g.argument_bytes > kMaxArgumentBytes) {
+      run_fused_on_host(p);  // strides of more views than one kernel argument holds: rare, exact, slow
+      return;
+    }
     const Kernel& k = kernel_for(g);
     thread_local std::vector<std::byte> args;
     pack_arguments(p, variant, n, args);
