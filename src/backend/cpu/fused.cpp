@@ -6,9 +6,14 @@
 #include "backend/cpu/fused.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "backend/cpu/parallel.hpp"
 #include "backend/cpu/tile_ops.hpp"
@@ -20,6 +25,9 @@ namespace xp::detail::cpu {
 namespace {
 
 constexpr std::int64_t kTile = 2048;
+// Outputs of at least this many bytes are written with non-temporal stores (they would only push
+// the inputs out of the caches).
+constexpr std::int64_t kStreamBytes = std::int64_t{32} << 20;
 // Below this many elements a program runs on the calling thread.
 constexpr std::int64_t kMinParallel = 1 << 15;
 
@@ -47,6 +55,7 @@ struct Plan {
   std::vector<char> uniform;              // per instruction: the same value everywhere
   std::vector<std::byte*> uniform_tiles;  // per instruction (uniform ones): kTile copies
   bool direct_output = false;             // the single output is flat, of the last instruction's dtype
+  bool stream_output = false;             // flat outputs too big for the caches: non-temporal stores
 };
 
 // Copies `n` elements of `item` bytes from a strided walk starting at linear index `start` into dst
@@ -162,6 +171,23 @@ DType operand_dtype(const std::vector<Instr>& code, const Instr& i) {
   return code[k].dtype;
 }
 
+// Copies with non-temporal 16-byte stores (SSE2, every x86-64) where dst is 16-byte aligned: an
+// output that will not fit in the caches is written without first being read for ownership, which
+// takes a quarter of the memory traffic off a + b and a * b + c. The caller fences (sfence).
+void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
+#if defined(__SSE2__)
+  std::size_t i = 0;
+  if ((reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+    for (; i + 16 <= bytes; i += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    }
+  }
+  if (i < bytes) std::memcpy(dst + i, src + i, bytes - i);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 struct Scratch {
   std::vector<std::byte> bytes;
 };
@@ -204,7 +230,9 @@ void run_tile(const Plan& p, std::int64_t start, std::int64_t n, std::byte* scra
     const Walk& w = p.out[o];
     const std::byte* src = static_cast<const std::byte*>(ptr[p.output_instr[o]]);
     if (p.uniform[p.output_instr[o]]) src = p.uniform_tiles[p.output_instr[o]];
-    if (w.flat) {
+    if (w.flat && p.stream_output) {
+      stream_copy(w.base + start * static_cast<std::int64_t>(w.item), src, static_cast<std::size_t>(n) * w.item);
+    } else if (w.flat) {
       std::memcpy(w.base + start * static_cast<std::int64_t>(w.item), src, static_cast<std::size_t>(n) * w.item);
     } else {
       walk_copy<false>(p, w, start, n, const_cast<std::byte*>(src));
@@ -272,8 +300,15 @@ void run_fused(const FusedProgram& fp) {
     }
   }
   const std::int32_t last = static_cast<std::int32_t>(ninstr) - 1;
-  p.direct_output = p.out.size() == 1 && p.output_instr[0] == last && p.out[0].flat && !p.uniform[last] &&
-                    p.code[last].op != Op::load;
+  std::int64_t out_bytes = 0;
+  bool all_flat = true;
+  for (const Walk& w : p.out) {
+    out_bytes += p.total * static_cast<std::int64_t>(w.item);
+    all_flat = all_flat && w.flat && (reinterpret_cast<std::uintptr_t>(w.base) & 15) == 0;
+  }
+  p.stream_output = all_flat && out_bytes >= kStreamBytes;
+  p.direct_output = !p.stream_output && p.out.size() == 1 && p.output_instr[0] == last && p.out[0].flat &&
+                    !p.uniform[last] && p.code[last].op != Op::load;
   const std::int64_t tiles = (p.total + kTile - 1) / kTile;
   const std::size_t scratch_bytes = ninstr * static_cast<std::size_t>(kTile) * 8;
   parallel_for(tiles, std::max<std::int64_t>(1, kMinParallel / kTile), [&](std::int64_t t0, std::int64_t t1) {
@@ -283,6 +318,9 @@ void run_fused(const FusedProgram& fp) {
       const std::int64_t start = t * kTile;
       run_tile(p, start, std::min(kTile, p.total - start), s.data());
     }
+#if defined(__SSE2__)
+    if (p.stream_output) _mm_sfence();  // the non-temporal stores, visible before the chunk ends
+#endif
   });
 }
 
