@@ -31,16 +31,7 @@ std::vector<int> normalize_axes(const Axes& axes, int nd, const char* what) {
 }
 
 DType sum_dtype(DType t) {
-  switch (kind(t)) {
-    case DTypeKind::boolean:
-    case DTypeKind::signed_integer:
-      return DType::int64;
-    case DTypeKind::unsigned_integer:
-      return DType::uint64;
-    case DTypeKind::floating:
-      return t;
-  }
-  return t;
+  return detail::reduce_result_dtype(ReduceOp::sum, t);
 }
 
 Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims, DType out_dtype, const char* what,
@@ -70,7 +61,7 @@ int correction_of(double c) {
 }
 
 DType mean_dtype(DType t) {
-  return kind(t) == DTypeKind::floating ? t : DType::float64;
+  return detail::reduce_result_dtype(ReduceOp::mean, t);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 namespace xp::detail {
 
 using ReduceOp = cpu::ReduceOp;
+using cpu::reduce_result_dtype;  // the result dtype rules of reductions, one place for every layer
 
 // A block of memory on a device; freed when the last owner lets go.
 struct Allocation {

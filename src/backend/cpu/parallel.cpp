@@ -53,6 +53,18 @@ int decide_threads() noexcept {
 
 std::once_flag g_atfork_once;
 
+// All of [0, n) on the calling thread, counted as inside parallel_for (nested calls run inline).
+struct DepthGuard {
+  DepthGuard() noexcept { ++t_depth; }
+  ~DepthGuard() { --t_depth; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+};
+void run_inline(FunctionRef<void(std::int64_t, std::int64_t)> fn, std::int64_t n) {
+  DepthGuard guard;
+  fn(0, n);
+}
+
 }  // namespace
 
 int num_threads() noexcept {
@@ -81,14 +93,7 @@ void parallel_for(std::int64_t n, std::int64_t grain, FunctionRef<void(std::int6
   const int threads = num_threads();
   std::int64_t chunks = (n + grain - 1) / grain;
   if (chunks <= 1 || threads <= 1 || t_depth > 0) {
-    ++t_depth;
-    try {
-      fn(0, n);
-    } catch (...) {
-      --t_depth;
-      throw;
-    }
-    --t_depth;
+    run_inline(fn, n);
     return;
   }
 #ifdef _OPENMP
@@ -116,14 +121,7 @@ void parallel_for(std::int64_t n, std::int64_t grain, FunctionRef<void(std::int6
   }
   if (error) std::rethrow_exception(error);
 #else
-  ++t_depth;
-  try {
-    fn(0, n);
-  } catch (...) {
-    --t_depth;
-    throw;
-  }
-  --t_depth;
+  run_inline(fn, n);
 #endif
 }
 

@@ -875,6 +875,14 @@ DType result_dtype(ReduceOp op, DType t) noexcept {
   return t;
 }
 
+}  // namespace
+
+DType reduce_result_dtype(ReduceOp op, DType input) noexcept {
+  return result_dtype(op, input);
+}
+
+namespace {
+
 // ---- cumulative sum ----
 
 template <class E>

@@ -34,6 +34,9 @@ enum class ReduceOp : std::uint8_t { sum, prod, min, max, mean, var, std, any, a
 // An empty sum is 0, an empty prod 1, an empty mean NaN.
 void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction = 0);
 
+// The dtype of op's result for an input dtype (the rules above: one place for every layer).
+DType reduce_result_dtype(ReduceOp op, DType input) noexcept;
+
 // Cumulative sum along `axis` (NumPy's cumsum; the Array API's cumulative_sum): out has in's shape,
 // plus one along axis when include_initial (a leading 0). out.dtype as for sum. Sequential along
 // the axis (as NumPy), parallel across the other axes; float16/bfloat16 accumulate in float32 and
