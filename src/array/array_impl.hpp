@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "array/shape_text.hpp"
 #include "backend/backend.hpp"
 #include "xp/array.hpp"
 #include "xp/error.hpp"
@@ -75,7 +76,6 @@ using ImplPtr = std::shared_ptr<ArrayImpl>;
 // ---- helpers shared by the array layer's files ----
 const ImplPtr& impl_of(const Array& a);  // ValueError for an empty handle
 Shape c_strides(const Shape& shape, DType dtype);
-std::string shape_str(std::span<const std::int64_t> shape);  // "(2, 3)"
 int normalize_axis(int axis, int ndim,
                    const char* what);  // IndexError-free: ValueError "axis 3 is out of bounds for array of dimension 2"
 Shape broadcast_shape(const Shape& a, const Shape& b);  // ValueError with both shapes

@@ -5,6 +5,7 @@
 // minimum number of digits, and NumPy's trimming and padding. std::to_chars would be shorter to
 // write but cannot give the half-precision digits, the cutoffs or the minimum digits NumPy asks for.
 #include "array/format.hpp"
+#include "array/shape_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -669,17 +670,7 @@ std::string array2string(const View& v, const std::string& separator, const std:
   std::vector<const unsigned char*> shown;
   layout.collect(0, 0, shown);
   const Formatter f = make_formatter(v.dtype, shown, v.shape.empty());
-  return layout.format(f, separator, line_width, " " + std::string(prefix.size(), ' '));
-}
-
-std::string shape_text(std::span<const std::int64_t> shape) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
+  return layout.format(f, separator, line_width, std::string(prefix.size() + 1, ' '));
 }
 
 }  // namespace
@@ -692,7 +683,7 @@ std::string format_repr(DType dtype, std::span<const std::int64_t> shape, const 
 
   std::vector<std::string> extras;
   if ((size == 0 && !(shape.size() == 1 && shape[0] == 0)) || size > kThreshold)
-    extras.push_back("shape=" + shape_text(shape));
+    extras.push_back("shape=" + shape_str(shape));
   const bool implied = dtype == DType::float64 || dtype == DType::int64 || dtype == DType::bool_;
   if (!implied || size == 0) {
     extras.push_back(std::string("dtype=") +

@@ -1,4 +1,5 @@
 #include "array/npy.hpp"
+#include "array/shape_text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -35,17 +36,6 @@ constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
 std::string errno_text(int e) {
   return std::error_code(e, std::generic_category()).message();
-}
-
-// The shape as Python writes a tuple: (), (3,), (2, 3).
-std::string shape_text(std::span<const std::int64_t> shape) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
 }
 
 // Text from a file, quoted for a message: non-printable bytes escaped, long text cut.
@@ -411,7 +401,7 @@ std::optional<std::int64_t> byte_count(std::span<const std::int64_t> shape, std:
 }
 
 std::string describe(DType t, std::span<const std::int64_t> shape) {
-  return "shape " + shape_text(shape) + " of " + std::string(name(t));
+  return "shape " + shape_str(shape) + " of " + std::string(name(t));
 }
 
 // A temporary file beside the target, renamed over it on commit and removed otherwise.
@@ -532,7 +522,7 @@ std::string npy_preamble(DType dtype, std::span<const std::int64_t> shape, bool 
   // Exactly as NumPy 2's _write_array_header: sorted keys, repr of each value, a trailing ", ",
   // spare spaces for the growth axis, then padding to 64 bytes and a newline.
   std::string dict = "{'descr': '" + npy_descr(dtype) + "', 'fortran_order': " + (fortran_order ? "True" : "False") +
-                     ", 'shape': " + shape_text(shape) + ", }";
+                     ", 'shape': " + shape_str(shape) + ", }";
   if (!shape.empty()) {
     const std::size_t digits = std::to_string(shape[fortran_order ? shape.size() - 1 : 0]).size();
     dict.append(kGrowthAxisMaxDigits > digits ? kGrowthAxisMaxDigits - digits : 0, ' ');
@@ -642,7 +632,7 @@ void write_npy(const std::string& path, DType dtype, std::span<const std::int64_
                      std::to_string(kNpyMaxDims));
   }
   for (const std::int64_t d : shape) {
-    if (d < 0) throw ValueError("write_npy: shape " + shape_text(shape) + " has a negative dimension");
+    if (d < 0) throw ValueError("write_npy: shape " + shape_str(shape) + " has a negative dimension");
   }
   const auto nbytes = byte_count(shape, itemsize(dtype));
   if (!nbytes) throw ValueError("write_npy: " + describe(dtype, shape) + " is too big: its byte count overflows");
