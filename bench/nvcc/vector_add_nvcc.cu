@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bench_launch.hpp"
 #include "vector_add_snippet.cuh"
@@ -181,11 +182,69 @@ void run(Result& r, std::size_t n, int device) {
   r.ok = true;
 }
 
+// A sweep (--sizes): at each size, NaN-fill, 3 warm-ups, 10 launches between events on the
+// stream, then the bit check of the first n elements; one "#progress K/M" line per size.
+std::string sweep(const std::vector<std::size_t>& sizes, int device, Result& r) {
+  CHECK(cudaSetDevice(device));
+  CHECK(cudaFree(nullptr));
+  std::size_t n = 0;
+  for (std::size_t s : sizes) n = s > n ? s : n;
+  const std::size_t bytes = n * sizeof(float);
+  std::unique_ptr<float[]> a(new float[n]), b(new float[n]), ref(new float[n]), out(new float[n]);
+  bn::make_inputs(a.get(), b.get(), ref.get(), n);
+  DeviceBuffer da(bytes), db(bytes), dc(bytes);
+  CHECK(cudaMemcpy(da.p, a.get(), bytes, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(db.p, b.get(), bytes, cudaMemcpyHostToDevice));
+  cudaStream_t stream = nullptr;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  std::string points = "[";
+  r.checked = true;
+  r.bits_ok = true;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::size_t m = sizes[k];
+    const unsigned grid = static_cast<unsigned>((m + bn::kBlock - 1) / bn::kBlock);
+    const int mi = static_cast<int>(m);
+    CHECK(cudaMemset(dc.p, 0xFF, bytes));
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < bn::kWarmups; ++i) vector_add<<<grid, bn::kBlock, 0, stream>>>(da.p, db.p, dc.p, mi);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(start, stream));
+    for (int i = 0; i < bn::kTimed; ++i) vector_add<<<grid, bn::kBlock, 0, stream>>>(da.p, db.p, dc.p, mi);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(stop, stream));
+    CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    CHECK(cudaMemcpy(out.get(), dc.p, m * sizeof(float), cudaMemcpyDeviceToHost));
+    const long long bad = bn::first_difference(out.get(), ref.get(), m);
+    if (bad >= 0 && r.bits_ok) {
+      r.bits_ok = false;
+      r.first_mismatch = bad;
+      r.mismatch = "n = " + std::to_string(m) + ": index " + std::to_string(bad) + " differs";
+    }
+    const double steady = ms / bn::kTimed;
+    points += std::string(k == 0 ? "" : ",") + "{\"n\":" + std::to_string(m) + ",\"steady_ms\":" + json_number(steady) +
+              ",\"gbps\":" + json_number(bn::kBytesPerElement * static_cast<double>(m) / (steady * 1e-3) / 1e9) +
+              ",\"bits_ok\":" + (bad < 0 ? "true" : "false") + "}";
+    std::printf("#progress %zu/%zu\n", k + 1, sizes.size());
+    std::fflush(stdout);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaStreamDestroy(stream);
+  r.ok = true;
+  return points + "]";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   long long n = 134217728;
   int device = 0;
+  std::vector<std::size_t> sizes;
   Result r;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -197,17 +256,42 @@ int main(int argc, char** argv) {
         n = v;
       else
         device = static_cast<int>(v);
+    } else if (arg == "--sizes" && i + 1 < argc) {
+      const std::string list = argv[++i];
+      std::size_t pos = 0;
+      while (pos <= list.size()) {
+        std::size_t comma = list.find(',', pos);
+        if (comma == std::string::npos) comma = list.size();
+        char* end = nullptr;
+        const std::string item = list.substr(pos, comma - pos);
+        const long long v = std::strtoll(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || v < 1 || v > 2147483647LL) r.error = "--sizes: bad size '" + item + "'";
+        else sizes.push_back(static_cast<std::size_t>(v));
+        pos = comma + 1;
+      }
     } else {
-      r.error = "unknown argument " + arg + " (usage: " + argv[0] + " [--n N] [--device D])";
+      r.error = "unknown argument " + arg + " (usage: " + argv[0] + " [--n N] [--device D] [--sizes N1,N2,...])";
     }
   }
   if (r.error.empty() && (n < 1 || n > 2147483647LL)) r.error = "--n must be in [1, 2147483647]";
+  std::string points;
   if (r.error.empty()) {
     try {
-      run(r, static_cast<std::size_t>(n), device);
+      if (sizes.empty())
+        run(r, static_cast<std::size_t>(n), device);
+      else
+        points = sweep(sizes, device, r);
     } catch (const std::exception& e) {
       r.error = e.what();
     }
+  }
+  if (!sizes.empty()) {
+    std::printf("{\"row\":\"nvcc\",\"ok\":%s,\"error\":%s,\"arch\":%s,\"bits_ok\":%s,\"mismatch\":%s,\"sweep\":%s}\n",
+                r.ok ? "true" : "false", r.error.empty() ? "null" : json_string(r.error).c_str(),
+                json_string(XP_NVCC_ARCH).c_str(), r.bits_ok ? "true" : "false",
+                r.mismatch.empty() ? "null" : json_string(r.mismatch).c_str(), points.empty() ? "[]" : points.c_str());
+    std::fflush(stdout);
+    return r.ok ? 0 : 1;
   }
   const auto num = [](double x) { return x < 0 ? std::string("null") : json_number(x); };
   const double gbps = r.steady_ms > 0 ? bn::kBytesPerElement * static_cast<double>(n) / (r.steady_ms * 1e-3) / 1e9 : -1;

@@ -7,18 +7,23 @@
 // so they share nothing with xp but the kernel text, the buffers' contents and the clock.
 #include "bench_launch.hpp"
 
+#include <stdarg.h>
+
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,6 +31,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "bench_plot.hpp"
 #include "xp/xp.hpp"
 
 namespace xp_cli {
@@ -403,14 +409,19 @@ class RawOps {
   }
   void launch_big() { launch(grid_big_, big_args_); }
   void launch_small() { launch(grid_small_, small_args_); }
+  void launch_n(std::size_t n) {  // a sweep's size, n <= the buffers' size
+    int nn = static_cast<int>(n);
+    void* args[4] = {&a_, &b_, &c_, &nn};
+    launch(grid_for(n), args);
+  }
   void sync() { raw::check(d_, d_.cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
   void fill_nan() {
     raw::check(d_, d_.cuMemsetD8(c_, 0xFF, n_ * sizeof(float)), "cuMemsetD8");
     raw::check(d_, d_.cuCtxSynchronize(), "cuCtxSynchronize");  // the memset is on the legacy stream
   }
-  void read_output(float* out) {
+  void read_output(float* out, std::size_t n = 0) {
     raw::check(d_, d_.cuCtxSynchronize(), "cuCtxSynchronize");
-    raw::check(d_, d_.cuMemcpyDtoH(out, c_, n_ * sizeof(float)), "cuMemcpyDtoH");
+    raw::check(d_, d_.cuMemcpyDtoH(out, c_, (n == 0 ? n_ : n) * sizeof(float)), "cuMemcpyDtoH");
   }
   void record_start() { raw::check(d_, d_.cuEventRecord(start_, stream_), "cuEventRecord"); }
   void record_stop() { raw::check(d_, d_.cuEventRecord(stop_, stream_), "cuEventRecord"); }
@@ -464,14 +475,19 @@ class XpOps {
   void set_kernel(const xp::Kernel& k) { kernel_ = k; }
   void launch_big() { kernel_.launch(big_, a_, b_, c_, n_big_); }
   void launch_small() { kernel_.launch(small_, a_, b_, c_, n_small_); }
+  void launch_n(std::size_t n) {  // a sweep's size, n <= the buffers' size
+    xp::LaunchConfig cfg = big_;
+    cfg.grid = grid_for(n);
+    kernel_.launch(cfg, a_, b_, c_, static_cast<int>(n));
+  }
   void sync() { stream_.synchronize(); }
   void fill_nan() {
     c_.fill_bytes(0xFF);
     xp::synchronize(dev_);  // every stream of the context, whichever one the fill ran on
   }
-  void read_output(float* out) {
+  void read_output(float* out, std::size_t n = 0) {
     xp::synchronize(dev_);
-    c_.copy_to_host(out, n_ * sizeof(float));
+    c_.copy_to_host(out, (n == 0 ? n_ : n) * sizeof(float));
   }
   void record_start() { start_.record(stream_); }
   void record_stop() { stop_.record(stream_); }
@@ -559,6 +575,78 @@ void steady_and_host(Ops& ops, HostData& h, json& s) {
   s["host_us"] = ms_between(t0, t1) * 1e3 / bn::kHostLaunches;
   ops.read_output(h.out.get());
   check_output(s, h, "timed launches");
+}
+
+// A sweep: at each size, NaN-fill, 3 warm-ups, 10 launches between events, then the bit check of
+// the first n elements. One "#progress K/M" line per size for the parent's progress bar.
+std::vector<std::size_t> parse_sizes(const std::string& text) {
+  std::vector<std::size_t> sizes;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > INT_MAX)
+      throw xp::ValueError("--sizes: '" + item + "' is not a size in [1, " + std::to_string(INT_MAX) + "]");
+    sizes.push_back(static_cast<std::size_t>(v));
+    pos = comma + 1;
+  }
+  return sizes;
+}
+
+std::size_t max_size(std::size_t n, const std::vector<std::size_t>& sizes) {
+  for (std::size_t s : sizes) n = std::max(n, s);
+  return n;
+}
+
+json sweep_point(std::size_t n, double steady_ms, double bytes_per_element, long long mismatch, const std::string& text) {
+  json p;
+  p["n"] = n;
+  p["steady_ms"] = steady_ms;
+  p["gbps"] = bytes_per_element * static_cast<double>(n) / (steady_ms * 1e-3) / 1e9;
+  p["bits_ok"] = mismatch < 0;
+  p["first_mismatch"] = mismatch < 0 ? json(nullptr) : json(mismatch);
+  p["mismatch"] = text.empty() ? json(nullptr) : json(text);
+  return p;
+}
+
+void print_progress(std::size_t k, std::size_t m) {
+  std::printf("#progress %zu/%zu\n", k, m);
+  std::fflush(stdout);
+}
+
+// Fills s["sweep"] (and bits_ok, the first mismatch) for a kernel row.
+template <class Ops>
+void sweep_kernel(Ops& ops, HostData& h, const std::vector<std::size_t>& sizes, json& s) {
+  json points = json::array();
+  s["bits_ok"] = true;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::size_t n = sizes[k];
+    ops.fill_nan();
+    for (int i = 0; i < bn::kWarmups; ++i) ops.launch_n(n);
+    ops.record_start();
+    for (int i = 0; i < bn::kTimed; ++i) ops.launch_n(n);
+    ops.record_stop();
+    const double ms = ops.elapsed_ms() / bn::kTimed;
+    ops.read_output(h.out.get(), n);
+    const long long bad = bn::first_difference(h.out.get(), h.ref.get(), n);
+    std::string text;
+    if (bad >= 0) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "n = %zu: index %lld holds 0x%08x, the reference 0x%08x", n, bad,
+                    bn::float_bits(h.out[static_cast<std::size_t>(bad)]), bn::float_bits(h.ref[static_cast<std::size_t>(bad)]));
+      text = buf;
+      if (flag(s, "bits_ok")) {
+        s["bits_ok"] = false;
+        s["first_mismatch"] = bad;
+        s["mismatch"] = text;
+      }
+    }
+    points.push_back(sweep_point(n, ms, bn::kBytesPerElement, bad, text));
+    print_progress(k + 1, sizes.size());
+  }
+  s["sweep"] = points;
 }
 
 struct RawSetup {
@@ -652,7 +740,8 @@ void print_sample(const json& s) {
 // ---- Child processes ----------------------------------------------------------------------------
 
 int raw_child(const BenchLaunchArgs& args) {
-  const auto n = static_cast<std::size_t>(args.n);
+  const std::vector<std::size_t> sizes = args.sizes.empty() ? std::vector<std::size_t>{} : parse_sizes(args.sizes);
+  const auto n = max_size(static_cast<std::size_t>(args.n), sizes);
   json s = new_sample("raw", n);
   try {
     const std::string source = read_snippet(args.kernel_file);
@@ -668,7 +757,12 @@ int raw_child(const BenchLaunchArgs& args) {
     raw::check(d, d.cuMemcpyHtoD(buf.p[1], h.b.get(), n * sizeof(float)), "cuMemcpyHtoD");
     raw::check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");
     RawOps ops(d, buf.p[0], buf.p[1], buf.p[2], n);
-    raw_row(ops, nv, source, setup, h, s);
+    if (sizes.empty()) {
+      raw_row(ops, nv, source, setup, h, s);
+    } else {
+      ops.build(nv, source, raw::options(setup.arch, setup.includes), s);
+      sweep_kernel(ops, h, sizes, s);
+    }
     s["ok"] = true;
   } catch (const std::exception& e) {
     s["error"] = e.what();
@@ -678,7 +772,8 @@ int raw_child(const BenchLaunchArgs& args) {
 }
 
 int xp_child(const BenchLaunchArgs& args) {
-  const auto n = static_cast<std::size_t>(args.n);
+  const std::vector<std::size_t> sizes = args.sizes.empty() ? std::vector<std::size_t>{} : parse_sizes(args.sizes);
+  const auto n = max_size(static_cast<std::size_t>(args.n), sizes);
   json s = new_sample(args.label.empty() ? "xp" : args.label, n);
   try {
     const std::string source = read_snippet(args.kernel_file);
@@ -693,12 +788,241 @@ int xp_child(const BenchLaunchArgs& args) {
     const xp::Buffer c(dev, n * sizeof(float));
     xp::synchronize(dev);
     XpOps ops(dev, a, b, c, n);
-    xp_row(ops, dev, source, a, b, c, h, s, 0);
+    if (sizes.empty()) {
+      xp_row(ops, dev, source, a, b, c, h, s, 0);
+    } else {
+      const auto t0 = Clock::now();
+      xp::Program program(source, program_options());
+      ops.set_kernel(program.kernel(kKernelName, dev));
+      s["build_ms"] = ms_between(t0, Clock::now());
+      sweep_kernel(ops, h, sizes, s);
+    }
     const xp::KernelCacheInfo cache = xp::kernel_cache_info();  // after the clock: is the entry there?
     s["cache_folder"] = cache.folder;
     s["cache_usable"] = cache.usable;
     s["cache_entries"] = cache.entries;
     s["cache_problem"] = cache.problem;
+    s["ok"] = true;
+  } catch (const std::exception& e) {
+    s["error"] = e.what();
+  }
+  print_sample(s);
+  return flag(s, "ok") ? 0 : 1;
+}
+
+// ---- Array rows: xp::Array on the GPU or the CPU -------------------------------------------------
+
+// The array rows' host data: a, b, c and the references of a + b, a*b+c rounded twice (as NumPy and
+// xp compute it) and fmaf(a, b, c) (what a compiler that contracts gives).
+struct ArrayHostData {
+  std::size_t n;
+  std::vector<float> a, b, c, add, fma_separate, fma_fused;
+  explicit ArrayHostData(std::size_t n_) : n(n_), a(n_), b(n_), c(n_), add(n_), fma_separate(n_), fma_fused(n_) {
+    bn::make_inputs(a.data(), b.data(), add.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      c[i] = bn::input_c(i);
+      volatile float product = a[i] * b[i];  // rounded on its own (the build has -ffp-contract=off too)
+      fma_separate[i] = product + c[i];
+      fma_fused[i] = std::fma(a[i], b[i], c[i]);
+    }
+  }
+};
+
+// Writes a, b, c and the three references, n floats each, as raw little-endian float32 files for
+// the Python rows (bench/python/launch_rows.py reads them).
+void write_data_files(const fs::path& dir, const ArrayHostData& h) {
+  const std::pair<const char*, const std::vector<float>*> files[] = {
+      {"a.f32", &h.a},   {"b.f32", &h.b}, {"c.f32", &h.c}, {"add.f32", &h.add}, {"fma_separate.f32", &h.fma_separate},
+      {"fma_fused.f32", &h.fma_fused}};
+  for (const auto& [name, v] : files) {
+    std::ofstream f(dir / name, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(v->data()), static_cast<std::streamsize>(v->size() * sizeof(float)));
+    if (!f) throw std::runtime_error("cannot write " + (dir / name).string());
+  }
+}
+
+// One array row in this process: "xp-add" (c = a + b, a new array each call), "xp-add-out"
+// (add(a, b, out)) or "xp-fma" (d = a*b + c, fused into one pass, a new array each call).
+class ArrayOps {
+ public:
+  ArrayOps(const std::string& kind, const xp::Device& dev, const ArrayHostData& h)
+      : kind_(kind), dev_(dev), h_(h), start_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt),
+        stop_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt) {
+    const xp::Shape shape{static_cast<std::int64_t>(h.n)};
+    a_ = xp::asarray(h.a, shape, dev);
+    b_ = xp::asarray(h.b, shape, dev);
+    c_ = xp::asarray(h.c, shape, dev);
+    out_ = xp::empty(shape, xp::DType::float32, dev);
+    std::vector<std::uint32_t> nan(h.n, 0xFFFFFFFFu);
+    nan_ = xp::asarray(nan.data(), xp::DType::float32, shape, dev);
+    sync();
+  }
+  bool fma() const { return kind_ == "xp-fma"; }
+  double bytes_per_element() const { return fma() ? 16 : 12; }
+  void prepare(std::size_t n) {
+    if (views_.count(n) != 0) return;
+    const auto head = [n](const xp::Array& x) { return x.slice({xp::Slice(0, static_cast<std::int64_t>(n))}); };
+    views_[n] = {head(a_), head(b_), head(c_), head(out_), head(nan_)};
+  }
+  void fill_nan(std::size_t n) {
+    prepare(n);
+    xp::copyto(views_[n][3], views_[n][4]);
+    last_ = xp::Array();
+    sync();
+  }
+  void call(std::size_t n) {
+    const auto& v = views_[n];
+    if (kind_ == "xp-add-out") {
+      xp::add(v[0], v[1], v[3]);
+    } else if (kind_ == "xp-add") {
+      last_ = v[0] + v[1];
+      last_.eval();
+    } else {
+      last_ = v[0] * v[1] + v[2];
+      last_.eval();
+    }
+  }
+  void sync() {
+    if (dev_.is_cuda()) xp::Stream::default_for(dev_).synchronize();
+  }
+  void start() {
+    if (start_) {
+      start_->record(xp::Stream::default_for(dev_));
+    } else {
+      t0_ = Clock::now();
+    }
+  }
+  double stop() {
+    if (!stop_) return ms_between(t0_, Clock::now());
+    stop_->record(xp::Stream::default_for(dev_));
+    stop_->synchronize();
+    return xp::Event::elapsed_ms(*start_, *stop_);
+  }
+  // The first mismatch against the reference (or -1) and the rounding it matched.
+  long long check(std::size_t n, std::string& text, std::string& rounding) {
+    const xp::Array& r = kind_ == "xp-add-out" ? views_[n][3] : last_;
+    const std::vector<float> got = r.to_vector<float>();
+    const std::vector<float>& ref = fma() ? h_.fma_separate : h_.add;
+    rounding = fma() ? "separate" : "";
+    if (got.size() != n) {
+      text = "the result has " + std::to_string(got.size()) + " elements, not " + std::to_string(n);
+      return 0;
+    }
+    long long bad = bn::first_difference(got.data(), ref.data(), n);
+    if (bad >= 0 && fma() && bn::first_difference(got.data(), h_.fma_fused.data(), n) < 0) {
+      rounding = "fma";
+      return -1;
+    }
+    if (bad >= 0) {
+      char buf[200];
+      const auto i = static_cast<std::size_t>(bad);
+      std::snprintf(buf, sizeof buf, "index %lld holds 0x%08x, the reference 0x%08x", bad, bn::float_bits(got[i]),
+                    bn::float_bits(ref[i]));
+      text = buf;
+    }
+    return bad;
+  }
+
+ private:
+  std::string kind_;
+  xp::Device dev_;
+  const ArrayHostData& h_;
+  std::optional<xp::Event> start_, stop_;
+  Clock::time_point t0_;
+  xp::Array a_, b_, c_, out_, nan_, last_;
+  std::map<std::size_t, std::array<xp::Array, 5>> views_;
+};
+
+int array_child(const BenchLaunchArgs& args) {
+  const std::vector<std::size_t> sizes = args.sizes.empty() ? std::vector<std::size_t>{} : parse_sizes(args.sizes);
+  const auto n = max_size(static_cast<std::size_t>(args.n), sizes);
+  json s = new_sample(args.label, n);
+  try {
+    if (args.label != "xp-add" && args.label != "xp-add-out" && args.label != "xp-fma")
+      throw xp::ValueError("--label " + args.label + ": expected xp-add, xp-add-out or xp-fma");
+    xp::Device dev = xp::Device::cpu();
+    if (args.on == "cuda") {
+      dev = xp::default_device();
+      if (!dev.is_cuda()) throw std::runtime_error("xp's default device is " + dev.str() + ", not a GPU");
+      dev.activate();
+    } else if (args.on != "cpu") {
+      throw xp::ValueError("--on " + args.on + ": expected cuda or cpu");
+    }
+    s["device"] = dev.str();
+    s["threads"] = xp::num_threads();
+    ArrayHostData h(n);
+    ArrayOps ops(args.label, dev, h);
+    const double bpe = ops.bytes_per_element();
+    s["build_note"] = dev.is_cuda() ? "the fused kernel is generated and compiled, or found in a cache, inside the first call"
+                                    : "no build step";
+    std::string text, rounding;
+    if (!sizes.empty()) {
+      json points = json::array();
+      s["bits_ok"] = true;
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        const std::size_t m = sizes[k];
+        ops.fill_nan(m);
+        for (int i = 0; i < bn::kWarmups; ++i) ops.call(m);
+        ops.start();
+        for (int i = 0; i < bn::kTimed; ++i) ops.call(m);
+        const double ms = ops.stop() / bn::kTimed;
+        text.clear();
+        const long long bad = ops.check(m, text, rounding);
+        if (bad >= 0 && flag(s, "bits_ok")) {
+          s["bits_ok"] = false;
+          s["first_mismatch"] = bad;
+          s["mismatch"] = "n = " + std::to_string(m) + ": " + text;
+        }
+        json p = sweep_point(m, ms, bpe, bad, text);
+        p["rounding"] = rounding.empty() ? json(nullptr) : json(rounding);
+        points.push_back(p);
+        print_progress(k + 1, sizes.size());
+      }
+      s["sweep"] = points;
+      s["rounding"] = rounding.empty() ? json(nullptr) : json(rounding);
+    } else {
+      const std::size_t host_n = std::min<std::size_t>(n, bn::kHostN);
+      ops.prepare(n);
+      ops.prepare(host_n);
+      ops.fill_nan(n);
+      const auto t0 = Clock::now();
+      ops.call(n);
+      ops.sync();
+      s["first_ms"] = ms_between(t0, Clock::now());
+      s["total_ms"] = s["first_ms"];
+      long long bad = ops.check(n, text, rounding);
+      s["bits_ok"] = bad < 0;
+      if (bad >= 0) {
+        s["first_mismatch"] = bad;
+        s["mismatch"] = "after the first call, " + text;
+      }
+      ops.fill_nan(n);
+      for (int i = 0; i < bn::kWarmups; ++i) ops.call(n);
+      ops.start();
+      for (int i = 0; i < bn::kTimed; ++i) ops.call(n);
+      const double steady = ops.stop() / bn::kTimed;
+      s["steady_ms"] = steady;
+      s["gbps"] = bpe * static_cast<double>(n) / (steady * 1e-3) / 1e9;
+      bad = ops.check(n, text, rounding);
+      if (bad >= 0 && flag(s, "bits_ok")) {
+        s["bits_ok"] = false;
+        s["first_mismatch"] = bad;
+        s["mismatch"] = "after the timed calls, " + text;
+      }
+      s["rounding"] = rounding.empty() ? json(nullptr) : json(rounding);
+      for (int i = 0; i < bn::kHostWarmups; ++i) ops.call(host_n);
+      ops.sync();
+      const auto h0 = Clock::now();
+      for (int i = 0; i < bn::kHostLaunches; ++i) ops.call(host_n);
+      const auto h1 = Clock::now();
+      ops.sync();
+      s["host_us"] = ms_between(h0, h1) * 1e3 / bn::kHostLaunches;
+    }
+    if (dev.is_cuda()) {
+      const xp::KernelCacheInfo cache = xp::kernel_cache_info();
+      s["cache_folder"] = cache.folder;
+      s["cache_usable"] = cache.usable;
+    }
     s["ok"] = true;
   } catch (const std::exception& e) {
     s["error"] = e.what();
@@ -715,8 +1039,10 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-// Runs a shell command line, returns the last JSON line it printed (or an error sample).
-json run_child(const std::string& row, const std::string& command, std::size_t n) {
+// Runs a shell command line, returns the last JSON line it printed (or an error sample). Lines
+// "#progress K/M" go to on_progress as they come.
+json run_child(const std::string& row, const std::string& command, std::size_t n,
+               const std::function<void(std::size_t, std::size_t)>& on_progress = {}) {
   std::fflush(stdout);
   FILE* pipe = popen(command.c_str(), "r");
   json fail = new_sample(row, n);
@@ -724,15 +1050,22 @@ json run_child(const std::string& row, const std::string& command, std::size_t n
     fail["error"] = "popen failed: " + command;
     return fail;
   }
-  std::string out;
-  char buf[4096];
-  std::size_t got = 0;
-  while ((got = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, got);
+  std::string last, line;
+  char buf[8192];
+  while (std::fgets(buf, sizeof buf, pipe) != nullptr) {
+    line += buf;
+    if (line.empty() || line.back() != '\n') continue;  // a longer line: read on
+    line.pop_back();
+    std::size_t k = 0, m = 0;
+    if (line.rfind("#progress ", 0) == 0) {
+      if (on_progress && std::sscanf(line.c_str() + 10, "%zu/%zu", &k, &m) == 2) on_progress(k, m);
+    } else if (!line.empty() && line.front() == '{') {
+      last = line;
+    }
+    line.clear();
+  }
+  if (!line.empty() && line.front() == '{') last = line;
   const int status = pclose(pipe);
-  std::string last;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty() && line.front() == '{') last = line;
   if (!last.empty()) {
     try {
       json s = json::parse(last);
@@ -747,20 +1080,16 @@ json run_child(const std::string& row, const std::string& command, std::size_t n
   return fail;
 }
 
-struct Row {
-  std::string id, label, process;
-  std::vector<json> samples;
-  std::string skipped;  // why, when the row did not run
-};
+using Samples = std::vector<json>;
 
 struct Stat {
   double median = 0, min = 0, max = 0;
   std::size_t count = 0;
 };
 
-std::optional<Stat> stat(const Row& row, const char* key) {
+std::optional<Stat> stat(const Samples& samples, const char* key) {
   std::vector<double> v;
-  for (const auto& s : row.samples)
+  for (const auto& s : samples)
     if (flag(s, "ok") && s.contains(key) && s[key].is_number()) v.push_back(s[key].get<double>());
   if (v.empty()) return std::nullopt;
   std::sort(v.begin(), v.end());
@@ -774,37 +1103,57 @@ std::string number(double x) {
   return buf;
 }
 
-std::string cell(const Row& row, const char* key) {
-  const auto st = stat(row, key);
+std::string cell(const Samples& samples, const char* key) {
+  const auto st = stat(samples, key);
   if (!st) return "n/a";
   std::string c = number(st->median);
   if (st->count > 1) c += " (" + number(st->min) + ".." + number(st->max) + ")";
   return c;
 }
 
-json stat_json(const Row& row, const char* key) {
-  const auto st = stat(row, key);
+json stat_json(const Samples& samples, const char* key) {
+  const auto st = stat(samples, key);
   if (!st) return nullptr;
   return {{"median", st->median}, {"min", st->min}, {"max", st->max}, {"count", st->count}};
 }
 
-std::string bits_cell(const Row& row) {
+std::string first_line(const std::string& e, std::size_t limit = 160) {
+  return e.substr(0, std::min({e.find('\n'), limit, e.size()}));
+}
+
+// Why a row did not run, when every sample says it was skipped (a module that does not import).
+std::string skip_text(const Samples& samples) {
+  if (samples.empty()) return "";
+  for (const auto& s : samples)
+    if (text_of(s, "skipped").empty()) return "";
+  return text_of(samples.front(), "skipped");
+}
+
+std::string bits_cell(const Samples& samples) {
+  if (const std::string skip = skip_text(samples); !skip.empty()) return "skipped: " + first_line(skip);
   std::size_t ok = 0, ran = 0;
-  for (const auto& s : row.samples) {
+  std::string rounding;
+  for (const auto& s : samples) {
     if (!flag(s, "ok")) {
       const std::string e = text_of(s, "error").empty() ? "failed" : text_of(s, "error");
-      return "error: " + e.substr(0, std::min<std::size_t>(e.find('\n'), 100));
+      return "error: " + first_line(e, 100);
     }
     ++ran;
     if (!flag(s, "bits_ok"))
       return "MISMATCH " + (text_of(s, "mismatch").empty() ? std::string("(not checked)") : text_of(s, "mismatch"));
     ++ok;
+    if (const std::string r = text_of(s, "rounding"); !r.empty()) rounding = r;
   }
-  return ran == 0 ? "n/a" : "OK (" + std::to_string(ok) + "/" + std::to_string(ran) + ")";
+  if (ran == 0) return "n/a";
+  std::string c = "OK (" + std::to_string(ok) + "/" + std::to_string(ran) + ")";
+  if (rounding == "fma") c += ", FMA reference (contracted)";
+  if (rounding == "separate") c += ", two roundings";
+  return c;
 }
 
-bool row_failed(const Row& row) {
-  for (const auto& s : row.samples)
+bool failed(const Samples& samples) {
+  if (!skip_text(samples).empty()) return false;
+  for (const auto& s : samples)
     if (!flag(s, "ok") || !flag(s, "bits_ok")) return true;
   return false;
 }
@@ -813,18 +1162,50 @@ std::string version_text(int v) {
   return v <= 0 ? "unknown" : std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
-void write_json(const std::string& file, const json& doc) {
-  std::ofstream f(file);
-  f << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+void write_text(const std::string& file, const std::string& text) {
+  std::ofstream f(file, std::ios::binary);
+  f << text;
   if (!f) throw std::runtime_error("cannot write " + file);
 }
 
-// A figure with its goal: value <= goal, or |value - 1| <= goal when `within`.
+void write_json(const std::string& file, const json& doc) {
+  write_text(file, doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+// Output printed on the terminal and kept for --md.
+struct Report {
+  std::string text;
+  void operator()(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
+    va_list ap;
+    va_start(ap, fmt);
+    char stack[4096];
+    va_list copy;
+    va_copy(copy, ap);
+    const int len = std::vsnprintf(stack, sizeof stack, fmt, copy);
+    va_end(copy);
+    std::string s;
+    if (len >= static_cast<int>(sizeof stack)) {
+      s.resize(static_cast<std::size_t>(len) + 1);
+      std::vsnprintf(s.data(), s.size(), fmt, ap);
+      s.resize(static_cast<std::size_t>(len));
+    } else if (len > 0) {
+      s.assign(stack, static_cast<std::size_t>(len));
+    }
+    va_end(ap);
+    std::fputs(s.c_str(), stdout);
+    std::fflush(stdout);
+    text += s;
+  }
+};
+
+// A figure with its goal: value <= goal (at_most), value >= goal (at_least), |value - 1| <= goal
+// (within), or no goal (info).
 struct Ratio {
+  enum class Kind { at_most, at_least, within, info };
   std::string name;
   std::optional<double> value;
   double goal;
-  bool within;  // the goal is a band around 1
+  Kind kind;
   std::string note;
 };
 
@@ -833,333 +1214,857 @@ std::optional<double> divide(const std::optional<Stat>& a, const std::optional<S
   return a->median / b->median;
 }
 
-int parent(const BenchLaunchArgs& args) {
-  const auto n = static_cast<std::size_t>(args.n);
-  json doc;
-  doc["schema"] = "xp.bench.launch/1";
-  doc["xp_version"] = std::string(xp::version());
-  doc["n"] = n;
-  doc["runs"] = args.runs;
+std::optional<double> median_of(const std::optional<Stat>& a) {
+  return a ? std::optional<double>(a->median) : std::nullopt;
+}
 
+// One row of the benchmark: a command run in fresh processes (or, for the in-process rows, code
+// of the parent).
+struct Row {
+  std::string id, label, device, op, source;  // device "gpu"/"cpu", op "add"/"fma", source "C++"/"Python"
+  std::string skipped;                          // why the row does not run at all
+  std::string note;
+  // The command for size n (or the sweep's sizes), its caches under cache_root.
+  std::function<std::string(std::size_t n, const std::string& sizes, const fs::path& cache_root)> command;
+  std::size_t n_override = 0;  // the row's own n (xp at 2^22)
+  bool in_process = false;
+  Samples first, second;  // samples of the first and the second fresh process (in-process: first only)
+};
+
+// The variables that point every cache a row may use into cache_root: a new empty folder before a
+// row's first process, kept for its second.
+std::string cache_env(const fs::path& root) {
+  std::string e = "env";
+  for (const auto& [var, sub] : std::vector<std::pair<const char*, const char*>>{{"XP_CACHE_DIR", "xp"},
+                                                                                 {"CUDA_CACHE_PATH", "cuda"},
+                                                                                 {"CUPY_CACHE_DIR", "cupy"},
+                                                                                 {"TORCHINDUCTOR_CACHE_DIR", "inductor"},
+                                                                                 {"TRITON_CACHE_DIR", "triton"},
+                                                                                 {"NUMBA_CACHE_DIR", "numba"}})
+    e += std::string(" ") + var + "=" + shell_quote((root / sub).string());
+  return e;
+}
+
+constexpr const char* kCachesLine =
+    "Caches emptied before each row's first process (a new empty folder per row and run; the second process finds "
+    "what the first stored): xp's kernel cache (XP_CACHE_DIR), the driver's JIT cache (CUDA_CACHE_PATH), CuPy's "
+    "kernel cache (CUPY_CACHE_DIR), TorchInductor's and Triton's (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR), "
+    "Numba's (NUMBA_CACHE_DIR; @cuda.jit stores nothing without cache=True) and PyCUDA's compiler cache "
+    "(SourceModule's cache_dir).";
+
+fs::path make_temp_dir(const char* prefix) {
+  std::string tmpl = (fs::temp_directory_path() / (std::string(prefix) + "XXXXXX")).string();
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp " + tmpl + " failed");
+  return tmpl;
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const char* prefix) : path(make_temp_dir(prefix)) {}
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+fs::path find_python_rows(const std::string& given) {
+  if (!given.empty()) {
+    if (!is_file(given)) throw std::runtime_error("--python-rows " + given + ": no such file");
+    return fs::absolute(given);
+  }
+  std::vector<fs::path> tried;
+#ifdef XP_BENCH_PYTHON_ROWS
+  tried.emplace_back(XP_BENCH_PYTHON_ROWS);
+#endif
+  if (const fs::path exe = exe_path(); !exe.empty()) {
+    tried.push_back(exe.parent_path() / "../../bench/python/launch_rows.py");
+    tried.push_back(exe.parent_path() / "../share/xp/bench/python/launch_rows.py");
+  }
+  for (const auto& p : tried)
+    if (is_file(p)) return fs::weakly_canonical(p);
+  return {};
+}
+
+// What the parent knows of the machine and how it starts each row.
+struct Setup {
+  bool gpu = false;               // GPU rows (else the CPU rows)
+  std::string gpu_skip;           // why there are no GPU rows
+  std::optional<xp::Device> dev;  // the GPU, when usable
+  fs::path self, kernel_file, nvcc_exe, python_rows;
+  std::string source;  // the kernel snippet
+  std::string python;
+  std::string python_skip;  // why there are no Python rows
+  json python_list;         // launch_rows.py list
+  std::string driver_path, nvrtc_path;
+  std::vector<std::string> includes;
+  int arch = 0;
+  int threads = 1;
+};
+
+Setup make_setup(const BenchLaunchArgs& args) {
+  Setup st;
   const xp::CudaStatus status = xp::cuda_status();
-  std::optional<xp::Device> dev;
-  std::string skip;
   if (!status.available) {
-    skip = "CUDA is not usable (" + std::string(xp::to_string(status.reason)) + "): " + status.detail;
+    st.gpu_skip = "CUDA is not usable (" + std::string(xp::to_string(status.reason)) + "): " + status.detail;
   } else if (const xp::Device d = xp::default_device(); !d.is_cuda()) {
-    skip = "xp's default device is " + d.str() + " (XP_DEVICE or FORCE_CPU)";
+    st.gpu_skip = "xp's default device is " + d.str() + " (XP_DEVICE or FORCE_CPU)";
   } else {
-    dev = d;
+    st.dev = d;
+    if (args.cpu) st.gpu_skip = "--cpu asks for the CPU rows";
   }
-  if (!dev) {
-    std::printf("xp bench launch: GPU rows skipped: %s\n", skip.c_str());
-    doc["skipped"] = true;
-    doc["skip_reason"] = skip;
-    doc["cuda_reason"] = std::string(xp::to_string(status.reason));
-    doc["cuda_detail"] = status.detail;
-    if (!args.json_file.empty()) write_json(args.json_file, doc);
-    return 0;
+  st.gpu = st.dev && !args.cpu;
+  st.threads = xp::num_threads();
+  st.self = exe_path();
+  if (st.self.empty()) throw std::runtime_error("cannot find this program (/proc/self/exe) to start the child rows");
+  if (st.gpu) {
+    st.kernel_file = find_kernel_file(args.kernel_file);
+    st.source = read_snippet(st.kernel_file);
+    st.nvcc_exe = find_nvcc_exe(args.nvcc_exe);
+    const xp::SystemReport report = xp::system_report();
+    const xp::CompilerInfo ci = xp::compiler_info();
+    if (!ci.available) throw std::runtime_error("xp has no NVRTC: " + ci.error);
+    const xp::GpuInfo gpu = xp::gpu_info(*st.dev);
+    st.arch = gpu.cc_major * 10 + gpu.cc_minor;
+    st.driver_path = report.driver.path;
+    st.nvrtc_path = ci.nvrtc_path;
+    st.includes = ci.include_dirs;
+  } else if (!args.kernel_file.empty()) {
+    st.kernel_file = find_kernel_file(args.kernel_file);
   }
-  doc["skipped"] = false;
-
-  const fs::path kernel_file = find_kernel_file(args.kernel_file);
-  const std::string source = read_snippet(kernel_file);
-  const xp::SystemReport report = xp::system_report();
-  const xp::CompilerInfo ci = xp::compiler_info();
-  if (!ci.available) throw std::runtime_error("xp has no NVRTC: " + ci.error);
-  const xp::GpuInfo gpu = xp::gpu_info(*dev);
-  const int arch = gpu.cc_major * 10 + gpu.cc_minor;
-  const fs::path self = exe_path();
-  if (self.empty()) throw std::runtime_error("cannot find this program (/proc/self/exe) to start the child rows");
-  const fs::path nvcc_exe = find_nvcc_exe(args.nvcc_exe);
-
-  const double mib = static_cast<double>(n) * sizeof(float) / (1 << 20);
-  std::printf("xp bench launch: vector_add, n = %zu (%.1f MiB per buffer), %d run%s\n", n, mib, args.runs,
-              args.runs == 1 ? "" : "s");
-  std::printf("GPU:    %s (%s, %d SMs, L2 %.1f MiB)\n", gpu.name.c_str(), gpu.arch().c_str(), gpu.sm_count,
-              gpu.l2_cache_bytes / double(1 << 20));
-  std::error_code ec;
-  const fs::path driver_file = fs::canonical(report.driver.path, ec);  // libcuda.so.580.xx.yy names the release
-  const std::string driver_text =
-      ec || driver_file == report.driver.path ? report.driver.path : report.driver.path + " -> " + driver_file.string();
-  std::printf("driver: CUDA %s, %s\n", version_text(status.driver_version).c_str(), driver_text.c_str());
-  std::printf("NVRTC:  %s, %s\n", ci.nvrtc_version.c_str(), ci.nvrtc_path.c_str());
-  std::printf("xp:     %s\n", std::string(xp::version()).c_str());
-  std::printf("kernel: %s (snippet of %zu bytes)\n", kernel_file.c_str(), source.size());
-  std::printf("nvcc:   %s\n\n",
-              nvcc_exe.empty() ? "not built (bench/CMakeLists.txt builds it when nvcc is found)" : nvcc_exe.c_str());
-  if (static_cast<double>(n) * sizeof(float) < 2.0 * gpu.l2_cache_bytes)
-    std::printf("note: a buffer of %.1f MiB is not far past the L2 of %.1f MiB: steady state is not DRAM bandwidth\n\n",
-                mib, gpu.l2_cache_bytes / double(1 << 20));
-
-  doc["gpu"] = {{"name", gpu.name},
-                {"arch", gpu.arch()},
-                {"sm_count", gpu.sm_count},
-                {"l2_cache_bytes", gpu.l2_cache_bytes},
-                {"memory_total_bytes", gpu.memory_total},
-                {"bandwidth_bytes_per_s", gpu.bandwidth_bytes_per_s},
-                {"pci_bus_id", gpu.pci_bus_id}};
-  doc["driver"] = {{"cuda_version", version_text(status.driver_version)},
-                   {"path", report.driver.path},
-                   {"file", ec ? json(nullptr) : json(driver_file.string())}};
-  doc["nvrtc"] = {{"version", ci.nvrtc_version}, {"path", ci.nvrtc_path}, {"include_dirs", ci.include_dirs}};
-  doc["kernel_file"] = kernel_file.string();
-  doc["kernel_source"] = source;
-  doc["nvcc_exe"] = nvcc_exe.empty() ? json(nullptr) : json(nvcc_exe.string());
-  doc["method"] = {{"block", bn::kBlock},
-                   {"warmups", bn::kWarmups},
-                   {"timed_launches", bn::kTimed},
-                   {"host_n", bn::kHostN},
-                   {"host_launches", bn::kHostLaunches},
-                   {"bytes_per_element", bn::kBytesPerElement},
-                   {"seed", bn::kSeed}};
-
-  Row raw_fresh{"raw", "raw driver API + NVRTC", "fresh", {}, ""};
-  Row xp_cold{"xp-cold", "xp, empty disk cache", "fresh", {}, ""};
-  Row xp_warm{"xp-warm", "xp, warm disk cache", "fresh", {}, ""};
-  // The seed's size (2^22): there the kernel's own run is small, so the first launch measured to
-  // its completion shows what xp adds (lookup, load, launch).
-  constexpr std::size_t kFirstN = std::size_t{1} << 22;
-  Row xp_warm_small{"xp-warm-4M", "xp, warm disk cache, n = 2^22", "fresh", {}, ""};
-  Row nvcc{"nvcc", "nvcc-built program", "fresh", {}, ""};
-  Row raw_parent{"raw-in-process", "raw driver API + NVRTC", "parent", {}, ""};
-  Row xp_hit{"xp-in-process", "xp, in-process hit (2nd Program)", "parent", {}, ""};
-  if (nvcc_exe.empty()) nvcc.skipped = "not built: no nvcc when CMake configured bench/";
-
-  // One set of buffers for the parent's rows; a primer Program fills xp's in-process cache.
-  HostData h(n);
-  const xp::Buffer a = upload(*dev, h.a.get(), n);
-  const xp::Buffer b = upload(*dev, h.b.get(), n);
-  const xp::Buffer c(*dev, n * sizeof(float));
-  xp::synchronize(*dev);
-  xp::Program primer(source, program_options());
-  {
-    // The GPU out of its idle clocks before the first row.
-    XpOps warm(*dev, a, b, c, n);
-    warm.set_kernel(primer.kernel(kKernelName, *dev));
-    for (int i = 0; i < 20; ++i) warm.launch_big();
-    warm.sync();
-  }
-
-  const RawSetup setup{report.driver.path, ci.nvrtc_path, ci.include_dirs, arch};
-  const std::string common = " --n " + std::to_string(n) + " --kernel-file " + shell_quote(kernel_file.string());
-  std::string raw_cmd = "exec " + shell_quote(self.string()) + " bench launch --row raw-child" + common + " --driver " +
-                        shell_quote(setup.driver_path) + " --nvrtc " + shell_quote(setup.nvrtc_path) + " --arch " +
-                        std::to_string(arch) + " --device " + std::to_string(dev->index());
-  for (const auto& dir : setup.includes) raw_cmd += " --nvrtc-include " + shell_quote(dir);
-
-  for (int run = 0; run < args.runs; ++run) {
-    std::fprintf(stderr, "run %d/%d: raw", run + 1, args.runs);
-    raw_fresh.samples.push_back(run_child("raw", raw_cmd, n));
-
-    // An empty cache folder for the cold child; the warm child then finds what it stored.
-    std::string tmpl = (fs::temp_directory_path() / "xp-bench-cache-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp " + tmpl + " failed");
-    const std::string xp_cmd = "XP_CACHE_DIR=" + shell_quote(tmpl) + "; export XP_CACHE_DIR; exec " +
-                               shell_quote(self.string()) + " bench launch --row xp-child" + common + " --label ";
-    for (Row* r : {&xp_cold, &xp_warm}) {
-      std::fprintf(stderr, ", %s", r->id.c_str());
-      json s = run_child(r->id, xp_cmd + r->id, n);
-      if (flag(s, "ok") && text_of(s, "cache_folder") != tmpl) {
-        s["ok"] = false;
-        s["error"] = "the child used the cache folder " + text_of(s, "cache_folder") + ", not " + tmpl;
-      } else if (flag(s, "ok") && !flag(s, "cache_usable")) {
-        s["ok"] = false;
-        s["error"] = "xp's disk cache is disabled in the child: " + text_of(s, "cache_problem");
+  st.python = args.python;
+  if (args.python == "none") {
+    st.python_skip = "--python none";
+  } else {
+    st.python_rows = find_python_rows(args.python_rows);
+    if (st.python_rows.empty()) {
+      st.python_skip = "bench/python/launch_rows.py not found (give --python-rows)";
+    } else {
+      const json l = run_child("list", shell_quote(st.python) + " " + shell_quote(st.python_rows.string()) + " list 2>&1", 0);
+      if (l.contains("rows") && l["rows"].is_array()) {
+        st.python_list = l;
+      } else {
+        st.python_skip = "'" + st.python + " " + st.python_rows.string() + " list' failed: " + text_of(l, "error");
       }
-      r->samples.push_back(s);
     }
-    {
-      std::fprintf(stderr, ", %s", xp_warm_small.id.c_str());
-      const std::string small_common =
-          " --n " + std::to_string(kFirstN) + " --kernel-file " + shell_quote(kernel_file.string());
-      const std::string cmd = "XP_CACHE_DIR=" + shell_quote(tmpl) + "; export XP_CACHE_DIR; exec " +
-                              shell_quote(self.string()) + " bench launch --row xp-child" + small_common + " --label " +
-                              xp_warm_small.id;
-      xp_warm_small.samples.push_back(run_child(xp_warm_small.id, cmd, kFirstN));
-    }
-    std::error_code rm_ec;
-    fs::remove_all(tmpl, rm_ec);
-
-    if (!nvcc_exe.empty()) {
-      std::fprintf(stderr, ", nvcc");
-      nvcc.samples.push_back(run_child("nvcc",
-                                       "exec " + shell_quote(nvcc_exe.string()) + " --n " + std::to_string(n) +
-                                           " --device " + std::to_string(dev->index()),
-                                       n));
-    }
-
-    std::fprintf(stderr, ", raw in-process");
-    json rs = new_sample("raw-in-process", n);
-    try {
-      const raw::Driver& d = raw::driver(setup.driver_path);
-      const raw::Nvrtc& nv = raw::nvrtc(setup.nvrtc_path);
-      raw::Context ctx(d, dev->index());
-      RawOps ops(d, a.address(), b.address(), c.address(), n);
-      raw_row(ops, nv, source, setup, h, rs);
-      rs["ok"] = true;
-    } catch (const std::exception& e) {
-      rs["error"] = e.what();
-    }
-    raw_parent.samples.push_back(rs);
-
-    std::fprintf(stderr, ", xp in-process\n");
-    json xs = new_sample("xp-in-process", n);
-    try {
-      XpOps ops(*dev, a, b, c, n);
-      xp_row(ops, *dev, source, a, b, c, h, xs, kLookups);
-      xs["ok"] = true;
-    } catch (const std::exception& e) {
-      xs["error"] = e.what();
-    }
-    xp_hit.samples.push_back(xs);
   }
+  return st;
+}
 
-  // ---- Report ----
-  const std::vector<const Row*> rows{&raw_fresh, &xp_cold, &xp_warm, &xp_warm_small, &nvcc, &raw_parent, &xp_hit};
-  std::printf(
-      "| row | process | build ms | first ms | build+first ms | steady ms | GB/s | host us/launch (n=%d) | bits |\n",
-      bn::kHostN);
-  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---|\n");
-  for (const Row* r : rows) {
-    std::string label = r->label;
-    if (r->id == "nvcc" && !r->samples.empty() && !text_of(r->samples.front(), "arch").empty())
-      label = "nvcc -arch=" + text_of(r->samples.front(), "arch") + " program";
-    if (!r->skipped.empty()) {
-      std::printf("| %s | - | skipped: %s | | | | | | |\n", label.c_str(), r->skipped.c_str());
+bool wanted(const BenchLaunchArgs& args, const std::string& id) {
+  if (args.only.empty()) return true;
+  std::size_t pos = 0;
+  while (pos <= args.only.size()) {
+    const std::size_t comma = std::min(args.only.find(',', pos), args.only.size());
+    if (args.only.compare(pos, comma - pos, id) == 0 && comma - pos == id.size()) return true;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+// Every process-level row of this machine's mode, in table order.
+std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sweep) {
+  std::vector<Row> rows;
+  const std::string self = shell_quote(st.self.string());
+  auto child = [self](const std::string& what, std::size_t n, const std::string& sizes) {
+    std::string c = self + " bench launch --row " + what + " --n " + std::to_string(n);
+    if (!sizes.empty()) c += " --sizes " + sizes;
+    return c;
+  };
+  if (st.gpu) {
+    const std::string kernel = " --kernel-file " + shell_quote(st.kernel_file.string());
+    std::string raw_extra = kernel + " --driver " + shell_quote(st.driver_path) + " --nvrtc " +
+                            shell_quote(st.nvrtc_path) + " --arch " + std::to_string(st.arch) + " --device " +
+                            std::to_string(st.dev->index());
+    for (const auto& dir : st.includes) raw_extra += " --nvrtc-include " + shell_quote(dir);
+    Row raw{"raw", "raw driver API + NVRTC", "gpu", "add", "C++", "", "", {}, 0, false, {}, {}};
+    raw.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
+      return "exec " + cache_env(root) + " " + child("raw-child", n, sizes) + raw_extra;
+    };
+    rows.push_back(raw);
+    Row x{"xp", "xp Program + Kernel::launch", "gpu", "add", "C++", "", "", {}, 0, false, {}, {}};
+    x.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
+      return "exec " + cache_env(root) + " " + child("xp-child", n, sizes) + kernel + " --label xp";
+    };
+    rows.push_back(x);
+    if (!sweep) {
+      // The seed's size (2^22): there the kernel's own run is small, so the first launch measured
+      // to its completion shows what xp adds (lookup, load, launch).
+      Row small = x;
+      small.id = "xp-4M";
+      small.label = "xp Program + Kernel::launch, n = 2^22";
+      small.n_override = std::size_t{1} << 22;
+      small.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
+        return "exec " + cache_env(root) + " " + child("xp-child", n, sizes) + kernel + " --label xp-4M";
+      };
+      rows.push_back(small);
+    }
+    Row nvcc{"nvcc", "nvcc-built program", "gpu", "add", "C++", "", "", {}, 0, false, {}, {}};
+    if (st.nvcc_exe.empty()) nvcc.skipped = "not built: no nvcc when CMake configured bench/";
+    const std::string nvcc_exe = shell_quote(st.nvcc_exe.string());
+    const int device = st.dev->index();
+    nvcc.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
+      return "exec " + cache_env(root) + " " + nvcc_exe + " --n " + std::to_string(n) + " --device " +
+             std::to_string(device) + (sizes.empty() ? "" : " --sizes " + sizes);
+    };
+    rows.push_back(nvcc);
+  }
+  const std::string on = st.gpu ? "cuda" : "cpu";
+  for (const auto& [id, label, op] : std::vector<std::array<std::string, 3>>{
+           {"xp-add", "xp c = a + b (arrays)", "add"},
+           {"xp-add-out", "xp add(a, b, out)", "add"},
+           {"xp-fma", "xp d = a*b + c (fused)", "fma"}}) {
+    Row r{id, label + (st.gpu ? "" : " on the CPU"), st.gpu ? "gpu" : "cpu", op, "C++", "", "", {}, 0, false, {}, {}};
+    const std::string name = id;
+    r.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
+      return "exec " + cache_env(root) + " " + child("array-child", n, sizes) + " --label " + name + " --on " + on;
+    };
+    rows.push_back(r);
+  }
+  if (st.python_list.is_object()) {
+    for (const auto& pr : st.python_list["rows"]) {
+      const std::string device = pr.value("device", "");
+      if (device != (st.gpu ? "gpu" : "cpu")) continue;
+      Row r{pr.value("id", ""), pr.value("label", ""), device, pr.value("op", "add"), "Python", "", "", {}, 0, false,
+            {}, {}};
+      const std::string base = shell_quote(st.python) + " " + shell_quote(st.python_rows.string()) + " run --row " +
+                               shell_quote(r.id) + " --threads " + std::to_string(st.threads) +
+                               (st.kernel_file.empty() ? "" : " --kernel-file " + shell_quote(st.kernel_file.string()));
+      r.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
+        // --data is appended by the caller, which owns the data folder.
+        return "exec " + cache_env(root) + " " + base + " --n " + std::to_string(n) +
+               (sizes.empty() ? "" : " --sizes " + sizes) + " --cache-root " + shell_quote(root.string());
+      };
+      rows.push_back(r);
+    }
+  }
+  std::vector<Row> kept;
+  for (auto& r : rows)
+    if (wanted(args, r.id)) kept.push_back(std::move(r));
+  return kept;
+}
+
+// The command of a row, with the Python rows' data folder.
+std::string command_for(const Row& r, std::size_t n, const std::string& sizes, const fs::path& root,
+                        const fs::path& data) {
+  std::string c = r.command(n, sizes, root);
+  if (r.source == "Python") c += " --data " + shell_quote(data.string());
+  return c;
+}
+
+bool any_python(const std::vector<Row>& rows) {
+  for (const auto& r : rows)
+    if (r.source == "Python" && r.skipped.empty()) return true;
+  return false;
+}
+
+void print_table(Report& out, const std::vector<Row>& rows, bool second, bool gpu) {
+  out("| row | build ms | first ms | build+first ms | mean ms | GB/s | host us/call (n=%d) | bits |\n", bn::kHostN);
+  out("|---|---:|---:|---:|---:|---:|---:|---|\n");
+  for (const Row& r : rows) {
+    if (r.in_process && second) continue;
+    std::string label = r.label;
+    const Samples& s = second ? r.second : r.first;
+    if (r.id == "nvcc" && !s.empty() && !text_of(s.front(), "arch").empty())
+      label = "nvcc -arch=" + text_of(s.front(), "arch") + " program";
+    if (r.source == "Python") label += " [Python]";
+    if (!r.skipped.empty()) {
+      out("| %s | | | | | | | skipped: %s |\n", label.c_str(), r.skipped.c_str());
       continue;
     }
-    const std::string build = r->id == "nvcc" ? "n/a (ahead of time)" : cell(*r, "build_ms");
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label.c_str(), r->process.c_str(), build.c_str(),
-                cell(*r, "first_ms").c_str(), cell(*r, "total_ms").c_str(), cell(*r, "steady_ms").c_str(),
-                cell(*r, "gbps").c_str(), cell(*r, "host_us").c_str(), bits_cell(*r).c_str());
+    std::string build = cell(s, "build_ms");
+    if (r.id == "nvcc") build = "n/a (ahead of time)";
+    else if (build == "n/a" && !skip_text(s).empty()) build = "";
+    else if (build == "n/a" && r.id.rfind("xp-", 0) == 0 && gpu) build = "in first call";
+    else if (build == "n/a" && r.id == "torch-compile-fma") build = "in first call";
+    else if (build == "n/a") build = "none";
+    const bool skip = !skip_text(s).empty();
+    auto c = [&](const char* key) { return skip ? std::string() : cell(s, key); };
+    out("| %s | %s | %s | %s | %s | %s | %s | %s |\n", label.c_str(), build.c_str(), c("first_ms").c_str(),
+        c("total_ms").c_str(), c("steady_ms").c_str(), c("gbps").c_str(), c("host_us").c_str(),
+        bits_cell(s).c_str());
   }
-  std::printf(
-      "\nMedian (min..max) of %d run%s. fresh: a new process per run; parent: this process, same buffers.\n"
-      "build: NVRTC + cuModuleLoadData + cuModuleGetFunction (raw), Program() + Program::kernel() (xp).\n"
-      "first: the first launch call to its completion (synchronized); the nvcc program's includes the runtime's\n"
-      "lazy module load. steady: CUDA events on the launching stream around %d launches after %d warm-ups.\n"
-      "host: %d back-to-back launches at n = %d timed with the host clock, then one synchronize.\n\n",
-      args.runs, args.runs == 1 ? "" : "s", bn::kTimed, bn::kWarmups, bn::kHostLaunches, bn::kHostN);
+}
 
-  std::vector<Ratio> ratios;
-  ratios.push_back({"xp host us / raw host us (in-process, same buffers)",
-                    divide(stat(xp_hit, "host_us"), stat(raw_parent, "host_us")), 1.1, false, ""});
-  ratios.push_back({"xp host us / raw host us (fresh processes, warm-cache xp)",
-                    divide(stat(xp_warm, "host_us"), stat(raw_fresh, "host_us")), 1.1, false, ""});
-  {
-    // Up to the launch call's return: to completion would add the kernel's own run, which at
-    // n = 2^27 alone exceeds 0.3 ms (the table's build+first column has it).
-    const auto warm = stat(xp_warm, "to_launch_ms");
-    ratios.push_back({"xp warm cache: Program() + kernel() (disk lookup, module load) + first launch call, ms",
-                      warm ? std::optional<double>(warm->median) : std::nullopt, 0.3, false,
-                      "not a ratio; up to the launch call's return, the kernel's run excluded"});
-    const auto small = stat(xp_warm_small, "total_ms");
-    ratios.push_back({"xp warm cache, n = 2^22: Program() + kernel() + first launch to completion, ms",
-                      small ? std::optional<double>(small->median) : std::nullopt, 0.3, false,
-                      "not a ratio; the seed's first ms, lookup, load, launch and the kernel's run"});
-  }
-  {
-    const auto nv = stat(raw_fresh, "nvrtc_ms");
-    const auto ld = stat(raw_fresh, "load_ms");
-    std::optional<Stat> base;
-    if (nv && ld) base = Stat{nv->median + ld->median, 0, 0, 1};
-    ratios.push_back({"xp cold build / (raw NVRTC compile + cuModuleLoadData), fresh processes",
-                      divide(stat(xp_cold, "build_ms"), base), 1.1, false, ""});
-  }
-  {
-    const auto lk = stat(xp_hit, "lookup_us");
-    ratios.push_back({"xp in-process hit: Program::kernel() on a 2nd Program of the same source, us",
-                      lk ? std::optional<double>(lk->median) : std::nullopt, 2.0, false,
-                      "not a ratio; the first such call in the run, once"});
-    const auto np = stat(xp_hit, "new_program_lookup_us");
-    ratios.push_back({"xp Program::kernel() on a new Program of the same source, us",
-                      np ? std::optional<double>(np->median) : std::nullopt, 2.0, false,
-                      "not a ratio; median of " + std::to_string(kLookups) + " new Programs"});
-    const auto re = stat(xp_hit, "relookup_us");
-    ratios.push_back({"xp Program::kernel() again on the same Program (module loaded), us",
-                      re ? std::optional<double>(re->median) : std::nullopt, 2.0, false,
-                      "not a ratio; median of " + std::to_string(kLookups) + " calls"});
-  }
-  ratios.push_back({"xp steady / nvcc steady (warm-cache xp, fresh processes) at n = " + std::to_string(n),
-                    divide(stat(xp_warm, "steady_ms"), stat(nvcc, "steady_ms")), 0.02, true,
-                    nvcc_exe.empty() ? "no nvcc row" : ""});
-  ratios.push_back({"xp steady / raw steady (fresh processes)",
-                    divide(stat(xp_warm, "steady_ms"), stat(raw_fresh, "steady_ms")), 0.02, true, ""});
-
-  std::printf("| against the baseline (ratio of medians) | value | goal | verdict |\n|---|---:|---|---|\n");
-  json ratio_json = json::array();
+void print_ratios(Report& out, const std::vector<Ratio>& ratios, json& ratio_json) {
+  out("| figure | value | goal | verdict |\n|---|---:|---|---|\n");
   for (const auto& r : ratios) {
     std::string verdict = "n/a";
     bool met = false;
-    if (r.value) {
-      met = r.within ? std::abs(*r.value - 1.0) <= r.goal : *r.value <= r.goal;
-      verdict = met ? "met" : "NOT met";
+    char goal[64] = "none (information)";
+    switch (r.kind) {
+      case Ratio::Kind::within: std::snprintf(goal, sizeof goal, "within %.0f%% of 1", r.goal * 100); break;
+      case Ratio::Kind::at_most: std::snprintf(goal, sizeof goal, "<= %g", r.goal); break;
+      case Ratio::Kind::at_least: std::snprintf(goal, sizeof goal, ">= %g", r.goal); break;
+      case Ratio::Kind::info: break;
     }
-    char goal[64];
-    if (r.within)
-      std::snprintf(goal, sizeof goal, "within %.0f%% of 1", r.goal * 100);
-    else
-      std::snprintf(goal, sizeof goal, "<= %g", r.goal);
+    if (r.value && r.kind != Ratio::Kind::info) {
+      met = r.kind == Ratio::Kind::within ? std::abs(*r.value - 1.0) <= r.goal
+            : r.kind == Ratio::Kind::at_most ? *r.value <= r.goal
+                                             : *r.value >= r.goal;
+      verdict = met ? "met" : "NOT met";
+    } else if (r.value) {
+      verdict = "";
+    }
     const std::string name = r.note.empty() ? r.name : r.name + " (" + r.note + ")";
-    std::printf("| %s | %s | %s | %s |\n", name.c_str(), r.value ? number(*r.value).c_str() : "n/a", goal,
-                verdict.c_str());
+    out("| %s | %s | %s | %s |\n", name.c_str(), r.value ? number(*r.value).c_str() : "n/a", goal, verdict.c_str());
     ratio_json.push_back({{"name", r.name},
                           {"value", r.value ? json(*r.value) : json(nullptr)},
                           {"goal", goal},
-                          {"met", r.value ? json(met) : json(nullptr)},
+                          {"met", r.value && r.kind != Ratio::Kind::info ? json(met) : json(nullptr)},
                           {"note", r.note}});
   }
+}
 
-  bool failed = false;
-  json rows_json = json::array();
-  for (const Row* r : rows) {
-    json rj = {{"id", r->id}, {"label", r->label}, {"process", r->process}};
-    rj["skipped"] = r->skipped.empty() ? json(nullptr) : json(r->skipped);
+const Row* find_row(const std::vector<Row>& rows, const std::string& id) {
+  for (const auto& r : rows)
+    if (r.id == id && r.skipped.empty()) return &r;
+  return nullptr;
+}
+
+// The goals: from "Kernels" (the launch path) and "Arrays on the GPU" (the array rows), or the
+// CPU rows' figures against NumPy and numexpr (information only: the CPU goals have their own
+// benchmark, bench/run_cpu_arrays.sh).
+std::vector<Ratio> ratios_of(const std::vector<Row>& rows, bool gpu, std::size_t n) {
+  std::vector<Ratio> out;
+  const Samples none;
+  auto first = [&](const char* id) -> const Samples& {
+    const Row* r = find_row(rows, id);
+    return r ? r->first : none;
+  };
+  auto second = [&](const char* id) -> const Samples& {
+    const Row* r = find_row(rows, id);
+    return r ? r->second : none;
+  };
+  using K = Ratio::Kind;
+  // speed of xp relative to a baseline: baseline ms / xp ms
+  auto speed = [&](const Samples& x, const Samples& base) { return divide(stat(base, "steady_ms"), stat(x, "steady_ms")); };
+  if (gpu) {
+    out.push_back({"xp host us / raw host us (in this process, same buffers)",
+                   divide(stat(first("xp-in-process"), "host_us"), stat(first("raw-in-process"), "host_us")), 1.1,
+                   K::at_most, ""});
+    out.push_back({"xp host us / raw host us (second processes)",
+                   divide(stat(second("xp"), "host_us"), stat(second("raw"), "host_us")), 1.1, K::at_most, ""});
+    out.push_back({"xp warm cache: Program() + kernel() + first launch call, ms", median_of(stat(second("xp"), "to_launch_ms")),
+                   0.3, K::at_most, "not a ratio; second process, up to the launch call's return"});
+    out.push_back({"xp warm cache, n = 2^22: Program() + kernel() + first launch to completion, ms",
+                   median_of(stat(second("xp-4M"), "total_ms")), 0.3, K::at_most,
+                   "not a ratio; second process, the kernel's run included"});
+    {
+      const auto nv = stat(first("raw"), "nvrtc_ms");
+      const auto ld = stat(first("raw"), "load_ms");
+      std::optional<Stat> base;
+      if (nv && ld) base = Stat{nv->median + ld->median, 0, 0, 1};
+      out.push_back({"xp cold build / (raw NVRTC compile + cuModuleLoadData), first processes",
+                     divide(stat(first("xp"), "build_ms"), base), 1.1, K::at_most, ""});
+    }
+    out.push_back({"xp Program::kernel() on a new Program of the same source, us",
+                   median_of(stat(first("xp-in-process"), "new_program_lookup_us")), 2.0, K::at_most,
+                   "not a ratio; median of " + std::to_string(kLookups) + " new Programs"});
+    out.push_back({"xp steady / nvcc steady (second processes) at n = " + std::to_string(n),
+                   divide(stat(second("xp"), "steady_ms"), stat(second("nvcc"), "steady_ms")), 0.02, K::within, ""});
+    out.push_back({"xp steady / raw steady (second processes)",
+                   divide(stat(second("xp"), "steady_ms"), stat(second("raw"), "steady_ms")), 0.02, K::within, ""});
+    out.push_back({"xp add(out=) speed / PyTorch add(out=) speed", speed(second("xp-add-out"), second("torch-add-out")),
+                   0.98, K::at_least, "mean ms of the second processes"});
+    out.push_back({"xp add(out=) speed / CuPy add(out=) speed", speed(second("xp-add-out"), second("cupy-add-out")), 0,
+                   K::info, ""});
+    out.push_back({"xp c = a + b speed / PyTorch a + b speed", speed(second("xp-add"), second("torch-add")), 0, K::info,
+                   ""});
+    out.push_back({"xp fused a*b+c speed / torch.compile a*b+c speed",
+                   speed(second("xp-fma"), second("torch-compile-fma")), 0.98, K::at_least,
+                   "xp rounds twice, torch.compile's Triton kernel contracts to an FMA: see the bits column"});
+    out.push_back({"xp fused a*b+c speed / PyTorch eager a*b+c speed", speed(second("xp-fma"), second("torch-fma")), 0,
+                   K::info, ""});
+    out.push_back({"xp c = a + b host us / raw cuLaunchKernel host us",
+                   divide(stat(second("xp-add"), "host_us"), stat(second("raw"), "host_us")), 2.0, K::at_most,
+                   "n = 1024, evaluated each call, second processes"});
+    out.push_back({"xp first c = a + b in a new process, warm disk cache, ms", median_of(stat(second("xp-add"), "first_ms")),
+                   1.0, K::at_most, "not a ratio; second process, to completion"});
+  } else {
+    out.push_back({"xp add(out=) speed / NumPy add(out=) speed", speed(second("xp-add-out"), second("numpy-add-out")), 0,
+                   K::info, ""});
+    out.push_back({"xp a*b+c speed / NumPy a*b+c speed", speed(second("xp-fma"), second("numpy-fma")), 0, K::info, ""});
+    out.push_back({"xp a*b+c speed / numexpr a*b+c speed", speed(second("xp-fma"), second("numexpr-fma")), 0, K::info,
+                   "same thread count"});
+    out.push_back({"xp c = a + b host us / NumPy a + b host us",
+                   divide(stat(second("xp-add"), "host_us"), stat(second("numpy-add"), "host_us")), 0, K::info,
+                   "n = 1024"});
+  }
+  return out;
+}
+
+json versions_of(const std::vector<Row>& rows) {
+  json v = json::object();
+  for (const auto& r : rows)
+    for (const Samples* ss : {&r.first, &r.second})
+      for (const auto& s : *ss)
+        if (s.contains("versions") && s["versions"].is_object())
+          for (auto it = s["versions"].begin(); it != s["versions"].end(); ++it)
+            if (!it.value().is_null()) v[it.key()] = it.value();
+  return v;
+}
+
+void print_header(Report& out, const Setup& st, const char* what, std::size_t n, int runs, json& doc) {
+  doc["xp_version"] = std::string(xp::version());
+  doc["threads"] = st.threads;
+  if (!st.gpu) {
+    out("xp bench %s: GPU rows skipped: %s\n", what, st.gpu_skip.c_str());
+    out("CPU rows: xp on the CPU (%d thread%s) against NumPy and numexpr, n = %zu float32, %d run%s\n", st.threads,
+        st.threads == 1 ? "" : "s", n, runs, runs == 1 ? "" : "s");
+    doc["gpu_skipped"] = st.gpu_skip;
+  } else {
+    const xp::CudaStatus status = xp::cuda_status();
+    const xp::SystemReport report = xp::system_report();
+    const xp::CompilerInfo ci = xp::compiler_info();
+    const xp::GpuInfo gpu = xp::gpu_info(*st.dev);
+    out("xp bench %s: n = %zu float32 (%.1f MiB per buffer), %d run%s\n", what, n,
+        static_cast<double>(n) * 4 / (1 << 20), runs, runs == 1 ? "" : "s");
+    out("GPU:    %s (%s, %d SMs, L2 %.1f MiB)\n", gpu.name.c_str(), gpu.arch().c_str(), gpu.sm_count,
+        gpu.l2_cache_bytes / double(1 << 20));
+    std::error_code ec;
+    const fs::path driver_file = fs::canonical(report.driver.path, ec);
+    const std::string driver_text = ec || driver_file == report.driver.path
+                                        ? report.driver.path
+                                        : report.driver.path + " -> " + driver_file.string();
+    out("driver: CUDA %s, %s\n", version_text(status.driver_version).c_str(), driver_text.c_str());
+    out("NVRTC:  %s, %s\n", ci.nvrtc_version.c_str(), ci.nvrtc_path.c_str());
+    out("kernel: %s (snippet of %zu bytes)\n", st.kernel_file.c_str(), st.source.size());
+    out("nvcc:   %s\n",
+        st.nvcc_exe.empty() ? "not built (bench/CMakeLists.txt builds it when nvcc is found)" : st.nvcc_exe.c_str());
+    doc["gpu"] = {{"name", gpu.name},
+                  {"arch", gpu.arch()},
+                  {"sm_count", gpu.sm_count},
+                  {"l2_cache_bytes", gpu.l2_cache_bytes},
+                  {"memory_total_bytes", gpu.memory_total},
+                  {"bandwidth_bytes_per_s", gpu.bandwidth_bytes_per_s},
+                  {"pci_bus_id", gpu.pci_bus_id}};
+    doc["driver"] = {{"cuda_version", version_text(status.driver_version)},
+                     {"path", report.driver.path},
+                     {"file", ec ? json(nullptr) : json(driver_file.string())}};
+    doc["nvrtc"] = {{"version", ci.nvrtc_version}, {"path", ci.nvrtc_path}, {"include_dirs", ci.include_dirs}};
+    doc["kernel_file"] = st.kernel_file.string();
+    doc["kernel_source"] = st.source;
+    doc["nvcc_exe"] = st.nvcc_exe.empty() ? json(nullptr) : json(st.nvcc_exe.string());
+  }
+  out("xp:     %s\n", std::string(xp::version()).c_str());
+  if (!st.python_skip.empty()) {
+    out("Python rows skipped: %s\n", st.python_skip.c_str());
+    doc["python_skipped"] = st.python_skip;
+  } else {
+    out("Python: %s (%s, Python %s)\n", st.python_rows.c_str(), st.python.c_str(),
+        st.python_list.value("python", "?").c_str());
+    doc["python"] = {{"executable", st.python_list.value("executable", "")},
+                     {"version", st.python_list.value("python", "")},
+                     {"rows_file", st.python_rows.string()}};
+  }
+  out("\n");
+}
+
+void print_versions(Report& out, const json& versions) {
+  if (versions.empty()) return;
+  std::string line;
+  for (auto it = versions.begin(); it != versions.end(); ++it)
+    line += (line.empty() ? "" : ", ") + it.key() + " " + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+  out("Versions of the Python rows: %s\n", line.c_str());
+}
+
+json row_json(const Row& r) {
+  json rj = {{"id", r.id}, {"label", r.label}, {"device", r.device}, {"op", r.op}, {"source", r.source}};
+  rj["process"] = r.in_process ? "parent" : "fresh";
+  rj["skipped"] = r.skipped.empty() ? (skip_text(r.first).empty() ? json(nullptr) : json(skip_text(r.first)))
+                                    : json(r.skipped);
+  for (const auto& [name, samples] : {std::pair<const char*, const Samples*>{"first_process", &r.first},
+                                      std::pair<const char*, const Samples*>{"second_process", &r.second}}) {
+    if (r.in_process && std::string(name) == "second_process") continue;
     json summary = json::object();
     for (const char* k : {"build_ms", "first_ms", "total_ms", "launch_call_ms", "to_launch_ms", "steady_ms", "gbps",
                           "host_us", "nvrtc_ms", "load_ms", "function_ms", "program_ms", "kernel_ms", "lookup_us",
-                          "new_program_lookup_us", "relookup_us"})
-      if (auto sj = stat_json(*r, k); !sj.is_null()) summary[k] = sj;
-    rj["summary"] = summary;
-    rj["bits"] = bits_cell(*r);
-    rj["samples"] = r->samples;
-    rows_json.push_back(rj);
-    if (r->skipped.empty() && row_failed(*r)) {
-      failed = true;
-      for (std::size_t i = 0; i < r->samples.size(); ++i) {
-        const json& s = r->samples[i];
+                          "new_program_lookup_us", "relookup_us", "import_ms"})
+      if (auto sj = stat_json(*samples, k); !sj.is_null()) summary[k] = sj;
+    rj[name] = {{"summary", summary}, {"bits", bits_cell(*samples)}, {"samples", *samples}};
+  }
+  return rj;
+}
+
+int parent(const BenchLaunchArgs& args) {
+  Setup st = make_setup(args);
+  const auto n = static_cast<std::size_t>(args.n != 0 ? args.n : (st.gpu ? 134217728LL : 16777216LL));
+  json doc;
+  doc["schema"] = "xp.bench.launch/2";
+  doc["n"] = n;
+  doc["runs"] = args.runs;
+  doc["mode"] = st.gpu ? "gpu" : "cpu";
+  Report out;
+  print_header(out, st, "launch", n, args.runs, doc);
+
+  std::vector<Row> rows = make_rows(args, st, false);
+  Row raw_parent{"raw-in-process", "raw driver API + NVRTC, in this process", "gpu", "add", "C++", "", "", {}, 0, true,
+                 {}, {}};
+  Row xp_hit{"xp-in-process", "xp, in-process hit (2nd Program)", "gpu", "add", "C++", "", "", {}, 0, true, {}, {}};
+  const bool in_process = st.gpu && wanted(args, "raw-in-process");
+  const bool xp_in_process = st.gpu && wanted(args, "xp-in-process");
+
+  // The Python rows' inputs and references, written once.
+  std::optional<TempDir> data;
+  if (any_python(rows)) {
+    data.emplace("xp-bench-data-");
+    write_data_files(data->path, ArrayHostData(std::max<std::size_t>(n, bn::kHostN)));
+  }
+
+  std::optional<HostData> h;
+  std::optional<xp::Buffer> a, b, c;
+  std::optional<xp::Program> primer;
+  if (st.gpu) {
+    if (static_cast<double>(n) * sizeof(float) < 2.0 * xp::gpu_info(*st.dev).l2_cache_bytes)
+      out("note: a buffer of %.1f MiB is not far past the L2: steady state is not DRAM bandwidth\n\n",
+          static_cast<double>(n) * 4 / (1 << 20));
+    // One set of buffers for the parent's rows; a primer Program fills xp's in-process cache and
+    // takes the GPU out of its idle clocks before the first row.
+    h.emplace(n);
+    a = upload(*st.dev, h->a.get(), n);
+    b = upload(*st.dev, h->b.get(), n);
+    c.emplace(*st.dev, n * sizeof(float));
+    xp::synchronize(*st.dev);
+    primer.emplace(st.source, program_options());
+    XpOps warm(*st.dev, *a, *b, *c, n);
+    warm.set_kernel(primer->kernel(kKernelName, *st.dev));
+    for (int i = 0; i < 20; ++i) warm.launch_big();
+    warm.sync();
+  }
+  const RawSetup setup{st.driver_path, st.nvrtc_path, st.includes, st.arch};
+
+  for (int run = 0; run < args.runs; ++run) {
+    std::fprintf(stderr, "run %d/%d:", run + 1, args.runs);
+    for (Row& r : rows) {
+      if (!r.skipped.empty()) continue;
+      std::fprintf(stderr, " %s", r.id.c_str());
+      const std::size_t rn = r.n_override != 0 ? r.n_override : n;
+      const TempDir root("xp-bench-cache-");
+      for (Samples* ss : {&r.first, &r.second}) {
+        json s = run_child(r.id, command_for(r, rn, "", root.path, data ? data->path : fs::path()), rn);
+        if (r.id == "xp" || r.id == "xp-4M") {
+          const std::string want = (root.path / "xp").string();
+          if (flag(s, "ok") && text_of(s, "cache_folder") != want) {
+            s["ok"] = false;
+            s["error"] = "the child used the cache folder " + text_of(s, "cache_folder") + ", not " + want;
+          } else if (flag(s, "ok") && !flag(s, "cache_usable")) {
+            s["ok"] = false;
+            s["error"] = "xp's disk cache is disabled in the child: " + text_of(s, "cache_problem");
+          }
+        }
+        ss->push_back(s);
+      }
+    }
+    if (in_process) {
+      std::fprintf(stderr, " raw-in-process");
+      json rs = new_sample("raw-in-process", n);
+      try {
+        const raw::Driver& d = raw::driver(setup.driver_path);
+        const raw::Nvrtc& nv = raw::nvrtc(setup.nvrtc_path);
+        raw::Context ctx(d, st.dev->index());
+        RawOps ops(d, a->address(), b->address(), c->address(), n);
+        raw_row(ops, nv, st.source, setup, *h, rs);
+        rs["ok"] = true;
+      } catch (const std::exception& e) {
+        rs["error"] = e.what();
+      }
+      raw_parent.first.push_back(rs);
+    }
+    if (xp_in_process) {
+      std::fprintf(stderr, " xp-in-process");
+      json xs = new_sample("xp-in-process", n);
+      try {
+        XpOps ops(*st.dev, *a, *b, *c, n);
+        xp_row(ops, *st.dev, st.source, *a, *b, *c, *h, xs, kLookups);
+        xs["ok"] = true;
+      } catch (const std::exception& e) {
+        xs["error"] = e.what();
+      }
+      xp_hit.first.push_back(xs);
+    }
+    std::fprintf(stderr, "\n");
+  }
+  if (in_process) rows.push_back(std::move(raw_parent));
+  if (xp_in_process) rows.push_back(std::move(xp_hit));
+
+  // ---- Report ----
+  out("%s\n\n", kCachesLine);
+  out("### First process of each row (caches emptied)\n\n");
+  print_table(out, rows, false, st.gpu);
+  out("\n### Second process of each row (caches as the first process left them)\n\n");
+  print_table(out, rows, true, st.gpu);
+  out("\nMedian (min..max) of %d run%s, each in a new process (in this process: the parent's own run, same "
+      "buffers).\n",
+      args.runs, args.runs == 1 ? "" : "s");
+  if (st.gpu) {
+    out("build: NVRTC + cuModuleLoadData + cuModuleGetFunction (raw), Program() + kernel() (xp), each library's "
+        "compile-and-load call (CuPy RawKernel.compile, cuda.core Program.compile + get_kernel, Numba cuda.jit with a "
+        "signature, PyCUDA SourceModule with nvcc); \"in first call\": the library compiles inside the first call "
+        "(xp's arrays, torch.compile); none: the library ships compiled kernels.\n"
+        "first: the first call to its completion. mean: CUDA events on the launching stream around %d calls after %d "
+        "warm-ups, divided by %d. host: %d back-to-back calls at n = %d timed with the host clock, then one "
+        "synchronize.\n",
+        bn::kTimed, bn::kWarmups, bn::kTimed, bn::kHostLaunches, bn::kHostN);
+  } else {
+    out("first: the first call. mean: the host clock around %d calls after %d warm-ups, divided by %d. host: %d "
+        "calls at n = %d. NumPy runs elementwise loops on one thread; numexpr and xp get %d.\n",
+        bn::kTimed, bn::kWarmups, bn::kTimed, bn::kHostLaunches, bn::kHostN, st.threads);
+  }
+  out("bits: every output NaN-filled before the row runs (rows that allocate their result return a new array) and "
+      "compared bit for bit with the CPU reference after the first call and after the timed calls; a*b+c rows are "
+      "compared with a*b+c rounded twice, and, when that differs, with fmaf(a, b, c): the column says which matched.\n");
+  for (const Row& r : rows) {
+    std::string note;
+    for (const Samples* ss : {&r.first, &r.second})
+      for (const auto& s : *ss)
+        if (note.empty() && !text_of(s, "note").empty()) note = text_of(s, "note");
+    if (!note.empty()) out("- %s: %s\n", r.label.c_str(), note.c_str());
+  }
+  const json versions = versions_of(rows);
+  doc["versions"] = versions;
+  print_versions(out, versions);
+  out("\n");
+  json ratio_json = json::array();
+  print_ratios(out, ratios_of(rows, st.gpu, n), ratio_json);
+
+  bool bad = false;
+  json rows_json = json::array();
+  for (const Row& r : rows) {
+    rows_json.push_back(row_json(r));
+    if (!r.skipped.empty()) continue;
+    for (const auto& [which, samples] : {std::pair<const char*, const Samples*>{"first process", &r.first},
+                                         std::pair<const char*, const Samples*>{"second process", &r.second}}) {
+      if (!failed(*samples)) continue;
+      bad = true;
+      for (std::size_t i = 0; i < samples->size(); ++i) {
+        const json& s = (*samples)[i];
         if (!flag(s, "ok"))
-          std::printf("\n%s, run %zu: error: %s", r->id.c_str(), i + 1, text_of(s, "error").c_str());
+          out("\n%s, %s, run %zu: error: %s", r.id.c_str(), which, i + 1, text_of(s, "error").c_str());
         else if (!flag(s, "bits_ok"))
-          std::printf("\n%s, run %zu: bits differ: %s", r->id.c_str(), i + 1, text_of(s, "mismatch").c_str());
+          out("\n%s, %s, run %zu: bits differ: %s", r.id.c_str(), which, i + 1, text_of(s, "mismatch").c_str());
       }
     }
   }
-  if (failed) std::printf("\n");
+  if (bad) out("\n");
+  doc["caches"] = kCachesLine;
   doc["rows"] = rows_json;
   doc["ratios"] = ratio_json;
+  if (!args.md_file.empty()) {
+    write_text(args.md_file, out.text);
+    std::printf("\nwrote %s\n", args.md_file.c_str());
+  }
   if (!args.json_file.empty()) {
     write_json(args.json_file, doc);
-    std::printf("\nwrote %s\n", args.json_file.c_str());
+    std::printf("wrote %s\n", args.json_file.c_str());
   }
-  return failed ? 1 : 0;
+  return bad ? 1 : 0;
+}
+
+// ---- xp bench sweep --------------------------------------------------------------------------------
+
+std::uint64_t host_memory_available() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::size_t total) : total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
+  void update(std::size_t done, const std::string& what) {
+    if (!tty_ || total_ == 0) return;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(kWidth * done / total_);
+    std::fprintf(stderr, "\r[%s%s] %3zu%% %-40.40s", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), 100 * done / total_, what.c_str());
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (tty_) std::fprintf(stderr, "\r%80s\r", "");
+  }
+
+ private:
+  std::size_t total_;
+  bool tty_;
+};
+
+int sweep(const BenchLaunchArgs& args) {
+  if (args.min_log2 < 0 || args.max_log2 > 30 || args.min_log2 > args.max_log2)
+    throw xp::ValueError("--min-log2 and --max-log2: need 0 <= min <= max <= 30");
+  Setup st = make_setup(args);
+  // Memory: the largest row holds four buffers of n floats on the device (a, b, c and the result,
+  // and a new result per call for the rows that allocate), and the host up to ten (the data files'
+  // six arrays in the Python rows, or the C++ rows' inputs, references and read-back copy).
+  const std::uint64_t host_free = host_memory_available();
+  std::uint64_t cap = ~std::uint64_t{0};
+  std::string cap_why;
+  if (host_free > 0) cap = host_free / 2 / (10 * 4), cap_why = "half the available host memory";
+  if (st.gpu) {
+    const xp::GpuInfo g = xp::gpu_info(*st.dev);
+    if (g.memory_free) {
+      const std::uint64_t gcap = *g.memory_free * 8 / 10 / (6 * 4);
+      if (gcap < cap) cap = gcap, cap_why = "80% of the GPU's free memory";
+    }
+  }
+  std::vector<std::size_t> sizes;
+  int capped_at = -1;
+  for (int k = args.min_log2; k <= args.max_log2; ++k) {
+    const std::size_t n = std::size_t{1} << k;
+    if (n > cap || n > static_cast<std::size_t>(INT_MAX)) {
+      capped_at = k;
+      break;
+    }
+    sizes.push_back(n);
+  }
+  if (sizes.empty()) throw std::runtime_error("no size fits in memory (" + cap_why + ")");
+  std::string size_list;
+  for (std::size_t s : sizes) size_list += (size_list.empty() ? "" : ",") + std::to_string(s);
+  const std::size_t n_max = sizes.back();
+
+  json doc;
+  doc["schema"] = "xp.bench.sweep/1";
+  doc["mode"] = st.gpu ? "gpu" : "cpu";
+  doc["sizes"] = sizes;
+  Report out;
+  print_header(out, st, "sweep", n_max, 1, doc);
+  out("sizes: 2^%d .. 2^%d", args.min_log2, args.min_log2 + static_cast<int>(sizes.size()) - 1);
+  if (capped_at >= 0) out(" (2^%d and up left out: more than %s)", capped_at, cap_why.c_str());
+  out("; at each size 3 warm-ups, then %d calls timed %s; every output checked bit for bit.\n\n", bn::kTimed,
+      st.gpu ? "with CUDA events on the launching stream" : "with the host clock");
+
+  std::vector<Row> rows = make_rows(args, st, true);
+  std::optional<TempDir> data;
+  if (any_python(rows)) {
+    data.emplace("xp-bench-data-");
+    write_data_files(data->path, ArrayHostData(std::max<std::size_t>(n_max, bn::kHostN)));
+  }
+  std::size_t runnable = 0;
+  for (const Row& r : rows) runnable += r.skipped.empty() ? 1 : 0;
+  ProgressBar bar(runnable * sizes.size());
+  std::size_t done_rows = 0;
+  std::vector<plot::Series> series;
+  json rows_json = json::array();
+  bool bad = false;
+  for (Row& r : rows) {
+    json rj = {{"id", r.id}, {"label", r.label}, {"device", r.device}, {"op", r.op}, {"source", r.source}};
+    if (!r.skipped.empty()) {
+      rj["skipped"] = r.skipped;
+      rows_json.push_back(rj);
+      continue;
+    }
+    const TempDir root("xp-bench-cache-");
+    bar.update(done_rows * sizes.size(), r.id);
+    json s = run_child(r.id, command_for(r, n_max, size_list, root.path, data ? data->path : fs::path()), n_max,
+                       [&](std::size_t k, std::size_t) {
+                         bar.update(done_rows * sizes.size() + k, r.id + " n=" + std::to_string(sizes[std::min(k, sizes.size()) - 1]));
+                       });
+    ++done_rows;
+    r.first.push_back(s);
+    rj["skipped"] = text_of(s, "skipped").empty() ? json(nullptr) : json(text_of(s, "skipped"));
+    rj["sample"] = s;
+    plot::Series ser{r.id, r.label + (r.source == "Python" ? " [Python]" : ""), {}};
+    if (flag(s, "ok") && s.contains("sweep")) {
+      for (const auto& p : s["sweep"])
+        ser.points.push_back({p.value("n", 0.0), p.value("steady_ms", 0.0), p.value("gbps", 0.0), p.value("bits_ok", false)});
+      rj["overhead_threshold_n"] = plot::overhead_threshold(ser);
+      series.push_back(ser);
+    }
+    if (failed(r.first)) bad = true;
+    rows_json.push_back(rj);
+  }
+  bar.finish();
+
+  // The summary table: time per call at a few sizes, the best GB/s, the threshold.
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < sizes.size(); i += std::max<std::size_t>(1, sizes.size() / 5)) shown.push_back(i);
+  if (shown.back() != sizes.size() - 1) shown.push_back(sizes.size() - 1);
+  out("| row |");
+  for (std::size_t i : shown) out(" ms at 2^%d |", args.min_log2 + static_cast<int>(i));
+  out(" best GB/s | calls cost 2x the smallest from n = | bits |\n|---|");
+  for (std::size_t i = 0; i < shown.size(); ++i) out("---:|");
+  out("---:|---:|---|\n");
+  for (const Row& r : rows) {
+    std::string label = r.label + (r.source == "Python" ? " [Python]" : "");
+    if (!r.skipped.empty() || r.first.empty()) {
+      out("| %s |%s | | | skipped: %s |\n", label.c_str(), std::string(shown.size(), '|').c_str(), r.skipped.c_str());
+      continue;
+    }
+    const json& s = r.first.front();
+    out("| %s |", label.c_str());
+    double best = 0;
+    std::vector<double> ms(sizes.size(), -1);
+    if (flag(s, "ok") && s.contains("sweep"))
+      for (std::size_t i = 0; i < s["sweep"].size() && i < sizes.size(); ++i) {
+        ms[i] = s["sweep"][i].value("steady_ms", -1.0);
+        best = std::max(best, s["sweep"][i].value("gbps", 0.0));
+      }
+    for (std::size_t i : shown) out(" %s |", ms[i] > 0 ? number(ms[i]).c_str() : "");
+    std::string threshold;
+    for (const auto& ser : series)
+      if (ser.id == r.id) {
+        const double t = plot::overhead_threshold(ser);
+        threshold = t > 0 ? "2^" + std::to_string(static_cast<int>(std::lround(std::log2(t)))) : "not reached";
+      }
+    out(" %s | %s | %s |\n", best > 0 ? number(best).c_str() : "", threshold.c_str(), bits_cell(r.first).c_str());
+  }
+  const json versions = versions_of(rows);
+  doc["versions"] = versions;
+  print_versions(out, versions);
+  doc["rows"] = rows_json;
+  const std::string title = std::string("xp bench sweep: ") + (st.gpu ? xp::gpu_info(*st.dev).name : "CPU rows") +
+                            ", float32, time per call and GB/s against n";
+  if (!args.json_file.empty()) {
+    write_json(args.json_file, doc);
+    std::printf("wrote %s\n", args.json_file.c_str());
+  }
+  if (!args.csv_file.empty()) {
+    write_text(args.csv_file, plot::csv(series));
+    std::printf("wrote %s\n", args.csv_file.c_str());
+  }
+  if (!args.svg_file.empty()) {
+    write_text(args.svg_file, plot::svg(series, title));
+    std::printf("wrote %s\n", args.svg_file.c_str());
+  }
+  if (!args.md_file.empty()) {
+    write_text(args.md_file, out.text);
+    std::printf("wrote %s\n", args.md_file.c_str());
+  }
+  return bad ? 1 : 0;
 }
 
 }  // namespace
 
 int bench_launch(const BenchLaunchArgs& args) {
-  if (args.n < 1 || args.n > INT_MAX) throw xp::ValueError("--n must be in [1, " + std::to_string(INT_MAX) + "]");
+  if (args.n < 0 || args.n > INT_MAX) throw xp::ValueError("--n must be in [1, " + std::to_string(INT_MAX) + "]");
   if (args.runs < 1) throw xp::ValueError("--runs must be at least 1");
   try {
+    if (!args.row.empty() && args.n == 0 && args.sizes.empty()) throw xp::ValueError("a child row needs --n");
     if (args.row == "raw-child") return raw_child(args);
     if (args.row == "xp-child") return xp_child(args);
-    if (!args.row.empty()) throw xp::ValueError("--row " + args.row + ": expected raw-child or xp-child");
+    if (args.row == "array-child") return array_child(args);
+    if (!args.row.empty()) throw xp::ValueError("--row " + args.row + ": expected raw-child, xp-child or array-child");
     return parent(args);
   } catch (const xp::Error&) {
     throw;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xp bench launch: %s\n", e.what());
+    return 1;
+  }
+}
+
+int bench_sweep(const BenchLaunchArgs& args) {
+  try {
+    return sweep(args);
+  } catch (const xp::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xp bench sweep: %s\n", e.what());
     return 1;
   }
 }

@@ -17,23 +17,36 @@
 namespace xp_cli {
 
 struct BenchLaunchArgs {
-  long long n = 134217728;  // 2^27 elements: 512 MiB per buffer, far past any GPU's L2
+  long long n = 0;          // elements per buffer; 0: 2^27 on a GPU, 2^24 for the CPU rows
   int runs = 5;
   std::string json_file;    // write everything here as JSON
+  std::string md_file;      // write the tables here as Markdown
   std::string kernel_file;  // bench/kernels/vector_add.cu; empty: look for it
   std::string nvcc_exe;     // the nvcc-built program; empty: look next to the CLI's build folder
+  std::string python = "python3";  // runs bench/python/launch_rows.py; "none": no Python rows
+  std::string python_rows;         // bench/python/launch_rows.py; empty: look for it
+  std::string only;                // comma-separated row ids; empty: every row
+  bool cpu = false;                // the CPU rows even where a GPU is usable
+
+  // `xp bench sweep`: n = 2^min_log2 .. 2^max_log2 (capped by free memory).
+  int min_log2 = 10, max_log2 = 28;
+  std::string csv_file, svg_file;
 
   // Hidden: what the parent passes to the child processes it starts.
-  std::string row;  // "raw-child" or "xp-child"; empty in the parent
+  std::string row;  // "raw-child", "xp-child" or "array-child"; empty in the parent
   std::string label;
+  std::string sizes;  // a sweep: comma-separated sizes
   std::string driver_path, nvrtc_path;
   std::vector<std::string> nvrtc_includes;
   int arch = 0;    // the SM number to compile for (raw child)
   int device = 0;  // the CUDA ordinal (raw child)
+  std::string on = "cuda";  // array child: "cuda" or "cpu"
 };
 
 // Runs the benchmark (or one child row); returns the process exit code.
 int bench_launch(const BenchLaunchArgs& args);
+// `xp bench sweep`: every row at each size, JSON, CSV and an SVG plot.
+int bench_sweep(const BenchLaunchArgs& args);
 
 namespace bench {
 
@@ -75,6 +88,17 @@ inline void make_inputs(float* a, float* b, float* ref, std::size_t n) {
     b[i] = input_value(1, i);
     ref[i] = a[i] + b[i];
   }
+}
+
+// The third input of the a*b+c rows: the same construction from another stream of the seed.
+inline float input_c(std::uint64_t i) {
+  const std::uint64_t r = mix64((kSeed ^ 0xc0ffee1234567ULL) + 0x9e3779b97f4a7c15ULL * (i + 1));
+  const std::uint32_t sign = static_cast<std::uint32_t>(r >> 63) << 31;
+  const std::uint32_t exponent = static_cast<std::uint32_t>(127 - 8 + (r >> 23) % 17) << 23;
+  const std::uint32_t bits = sign | exponent | static_cast<std::uint32_t>(r & 0x7fffffu);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
 }
 
 // The first index where the bits differ, or -1 when all n match.

@@ -37,17 +37,36 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "Benchmarks that measure xp against a baseline in the same run");
   bench->require_subcommand(1);
   auto* bench_launch = bench->add_subcommand(
-      "launch", "vector_add through the raw driver API + NVRTC, xp (cold, warm, in-process) and nvcc");
-  bench_launch->add_option("--n", bench_args.n, "Elements per buffer (default 2^27)")
+      "launch",
+      "vector_add and a*b+c through the raw driver API, xp, nvcc, CuPy, cuda.core, Numba, PyCUDA and PyTorch "
+      "(without a GPU: xp on the CPU against NumPy and numexpr), each row in two fresh processes");
+  auto* bench_sweep = bench->add_subcommand(
+      "sweep", "Every row of `bench launch` at n = 2^10 .. 2^28: JSON, CSV and an SVG plot of time and GB/s against n");
+  for (auto* sub : {bench_launch, bench_sweep}) {
+    sub->add_option("--json", bench_args.json_file, "Also write everything to this JSON file");
+    sub->add_option("--md", bench_args.md_file, "Also write the tables to this Markdown file");
+    sub->add_option("--kernel-file", bench_args.kernel_file, "bench/kernels/vector_add.cu (default: found)");
+    sub->add_option("--nvcc-exe", bench_args.nvcc_exe, "The nvcc-built baseline (default: found in the build)");
+    sub->add_option("--python", bench_args.python,
+                    "The Python that runs the Python rows (default python3; none: no Python rows)");
+    sub->add_option("--python-rows", bench_args.python_rows, "bench/python/launch_rows.py (default: found)");
+    sub->add_option("--only", bench_args.only, "Only these rows (comma-separated ids, as in the JSON)");
+    sub->add_flag("--cpu", bench_args.cpu, "The CPU rows, even where a GPU is usable");
+  }
+  bench_launch->add_option("--n", bench_args.n, "Elements per buffer (default 2^27 on a GPU, 2^24 on the CPU)")
       ->check(CLI::Range(1LL, 2147483647LL));
   bench_launch->add_option("--runs", bench_args.runs, "Runs of every row; medians are reported (default 5)")
       ->check(CLI::Range(1, 1000));
-  bench_launch->add_option("--json", bench_args.json_file, "Also write everything to this JSON file");
-  bench_launch->add_option("--kernel-file", bench_args.kernel_file, "bench/kernels/vector_add.cu (default: found)");
-  bench_launch->add_option("--nvcc-exe", bench_args.nvcc_exe, "The nvcc-built baseline (default: found in the build)");
+  bench_sweep->add_option("--min-log2", bench_args.min_log2, "Smallest n = 2^this (default 10)")->check(CLI::Range(0, 30));
+  bench_sweep->add_option("--max-log2", bench_args.max_log2, "Largest n = 2^this, capped by free memory (default 28)")
+      ->check(CLI::Range(0, 30));
+  bench_sweep->add_option("--csv", bench_args.csv_file, "Write the points to this CSV file");
+  bench_sweep->add_option("--svg", bench_args.svg_file, "Write the plot to this SVG file");
   // What the parent passes to its child processes; not for users.
   bench_launch->add_option("--row", bench_args.row)->group("");
   bench_launch->add_option("--label", bench_args.label)->group("");
+  bench_launch->add_option("--sizes", bench_args.sizes)->group("");
+  bench_launch->add_option("--on", bench_args.on)->group("");
   bench_launch->add_option("--driver", bench_args.driver_path)->group("");
   bench_launch->add_option("--nvrtc", bench_args.nvrtc_path)->group("");
   bench_launch->add_option("--nvrtc-include", bench_args.nvrtc_includes)->group("");
@@ -63,6 +82,7 @@ int main(int argc, char** argv) {
   try {
     if (*doctor) return xp_cli::doctor(json);
     if (*bench_launch) return xp_cli::bench_launch(bench_args);
+    if (*bench_sweep) return xp_cli::bench_sweep(bench_args);
     if (*compile) return xp_cli::compile(compile_args);
     if (*cache) return xp_cli::cache(cache_action);
     if (*version) {

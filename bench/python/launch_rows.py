@@ -1,0 +1,689 @@
+#!/usr/bin/env python3
+"""The Python rows of `xp bench launch` and `xp bench sweep` (tools/xp/bench_launch.cpp runs this).
+
+  launch_rows.py list
+      One JSON line: every row this file knows, with its device ("gpu" or "cpu") and operation.
+
+  launch_rows.py run --row ID --data DIR --n N [--sizes N1,N2,...] --kernel-file FILE
+                     [--cache-root DIR] [--threads T] [--host-n 1024] [--host-launches 10000]
+      Runs one row in this process and prints one JSON line with the same fields as the C++ rows:
+      build_ms, first_ms, total_ms, steady_ms (mean of 10 launches between two events on the
+      launching stream, after 3 warm-ups; the host clock for CPU rows), gbps, host_us (10000
+      back-to-back calls at n = 1024, then one synchronize), bits_ok / first_mismatch / mismatch.
+      With --sizes, a sweep: steady_ms, gbps and the bit check at each size ("sweep" list), and a
+      line "#progress K/M" after each size.
+
+The inputs and the references come from DIR, written by the parent from the same seed and the same
+CPU code as the C++ rows (tools/xp/bench_launch.hpp): a.f32, b.f32, c.f32 (float32, little endian),
+add.f32 = a + b, fma_separate.f32 = a * b + c with two roundings, fma_fused.f32 = fmaf(a, b, c).
+The kernel rows (CuPy RawKernel, cuda.core, PyCUDA) compile the text between the snippet markers of
+the .cu file, byte for byte; Numba cannot take CUDA C++, so its row is the same loop in Python.
+Every output is filled with NaN (all bits set) before the row runs and compared bit for bit after.
+A row that cannot run says why (the import error's text) in "skipped".
+"""
+
+import argparse
+import importlib
+import json
+import math
+import os
+import platform
+import sys
+import time
+import traceback
+
+BEGIN = "// [xp-snippet vector_add begin]"
+END = "// [xp-snippet vector_add end]"
+BLOCK = 256
+WARMUPS = 3
+TIMED = 10
+HOST_WARMUPS = 100
+
+# id, label, device, operation
+ROWS = [
+    ("cupy-rawkernel", "CuPy RawKernel", "gpu", "add"),
+    ("cupy-add", "CuPy a + b", "gpu", "add"),
+    ("cupy-add-out", "CuPy add(out=)", "gpu", "add"),
+    ("cuda-core", "cuda.core Program + launch", "gpu", "add"),
+    ("numba", "Numba @cuda.jit (Python kernel)", "gpu", "add"),
+    ("pycuda", "PyCUDA SourceModule (nvcc)", "gpu", "add"),
+    ("torch-add", "PyTorch a + b", "gpu", "add"),
+    ("torch-add-out", "PyTorch add(out=)", "gpu", "add"),
+    ("torch-fma", "PyTorch eager a*b+c", "gpu", "fma"),
+    ("torch-compile-fma", "torch.compile a*b+c", "gpu", "fma"),
+    ("numpy-add", "NumPy a + b", "cpu", "add"),
+    ("numpy-add-out", "NumPy add(out=)", "cpu", "add"),
+    ("numpy-fma", "NumPy a*b+c", "cpu", "fma"),
+    ("numexpr-add-out", "numexpr a+b (out=)", "cpu", "add"),
+    ("numexpr-fma", "numexpr a*b+c (out=)", "cpu", "fma"),
+]
+BYTES = {"add": 12, "fma": 16}
+
+
+class Skip(Exception):
+    """The row cannot run here (a module does not import, no GPU...)."""
+
+
+def need(module):
+    try:
+        return importlib.import_module(module)
+    except Exception as e:  # ImportError, or anything a broken install raises while importing
+        raise Skip(f"{module} does not import: {type(e).__name__}: {e}".strip())
+
+
+def dist_version(name):
+    try:
+        from importlib import metadata
+        return metadata.version(name)
+    except Exception:
+        return None
+
+
+def read_snippet(path):
+    with open(path, "rb") as f:
+        text = f.read().decode()
+    b, e = text.find(BEGIN), text.find(END)
+    if b < 0 or e < 0 or e < b:
+        raise RuntimeError(f"{path} has no '{BEGIN}' ... '{END}' region")
+    return text[b + len(BEGIN):e]
+
+
+# ---- Rows -------------------------------------------------------------------------------------------
+# Each row: setup(data) loads the inputs (not timed); prepare(n) makes what a call at size n needs
+# (views, launch arguments; not timed); fill_nan(n); build() -> ms or None; call(n); sync();
+# start()/stop() -> ms between them on the launching stream; result(n) -> a host float32 array.
+
+class Row:
+    note = ""
+    build_note = ""
+
+    def __init__(self, op):
+        self.op = op
+        self.versions = {}
+
+    def build(self):
+        return None
+
+    def prepare(self, n):
+        pass
+
+
+class HostTimer:
+    def start(self):
+        self.t0 = time.perf_counter()
+
+    def stop(self):
+        return (time.perf_counter() - self.t0) * 1e3
+
+
+# -- CuPy --
+class CupyRow(Row):
+    def __init__(self, op, kind, snippet):
+        super().__init__(op)
+        self.cp = need("cupy")
+        self.versions["cupy"] = self.cp.__version__
+        self.kind, self.snippet = kind, snippet
+
+    def setup(self, d):
+        cp = self.cp
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            raise Skip("CuPy sees no GPU")
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.stream.use()
+        self.a, self.b = cp.asarray(d["a"]), cp.asarray(d["b"])
+        self.c = cp.empty_like(self.a)
+        self.e0, self.e1 = cp.cuda.Event(), cp.cuda.Event()
+        self.views = {}
+        self.last = None
+        if self.kind == "rawkernel":
+            self.build_note = "RawKernel(...).compile(): NVRTC + module load"
+
+    def build(self):
+        if self.kind != "rawkernel":
+            return None
+        t0 = time.perf_counter()
+        self.kernel = self.cp.RawKernel(self.snippet, "vector_add")
+        self.kernel.compile()
+        return (time.perf_counter() - t0) * 1e3
+
+    def prepare(self, n):
+        import numpy as np
+        self.views[n] = (self.a[:n], self.b[:n], self.c[:n], ((n + BLOCK - 1) // BLOCK,), np.int32(n))
+
+    def fill_nan(self, n):
+        self.c[:n].view(self.cp.uint32).fill(0xFFFFFFFF)
+        self.last = None
+
+    def call(self, n):
+        a, b, c, grid, nn = self.views[n]
+        if self.kind == "rawkernel":
+            self.kernel(grid, (BLOCK,), (a, b, c, nn))
+        elif self.kind == "add-out":
+            self.cp.add(a, b, out=c)
+        else:
+            self.last = a + b
+
+    def sync(self):
+        self.stream.synchronize()
+
+    def start(self):
+        self.e0.record(self.stream)
+
+    def stop(self):
+        self.e1.record(self.stream)
+        self.e1.synchronize()
+        return self.cp.cuda.get_elapsed_time(self.e0, self.e1)
+
+    def result(self, n):
+        src = self.last if self.kind == "add" else self.c[:n]
+        return self.cp.asnumpy(src)
+
+
+# -- cuda.core --
+class CudaCoreRow(Row):
+    build_note = "Program.compile('cubin') + get_kernel"
+
+    def __init__(self, op, snippet):
+        super().__init__(op)
+        self.core = need("cuda.core")
+        self.drv = need("cuda.bindings.driver")
+        self.versions["cuda.core"] = getattr(self.core, "__version__", dist_version("cuda-core"))
+        self.versions["cuda.bindings"] = dist_version("cuda-bindings")
+        self.snippet = snippet
+
+    def check(self, r, what):
+        err = r[0] if isinstance(r, tuple) else r
+        if int(err) != 0:
+            raise RuntimeError(f"{what} failed: {err}")
+        return r
+
+    def setup(self, d):
+        core = self.core
+        self.dev = core.Device(0)
+        self.dev.set_current()
+        self.stream = self.dev.create_stream()
+        self.nbytes = d["a"].nbytes
+        self.bufs = [self.dev.allocate(self.nbytes, stream=self.stream) for _ in range(3)]
+        self.stream.sync()
+        for buf, host in zip(self.bufs[:2], (d["a"], d["b"])):
+            self.check(self.drv.cuMemcpyHtoD(int(buf.handle), host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+        self.opts = core.EventOptions(enable_timing=True)
+        self.cfg = {}
+
+    def build(self):
+        core = self.core
+        t0 = time.perf_counter()
+        prog = core.Program(self.snippet, "c++", core.ProgramOptions(arch=f"sm_{self.dev.arch}"))
+        self.kernel = prog.compile("cubin").get_kernel("vector_add")
+        return (time.perf_counter() - t0) * 1e3
+
+    def prepare(self, n):
+        import numpy as np
+        self.cfg[n] = (self.core.LaunchConfig(grid=(n + BLOCK - 1) // BLOCK, block=BLOCK), np.int32(n))
+
+    def fill_nan(self, n):
+        self.check(self.drv.cuMemsetD8Async(int(self.bufs[2].handle), 0xFF, 4 * n, self.stream.handle), "cuMemsetD8Async")
+        self.stream.sync()
+
+    def call(self, n):
+        cfg, nn = self.cfg[n]
+        self.core.launch(self.stream, cfg, self.kernel, self.bufs[0], self.bufs[1], self.bufs[2], nn)
+
+    def sync(self):
+        self.stream.sync()
+
+    def start(self):
+        self.e0 = self.stream.record(options=self.opts)
+
+    def stop(self):
+        e1 = self.stream.record(options=self.opts)
+        e1.sync()
+        return e1 - self.e0
+
+    def result(self, n):
+        import numpy as np
+        out = np.empty(n, np.float32)
+        self.stream.sync()
+        self.check(self.drv.cuMemcpyDtoH(out.ctypes.data, int(self.bufs[2].handle), 4 * n), "cuMemcpyDtoH")
+        return out
+
+
+# -- Numba --
+class NumbaRow(Row):
+    build_note = "cuda.jit with an explicit signature: compiled eagerly"
+
+    def __init__(self, op):
+        super().__init__(op)
+        import numpy as np
+        if not hasattr(np, "row_stack"):
+            # numba-cuda 0.30 still calls np.row_stack, which NumPy 2 removed (np.vstack is the same).
+            np.row_stack = np.vstack
+            self.note = "np.row_stack = np.vstack set before importing numba-cuda (NumPy 2 removed it)"
+        need("numba")
+        self.cuda = need("numba.cuda")
+        self.versions["numba"] = dist_version("numba")
+        self.versions["numba-cuda"] = dist_version("numba-cuda")
+
+    def setup(self, d):
+        import numpy as np
+        cuda = self.cuda
+        if not cuda.is_available():
+            raise Skip("numba.cuda.is_available() is False")
+        self.stream = cuda.stream()
+        self.a, self.b = cuda.to_device(d["a"], stream=self.stream), cuda.to_device(d["b"], stream=self.stream)
+        self.c = cuda.device_array_like(d["a"], stream=self.stream)
+        self.nan = np.full(d["a"].shape, 0xFFFFFFFF, np.uint32).view(np.float32)
+        self.stream.synchronize()
+        self.e0, self.e1 = cuda.event(timing=True), cuda.event(timing=True)
+        self.args = {}
+
+    def build(self):
+        cuda = self.cuda
+
+        def vector_add(a, b, c, n):
+            i = cuda.grid(1)
+            if i < n:
+                c[i] = a[i] + b[i]
+
+        t0 = time.perf_counter()
+        self.kernel = cuda.jit("void(float32[::1], float32[::1], float32[::1], int32)")(vector_add)
+        return (time.perf_counter() - t0) * 1e3
+
+    def prepare(self, n):
+        import numpy as np
+        self.args[n] = (self.kernel[(n + BLOCK - 1) // BLOCK, BLOCK, self.stream], np.int32(n))
+
+    def fill_nan(self, n):
+        self.c.copy_to_device(self.nan, stream=self.stream)
+        self.stream.synchronize()
+
+    def call(self, n):
+        k, nn = self.args[n]
+        k(self.a, self.b, self.c, nn)
+
+    def sync(self):
+        self.stream.synchronize()
+
+    def start(self):
+        self.e0.record(self.stream)
+
+    def stop(self):
+        self.e1.record(self.stream)
+        self.e1.synchronize()
+        return self.cuda.event_elapsed_time(self.e0, self.e1)
+
+    def result(self, n):
+        return self.c.copy_to_host(stream=self.stream)[:n]
+
+
+# -- PyCUDA --
+class PycudaRow(Row):
+    build_note = "SourceModule (nvcc) + get_function"
+
+    def __init__(self, op, snippet, cache_root):
+        super().__init__(op)
+        pycuda = need("pycuda")
+        self.drv = need("pycuda.driver")
+        need("pycuda.autoprimaryctx")  # the primary context, shared with the other libraries
+        self.compiler = need("pycuda.compiler")
+        self.versions["pycuda"] = getattr(pycuda, "VERSION_TEXT", dist_version("pycuda"))
+        self.snippet = snippet
+        self.cache_dir = os.path.join(cache_root, "pycuda") if cache_root else None
+
+    def setup(self, d):
+        drv = self.drv
+        self.stream = drv.Stream()
+        self.nbytes = d["a"].nbytes
+        self.a, self.b, self.c = drv.mem_alloc(self.nbytes), drv.mem_alloc(self.nbytes), drv.mem_alloc(self.nbytes)
+        drv.memcpy_htod(self.a, d["a"])
+        drv.memcpy_htod(self.b, d["b"])
+        self.e0, self.e1 = drv.Event(), drv.Event()
+        self.grid = {}
+
+    def build(self):
+        t0 = time.perf_counter()
+        kw = {"no_extern_c": True}
+        if self.cache_dir:
+            os.makedirs(self.cache_dir, exist_ok=True)
+            kw["cache_dir"] = self.cache_dir
+        mod = self.compiler.SourceModule(self.snippet, **kw)
+        self.kernel = mod.get_function("vector_add")
+        self.kernel.prepare("PPPi")
+        return (time.perf_counter() - t0) * 1e3
+
+    def prepare(self, n):
+        self.grid[n] = ((n + BLOCK - 1) // BLOCK, 1)
+
+    def fill_nan(self, n):
+        self.drv.memset_d8(self.c, 0xFF, 4 * n)
+        self.drv.Context.synchronize()
+
+    def call(self, n):
+        self.kernel.prepared_async_call(self.grid[n], (BLOCK, 1, 1), self.stream, self.a, self.b, self.c, n)
+
+    def sync(self):
+        self.stream.synchronize()
+
+    def start(self):
+        self.e0.record(self.stream)
+
+    def stop(self):
+        self.e1.record(self.stream)
+        self.e1.synchronize()
+        return self.e1.time_since(self.e0)
+
+    def result(self, n):
+        import numpy as np
+        out = np.empty(self.nbytes // 4, np.float32)
+        self.stream.synchronize()
+        self.drv.memcpy_dtoh(out, self.c)
+        return out[:n]
+
+
+# -- PyTorch --
+class TorchRow(Row):
+    def __init__(self, op, kind):
+        super().__init__(op)
+        self.torch = need("torch")
+        self.versions["torch"] = self.torch.__version__
+        self.versions["torch.cuda"] = self.torch.version.cuda
+        self.kind = kind
+        if kind == "compile":
+            self.versions["triton"] = dist_version("triton")
+            self.build_note = "torch.compile(dynamic=False): compiled inside the first call"
+
+    def setup(self, d):
+        torch = self.torch
+        if not torch.cuda.is_available():
+            raise Skip("torch.cuda.is_available() is False")
+        dev = torch.device("cuda", 0)
+        self.a, self.b = torch.from_numpy(d["a"]).to(dev), torch.from_numpy(d["b"]).to(dev)
+        if self.op == "fma":
+            self.cc = torch.from_numpy(d["c"]).to(dev)
+        self.c = torch.empty_like(self.a)
+        torch.cuda.synchronize()
+        self.e0 = torch.cuda.Event(enable_timing=True)
+        self.e1 = torch.cuda.Event(enable_timing=True)
+        self.views = {}
+        self.last = None
+        if self.kind == "compile":
+            self.fn = torch.compile(lambda x, y, z: x * y + z, dynamic=False)
+
+    def prepare(self, n):
+        self.views[n] = (self.a[:n], self.b[:n], self.cc[:n] if self.op == "fma" else None, self.c[:n])
+
+    def fill_nan(self, n):
+        self.c[:n].view(self.torch.int32).fill_(-1)
+        self.last = None
+
+    def call(self, n):
+        a, b, c3, out = self.views[n]
+        if self.kind == "add-out":
+            self.torch.add(a, b, out=out)
+        elif self.kind == "add":
+            self.last = a + b
+        elif self.kind == "fma":
+            self.last = a * b + c3
+        else:
+            self.last = self.fn(a, b, c3)
+
+    def sync(self):
+        self.torch.cuda.synchronize()
+
+    def start(self):
+        self.e0.record()
+
+    def stop(self):
+        self.e1.record()
+        self.e1.synchronize()
+        return self.e0.elapsed_time(self.e1)
+
+    def result(self, n):
+        src = self.c[:n] if self.kind == "add-out" else self.last
+        return src.cpu().numpy()
+
+
+# -- NumPy and numexpr (CPU rows) --
+class NumpyRow(HostTimer, Row):
+    def __init__(self, op, kind, threads):
+        super().__init__(op)
+        self.np = need("numpy")
+        self.kind = kind
+        if kind.startswith("numexpr"):
+            self.ne = need("numexpr")
+            self.versions["numexpr"] = self.ne.__version__
+            self.ne.set_num_threads(max(1, threads))
+            self.note = f"numexpr threads: {self.ne.get_num_threads()}"
+        else:
+            self.note = "NumPy's elementwise loops run on one thread"
+
+    def setup(self, d):
+        np = self.np
+        self.a, self.b, self.cc = d["a"], d["b"], d["c"]
+        self.c = np.empty_like(self.a)
+        self.views = {}
+        self.last = None
+
+    def prepare(self, n):
+        self.views[n] = (self.a[:n], self.b[:n], self.cc[:n], self.c[:n])
+
+    def fill_nan(self, n):
+        self.c[:n].view(self.np.uint32).fill(0xFFFFFFFF)
+        self.last = None
+
+    def call(self, n):
+        a, b, c3, out = self.views[n]
+        k = self.kind
+        if k == "add":
+            self.last = a + b
+        elif k == "add-out":
+            self.np.add(a, b, out=out)
+        elif k == "fma":
+            self.last = a * b + c3
+        elif k == "numexpr-add-out":
+            self.ne.evaluate("a + b", local_dict={"a": a, "b": b}, out=out)
+        else:
+            self.ne.evaluate("a * b + c", local_dict={"a": a, "b": b, "c": c3}, out=out)
+
+    def sync(self):
+        pass
+
+    def result(self, n):
+        return self.last if self.kind in ("add", "fma") else self.c[:n]
+
+
+def make_row(row_id, op, args, snippet):
+    if row_id == "cupy-rawkernel":
+        return CupyRow(op, "rawkernel", snippet)
+    if row_id == "cupy-add":
+        return CupyRow(op, "add", snippet)
+    if row_id == "cupy-add-out":
+        return CupyRow(op, "add-out", snippet)
+    if row_id == "cuda-core":
+        return CudaCoreRow(op, snippet)
+    if row_id == "numba":
+        return NumbaRow(op)
+    if row_id == "pycuda":
+        return PycudaRow(op, snippet, args.cache_root)
+    if row_id.startswith("torch-"):
+        return TorchRow(op, {"torch-add": "add", "torch-add-out": "add-out", "torch-fma": "fma",
+                             "torch-compile-fma": "compile"}[row_id])
+    if row_id.startswith("numpy-") or row_id.startswith("numexpr-"):
+        kind = {"numpy-add": "add", "numpy-add-out": "add-out", "numpy-fma": "fma",
+                "numexpr-add-out": "numexpr-add-out", "numexpr-fma": "numexpr-fma"}[row_id]
+        return NumpyRow(op, kind, args.threads)
+    raise ValueError(f"unknown row {row_id}")
+
+
+# ---- Measurement -----------------------------------------------------------------------------------
+
+def load_data(np, folder, n):
+    d = {}
+    for key, name in (("a", "a.f32"), ("b", "b.f32"), ("c", "c.f32"), ("add", "add.f32"),
+                      ("fma_separate", "fma_separate.f32"), ("fma_fused", "fma_fused.f32")):
+        arr = np.fromfile(os.path.join(folder, name), dtype="<f4", count=n)
+        if arr.size != n:
+            raise RuntimeError(f"{name} in {folder} holds {arr.size} elements, fewer than {n}")
+        d[key] = arr
+    return d
+
+
+def compare(np, got, d, op, n, stage):
+    """(bits_ok, first_mismatch, mismatch text, rounding)"""
+    got = np.ascontiguousarray(np.asarray(got, dtype=np.float32)).reshape(-1)
+    if got.size != n:
+        return False, 0, f"after the {stage}, the output has {got.size} elements, not {n}", None
+    g = got.view(np.uint32)
+    ref = d["add"] if op == "add" else d["fma_separate"]
+    r = ref[:n].view(np.uint32)
+    diff = np.flatnonzero(g != r)
+    if diff.size == 0:
+        return True, None, None, "separate" if op == "fma" else None
+    if op == "fma":
+        fused = d["fma_fused"][:n].view(np.uint32)
+        if not np.any(g != fused):
+            return True, None, None, "fma"
+    i = int(diff[0])
+    text = f"after the {stage}, index {i} holds 0x{int(g[i]):08x}, the reference 0x{int(r[i]):08x}"
+    if op == "fma":
+        text += " (and the FMA reference differs too)"
+    return False, i, text, None
+
+
+def run(args):
+    sample = {"row": args.row, "ok": False, "error": None, "skipped": None, "n": args.n}
+    for k in ("build_ms", "first_ms", "total_ms", "steady_ms", "gbps", "host_us", "bits_ok", "first_mismatch",
+              "mismatch", "rounding"):
+        sample[k] = None
+    known = {r[0]: r for r in ROWS}
+    try:
+        if args.row not in known:
+            raise ValueError(f"unknown row {args.row}; rows: {', '.join(known)}")
+        _, label, device, op = known[args.row]
+        sample.update(label=label, device=device, op=op)
+        sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else []
+        n_max = max([args.n] + sizes)
+        host_n = min(args.host_n, n_max)
+        snippet = read_snippet(args.kernel_file) if args.kernel_file else ""
+        t0 = time.perf_counter()
+        np = need("numpy")
+        row = make_row(args.row, op, args, snippet)
+        sample["import_ms"] = (time.perf_counter() - t0) * 1e3
+        sample["versions"] = dict(row.versions, numpy=np.__version__, python=platform.python_version())
+        d = load_data(np, args.data, n_max)
+        row.setup(d)
+        sample["note"] = row.note
+        sample["build_note"] = row.build_note
+        bpe = BYTES[op]
+        timer = row
+
+        def check(n, stage):
+            ok, i, text, rounding = compare(np, row.result(n), d, op, n, stage)
+            return ok, i, text, rounding
+
+        if sizes:
+            build = row.build()
+            sample["build_ms"] = build
+            points = []
+            for k, n in enumerate(sizes):
+                row.prepare(n)
+                row.fill_nan(n)
+                for _ in range(WARMUPS):
+                    row.call(n)
+                timer.start()
+                for _ in range(TIMED):
+                    row.call(n)
+                ms = timer.stop() / TIMED
+                ok, i, text, rounding = check(n, "timed launches")
+                points.append({"n": n, "steady_ms": ms, "gbps": bpe * n / (ms * 1e-3) / 1e9, "bits_ok": ok,
+                               "first_mismatch": i, "mismatch": text, "rounding": rounding})
+                print(f"#progress {k + 1}/{len(sizes)}", flush=True)
+            sample["sweep"] = points
+            sample["bits_ok"] = all(p["bits_ok"] for p in points)
+            bad = [p for p in points if not p["bits_ok"]]
+            if bad:
+                sample["first_mismatch"], sample["mismatch"] = bad[0]["first_mismatch"], f"n = {bad[0]['n']}: {bad[0]['mismatch']}"
+            roundings = {p["rounding"] for p in points if p["rounding"]}
+            sample["rounding"] = "/".join(sorted(roundings)) or None
+            sample["ok"] = True
+            return sample
+
+        n = args.n
+        row.prepare(n)
+        row.prepare(host_n)
+        row.fill_nan(n)
+        row.sync()
+        build = row.build()
+        t0 = time.perf_counter()
+        row.call(n)
+        row.sync()
+        first = (time.perf_counter() - t0) * 1e3
+        sample["build_ms"] = build
+        sample["first_ms"] = first
+        sample["total_ms"] = (build or 0.0) + first
+        ok, i, text, rounding = check(n, "first call")
+        sample.update(bits_ok=ok, first_mismatch=i, mismatch=text, rounding=rounding)
+
+        row.fill_nan(n)
+        for _ in range(WARMUPS):
+            row.call(n)
+        timer.start()
+        for _ in range(TIMED):
+            row.call(n)
+        steady = timer.stop() / TIMED
+        sample["steady_ms"] = steady
+        sample["gbps"] = bpe * n / (steady * 1e-3) / 1e9
+        ok, i, text, rounding2 = check(n, "timed launches")
+        if sample["bits_ok"] and not ok:
+            sample.update(bits_ok=False, first_mismatch=i, mismatch=text)
+        if rounding2 and rounding2 != rounding:
+            sample["rounding"] = f"{rounding}/{rounding2}"
+
+        for _ in range(HOST_WARMUPS):
+            row.call(host_n)
+        row.sync()
+        t0 = time.perf_counter()
+        for _ in range(args.host_launches):
+            row.call(host_n)
+        t1 = time.perf_counter()
+        row.sync()
+        sample["host_us"] = (t1 - t0) * 1e6 / args.host_launches
+        sample["host_n"] = host_n
+        sample["ok"] = True
+    except Skip as e:
+        sample["skipped"] = str(e)
+        sample["error"] = str(e)
+    except Exception as e:
+        sample["error"] = f"{type(e).__name__}: {e}"
+        sample["traceback"] = traceback.format_exc()[-2000:]
+    return sample
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list")
+    r = sub.add_parser("run")
+    r.add_argument("--row", required=True)
+    r.add_argument("--data", required=True)
+    r.add_argument("--n", type=int, required=True)
+    r.add_argument("--sizes", default="")
+    r.add_argument("--kernel-file", default="")
+    r.add_argument("--cache-root", default="")
+    r.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    r.add_argument("--host-n", type=int, default=1024)
+    r.add_argument("--host-launches", type=int, default=10000)
+    args = p.parse_args()
+    if args.cmd == "list":
+        print(json.dumps({"rows": [{"id": i, "label": l, "device": dv, "op": op, "bytes_per_element": BYTES[op]}
+                                   for i, l, dv, op in ROWS],
+                          "python": platform.python_version(), "executable": sys.executable}))
+        return 0
+    sample = run(args)
+    print(json.dumps(sample, allow_nan=False, default=str))
+    sys.stdout.flush()
+    return 0 if sample["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
