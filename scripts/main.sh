@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Sets this machine up for xp, builds the release preset and runs `xp doctor`.
+# Sets this machine up for xp, builds the release preset, runs `xp doctor`, then `xp bench launch`:
+# on a GPU its launch-path and array rows, without one the CPU rows (xp on the CPU against NumPy
+# and numexpr), saying why the GPU rows were skipped.
 #
 # On Debian 12 (root, or a user with sudo): installs the Debian packages that are missing, makes
 # the Python virtual environment .venv in the repository, and, where no CUDA toolkit provides
@@ -93,6 +95,7 @@ xp_main() {
   cd "$XP_ROOT"
   xp_install_packages
   xp_make_venv
+  xp_install_test_packages  # NumPy 2 and numexpr: the baselines of the benchmark's CPU rows
   local nvrtc
   if nvrtc="$(xp_system_nvrtc)"; then
     xp_log "NVRTC from the system: $nvrtc (no wheel needed)"
@@ -111,6 +114,15 @@ xp_main() {
   # xp doctor exits 1 when something the user asked for (XP_DEVICE, XP_NVRTC...) is not there, and
   # 2 for a malformed variable; a machine without a GPU is not an error.
   echo "main.sh: built build/release; xp doctor exited $rc$([ "$rc" -eq 0 ] || echo ' (see its report above)')"
+  [ "$rc" -le 1 ] || return "$rc"
+
+  # The Python rows run with .venv's Python (NumPy, numexpr); give another with --python to get the
+  # GPU libraries' rows (CuPy, PyTorch...) where they are installed.
+  xp_log "build/release/tools/xp/xp bench launch --python .venv/bin/python"
+  local bench_rc=0
+  build/release/tools/xp/xp bench launch --python "$XP_VENV/bin/python" || bench_rc=$?
+  echo "main.sh: xp bench launch exited $bench_rc"
+  [ "$bench_rc" -eq 0 ] || return "$bench_rc"
   return "$rc"
 }
 

@@ -123,9 +123,9 @@ bool have_python() {
   return access(XP_TEST_PYTHON, X_OK) == 0;
 }
 
-#define XP_REQUIRE_PYTHON()                                                                             \
-  do {                                                                                                  \
-    if (!have_python())                                                                                 \
+#define XP_REQUIRE_PYTHON()                                                                                 \
+  do {                                                                                                      \
+    if (!have_python())                                                                                     \
       XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", std::string("no Python at ") + XP_TEST_PYTHON + " (.venv)"); \
   } while (0)
 
@@ -133,10 +133,10 @@ TEST(BenchCli, LaunchCpuRowsRunInTwoProcessesAndMatchBitForBit) {
   XP_REQUIRE_PYTHON();
   TempFolder tmp;
   const fs::path j = tmp.path / "launch.json", md = tmp.path / "launch.md";
-  const auto r = xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "5000", "--runs", "1", "--python",
-                                       XP_TEST_PYTHON, "--only", "xp-add,xp-add-out,xp-fma,numpy-add-out,numpy-fma",
-                                       "--json", j.string(), "--md", md.string()},
-                                      {{"XP_NUM_THREADS", "2"}});
+  const auto r = xp_test::run_process(
+      {XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "5000", "--runs", "1", "--python", XP_TEST_PYTHON, "--only",
+       "xp-add,xp-add-out,xp-fma,numpy-add-out,numpy-fma", "--json", j.string(), "--md", md.string()},
+      {{"XP_NUM_THREADS", "2"}});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("GPU rows skipped:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("### First process of each row (caches emptied)"), std::string::npos);
@@ -200,15 +200,15 @@ TEST(BenchCli, SweepWritesJsonCsvAndSvg) {
 }
 
 TEST(BenchCli, BadSweepRangeIsAnError) {
-  const auto r = xp_test::run_process({XP_CLI_PATH, "bench", "sweep", "--cpu", "--min-log2", "12", "--max-log2", "10",
-                                       "--python", "none"});
+  const auto r = xp_test::run_process(
+      {XP_CLI_PATH, "bench", "sweep", "--cpu", "--min-log2", "12", "--max-log2", "10", "--python", "none"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("--min-log2"), std::string::npos) << r.err;
 }
 
 TEST(BenchCli, MissingPythonIsSaidAndTheCppRowsStillRun) {
-  const auto r = xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "2048", "--runs", "1", "--python",
-                                       "/nonexistent/python3", "--only", "xp-add"});
+  const auto r = xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "2048", "--runs", "1",
+                                       "--python", "/nonexistent/python3", "--only", "xp-add"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("Python rows skipped: '/nonexistent/python3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| xp c = a + b (arrays) on the CPU |"), std::string::npos) << r.out;
@@ -222,7 +222,8 @@ class PythonRows : public ::testing::Test {
   void SetUp() override {
     if (!have_python()) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", std::string("no Python at ") + XP_TEST_PYTHON);
   }
-  xp_test::ProcessResult run_row(const std::string& row, const fs::path& data, std::map<std::string, std::string> env = {}) {
+  xp_test::ProcessResult run_row(const std::string& row, const fs::path& data,
+                                 std::map<std::string, std::string> env = {}) {
     return xp_test::run_process({XP_TEST_PYTHON, std::string(XP_SOURCE_DIR) + "/bench/python/launch_rows.py", "run",
                                  "--row", row, "--data", data.string(), "--n", "3000", "--host-launches", "10"},
                                 env);

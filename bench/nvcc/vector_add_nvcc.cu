@@ -265,8 +265,10 @@ int main(int argc, char** argv) {
         char* end = nullptr;
         const std::string item = list.substr(pos, comma - pos);
         const long long v = std::strtoll(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || v < 1 || v > 2147483647LL) r.error = "--sizes: bad size '" + item + "'";
-        else sizes.push_back(static_cast<std::size_t>(v));
+        if (item.empty() || *end != '\0' || v < 1 || v > 2147483647LL)
+          r.error = "--sizes: bad size '" + item + "'";
+        else
+          sizes.push_back(static_cast<std::size_t>(v));
         pos = comma + 1;
       }
     } else {

@@ -313,7 +313,9 @@ class NumbaRow(Row):
         return self.cuda.event_elapsed_time(self.e0, self.e1)
 
     def result(self, n):
-        return self.c.copy_to_host(stream=self.stream)[:n]
+        out = self.c.copy_to_host(stream=self.stream)
+        self.stream.synchronize()  # copy_to_host with a stream is asynchronous
+        return out[:n]
 
 
 # -- PyCUDA --
@@ -407,6 +409,13 @@ class TorchRow(Row):
         self.views = {}
         self.last = None
         if self.kind == "compile":
+            # One compiled kernel per size (dynamic=False): a sweep's 19 sizes pass the default
+            # recompile limit (8), past which Dynamo would run the rest eagerly without a word.
+            cfg = torch._dynamo.config
+            for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                         "accumulated_cache_size_limit"):
+                if hasattr(cfg, name):
+                    setattr(cfg, name, 1024)
             self.fn = torch.compile(lambda x, y, z: x * y + z, dynamic=False)
 
     def prepare(self, n):
@@ -609,11 +618,11 @@ def run(args):
             return sample
 
         n = args.n
-        row.prepare(n)
-        row.prepare(host_n)
         row.fill_nan(n)
         row.sync()
         build = row.build()
+        row.prepare(n)  # views and launch arguments, not timed
+        row.prepare(host_n)
         t0 = time.perf_counter()
         row.call(n)
         row.sync()

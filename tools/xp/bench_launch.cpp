@@ -600,7 +600,8 @@ std::size_t max_size(std::size_t n, const std::vector<std::size_t>& sizes) {
   return n;
 }
 
-json sweep_point(std::size_t n, double steady_ms, double bytes_per_element, long long mismatch, const std::string& text) {
+json sweep_point(std::size_t n, double steady_ms, double bytes_per_element, long long mismatch,
+                 const std::string& text) {
   json p;
   p["n"] = n;
   p["steady_ms"] = steady_ms;
@@ -635,7 +636,8 @@ void sweep_kernel(Ops& ops, HostData& h, const std::vector<std::size_t>& sizes, 
     if (bad >= 0) {
       char buf[200];
       std::snprintf(buf, sizeof buf, "n = %zu: index %lld holds 0x%08x, the reference 0x%08x", n, bad,
-                    bn::float_bits(h.out[static_cast<std::size_t>(bad)]), bn::float_bits(h.ref[static_cast<std::size_t>(bad)]));
+                    bn::float_bits(h.out[static_cast<std::size_t>(bad)]),
+                    bn::float_bits(h.ref[static_cast<std::size_t>(bad)]));
       text = buf;
       if (flag(s, "bits_ok")) {
         s["bits_ok"] = false;
@@ -831,9 +833,12 @@ struct ArrayHostData {
 // Writes a, b, c and the three references, n floats each, as raw little-endian float32 files for
 // the Python rows (bench/python/launch_rows.py reads them).
 void write_data_files(const fs::path& dir, const ArrayHostData& h) {
-  const std::pair<const char*, const std::vector<float>*> files[] = {
-      {"a.f32", &h.a},   {"b.f32", &h.b}, {"c.f32", &h.c}, {"add.f32", &h.add}, {"fma_separate.f32", &h.fma_separate},
-      {"fma_fused.f32", &h.fma_fused}};
+  const std::pair<const char*, const std::vector<float>*> files[] = {{"a.f32", &h.a},
+                                                                     {"b.f32", &h.b},
+                                                                     {"c.f32", &h.c},
+                                                                     {"add.f32", &h.add},
+                                                                     {"fma_separate.f32", &h.fma_separate},
+                                                                     {"fma_fused.f32", &h.fma_fused}};
   for (const auto& [name, v] : files) {
     std::ofstream f(dir / name, std::ios::binary);
     f.write(reinterpret_cast<const char*>(v->data()), static_cast<std::streamsize>(v->size() * sizeof(float)));
@@ -846,7 +851,10 @@ void write_data_files(const fs::path& dir, const ArrayHostData& h) {
 class ArrayOps {
  public:
   ArrayOps(const std::string& kind, const xp::Device& dev, const ArrayHostData& h)
-      : kind_(kind), dev_(dev), h_(h), start_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt),
+      : kind_(kind),
+        dev_(dev),
+        h_(h),
+        start_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt),
         stop_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt) {
     const xp::Shape shape{static_cast<std::int64_t>(h.n)};
     a_ = xp::asarray(h.a, shape, dev);
@@ -953,8 +961,9 @@ int array_child(const BenchLaunchArgs& args) {
     ArrayHostData h(n);
     ArrayOps ops(args.label, dev, h);
     const double bpe = ops.bytes_per_element();
-    s["build_note"] = dev.is_cuda() ? "the fused kernel is generated and compiled, or found in a cache, inside the first call"
-                                    : "no build step";
+    s["build_note"] = dev.is_cuda()
+                          ? "the fused kernel is generated and compiled, or found in a cache, inside the first call"
+                          : "no build step";
     std::string text, rounding;
     if (!sizes.empty()) {
       json points = json::array();
@@ -1222,7 +1231,7 @@ std::optional<double> median_of(const std::optional<Stat>& a) {
 // of the parent).
 struct Row {
   std::string id, label, device, op, source;  // device "gpu"/"cpu", op "add"/"fma", source "C++"/"Python"
-  std::string skipped;                          // why the row does not run at all
+  std::string skipped;                        // why the row does not run at all
   std::string note;
   // The command for size n (or the sweep's sizes), its caches under cache_root.
   std::function<std::string(std::size_t n, const std::string& sizes, const fs::path& cache_root)> command;
@@ -1235,12 +1244,13 @@ struct Row {
 // row's first process, kept for its second.
 std::string cache_env(const fs::path& root) {
   std::string e = "env";
-  for (const auto& [var, sub] : std::vector<std::pair<const char*, const char*>>{{"XP_CACHE_DIR", "xp"},
-                                                                                 {"CUDA_CACHE_PATH", "cuda"},
-                                                                                 {"CUPY_CACHE_DIR", "cupy"},
-                                                                                 {"TORCHINDUCTOR_CACHE_DIR", "inductor"},
-                                                                                 {"TRITON_CACHE_DIR", "triton"},
-                                                                                 {"NUMBA_CACHE_DIR", "numba"}})
+  for (const auto& [var, sub] :
+       std::vector<std::pair<const char*, const char*>>{{"XP_CACHE_DIR", "xp"},
+                                                        {"CUDA_CACHE_PATH", "cuda"},
+                                                        {"CUPY_CACHE_DIR", "cupy"},
+                                                        {"TORCHINDUCTOR_CACHE_DIR", "inductor"},
+                                                        {"TRITON_CACHE_DIR", "triton"},
+                                                        {"NUMBA_CACHE_DIR", "numba"}})
     e += std::string(" ") + var + "=" + shell_quote((root / sub).string());
   return e;
 }
@@ -1341,7 +1351,8 @@ Setup make_setup(const BenchLaunchArgs& args) {
     if (st.python_rows.empty()) {
       st.python_skip = "bench/python/launch_rows.py not found (give --python-rows)";
     } else {
-      const json l = run_child("list", shell_quote(st.python) + " " + shell_quote(st.python_rows.string()) + " list 2>&1", 0);
+      const json l =
+          run_child("list", shell_quote(st.python) + " " + shell_quote(st.python_rows.string()) + " list 2>&1", 0);
       if (l.contains("rows") && l["rows"].is_array()) {
         st.python_list = l;
       } else {
@@ -1411,10 +1422,10 @@ std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sw
     rows.push_back(nvcc);
   }
   const std::string on = st.gpu ? "cuda" : "cpu";
-  for (const auto& [id, label, op] : std::vector<std::array<std::string, 3>>{
-           {"xp-add", "xp c = a + b (arrays)", "add"},
-           {"xp-add-out", "xp add(a, b, out)", "add"},
-           {"xp-fma", "xp d = a*b + c (fused)", "fma"}}) {
+  for (const auto& [id, label, op] :
+       std::vector<std::array<std::string, 3>>{{"xp-add", "xp c = a + b (arrays)", "add"},
+                                               {"xp-add-out", "xp add(a, b, out)", "add"},
+                                               {"xp-fma", "xp d = a*b + c (fused)", "fma"}}) {
     Row r{id, label + (st.gpu ? "" : " on the CPU"), st.gpu ? "gpu" : "cpu", op, "C++", "", "", {}, 0, false, {}, {}};
     const std::string name = id;
     r.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
@@ -1426,8 +1437,18 @@ std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sw
     for (const auto& pr : st.python_list["rows"]) {
       const std::string device = pr.value("device", "");
       if (device != (st.gpu ? "gpu" : "cpu")) continue;
-      Row r{pr.value("id", ""), pr.value("label", ""), device, pr.value("op", "add"), "Python", "", "", {}, 0, false,
-            {}, {}};
+      Row r{pr.value("id", ""),
+            pr.value("label", ""),
+            device,
+            pr.value("op", "add"),
+            "Python",
+            "",
+            "",
+            {},
+            0,
+            false,
+            {},
+            {}};
       const std::string base = shell_quote(st.python) + " " + shell_quote(st.python_rows.string()) + " run --row " +
                                shell_quote(r.id) + " --threads " + std::to_string(st.threads) +
                                (st.kernel_file.empty() ? "" : " --kernel-file " + shell_quote(st.kernel_file.string()));
@@ -1474,16 +1495,20 @@ void print_table(Report& out, const std::vector<Row>& rows, bool second, bool gp
       continue;
     }
     std::string build = cell(s, "build_ms");
-    if (r.id == "nvcc") build = "n/a (ahead of time)";
-    else if (build == "n/a" && !skip_text(s).empty()) build = "";
-    else if (build == "n/a" && r.id.rfind("xp-", 0) == 0 && gpu) build = "in first call";
-    else if (build == "n/a" && r.id == "torch-compile-fma") build = "in first call";
-    else if (build == "n/a") build = "none";
+    if (r.id == "nvcc")
+      build = "n/a (ahead of time)";
+    else if (build == "n/a" && !skip_text(s).empty())
+      build = "";
+    else if (build == "n/a" && r.id.rfind("xp-", 0) == 0 && gpu)
+      build = "in first call";
+    else if (build == "n/a" && r.id == "torch-compile-fma")
+      build = "in first call";
+    else if (build == "n/a")
+      build = "none";
     const bool skip = !skip_text(s).empty();
     auto c = [&](const char* key) { return skip ? std::string() : cell(s, key); };
     out("| %s | %s | %s | %s | %s | %s | %s | %s |\n", label.c_str(), build.c_str(), c("first_ms").c_str(),
-        c("total_ms").c_str(), c("steady_ms").c_str(), c("gbps").c_str(), c("host_us").c_str(),
-        bits_cell(s).c_str());
+        c("total_ms").c_str(), c("steady_ms").c_str(), c("gbps").c_str(), c("host_us").c_str(), bits_cell(s).c_str());
   }
 }
 
@@ -1494,13 +1519,20 @@ void print_ratios(Report& out, const std::vector<Ratio>& ratios, json& ratio_jso
     bool met = false;
     char goal[64] = "none (information)";
     switch (r.kind) {
-      case Ratio::Kind::within: std::snprintf(goal, sizeof goal, "within %.0f%% of 1", r.goal * 100); break;
-      case Ratio::Kind::at_most: std::snprintf(goal, sizeof goal, "<= %g", r.goal); break;
-      case Ratio::Kind::at_least: std::snprintf(goal, sizeof goal, ">= %g", r.goal); break;
-      case Ratio::Kind::info: break;
+      case Ratio::Kind::within:
+        std::snprintf(goal, sizeof goal, "within %.0f%% of 1", r.goal * 100);
+        break;
+      case Ratio::Kind::at_most:
+        std::snprintf(goal, sizeof goal, "<= %g", r.goal);
+        break;
+      case Ratio::Kind::at_least:
+        std::snprintf(goal, sizeof goal, ">= %g", r.goal);
+        break;
+      case Ratio::Kind::info:
+        break;
     }
     if (r.value && r.kind != Ratio::Kind::info) {
-      met = r.kind == Ratio::Kind::within ? std::abs(*r.value - 1.0) <= r.goal
+      met = r.kind == Ratio::Kind::within    ? std::abs(*r.value - 1.0) <= r.goal
             : r.kind == Ratio::Kind::at_most ? *r.value <= r.goal
                                              : *r.value >= r.goal;
       verdict = met ? "met" : "NOT met";
@@ -1539,15 +1571,18 @@ std::vector<Ratio> ratios_of(const std::vector<Row>& rows, bool gpu, std::size_t
   };
   using K = Ratio::Kind;
   // speed of xp relative to a baseline: baseline ms / xp ms
-  auto speed = [&](const Samples& x, const Samples& base) { return divide(stat(base, "steady_ms"), stat(x, "steady_ms")); };
+  auto speed = [&](const Samples& x, const Samples& base) {
+    return divide(stat(base, "steady_ms"), stat(x, "steady_ms"));
+  };
   if (gpu) {
     out.push_back({"xp host us / raw host us (in this process, same buffers)",
                    divide(stat(first("xp-in-process"), "host_us"), stat(first("raw-in-process"), "host_us")), 1.1,
                    K::at_most, ""});
     out.push_back({"xp host us / raw host us (second processes)",
                    divide(stat(second("xp"), "host_us"), stat(second("raw"), "host_us")), 1.1, K::at_most, ""});
-    out.push_back({"xp warm cache: Program() + kernel() + first launch call, ms", median_of(stat(second("xp"), "to_launch_ms")),
-                   0.3, K::at_most, "not a ratio; second process, up to the launch call's return"});
+    out.push_back({"xp warm cache: Program() + kernel() + first launch call, ms",
+                   median_of(stat(second("xp"), "to_launch_ms")), 0.3, K::at_most,
+                   "not a ratio; second process, up to the launch call's return"});
     out.push_back({"xp warm cache, n = 2^22: Program() + kernel() + first launch to completion, ms",
                    median_of(stat(second("xp-4M"), "total_ms")), 0.3, K::at_most,
                    "not a ratio; second process, the kernel's run included"});
@@ -1570,8 +1605,8 @@ std::vector<Ratio> ratios_of(const std::vector<Row>& rows, bool gpu, std::size_t
                    0.98, K::at_least, "mean ms of the second processes"});
     out.push_back({"xp add(out=) speed / CuPy add(out=) speed", speed(second("xp-add-out"), second("cupy-add-out")), 0,
                    K::info, ""});
-    out.push_back({"xp c = a + b speed / PyTorch a + b speed", speed(second("xp-add"), second("torch-add")), 0, K::info,
-                   ""});
+    out.push_back(
+        {"xp c = a + b speed / PyTorch a + b speed", speed(second("xp-add"), second("torch-add")), 0, K::info, ""});
     out.push_back({"xp fused a*b+c speed / torch.compile a*b+c speed",
                    speed(second("xp-fma"), second("torch-compile-fma")), 0.98, K::at_least,
                    "xp rounds twice, torch.compile's Triton kernel contracts to an FMA: see the bits column"});
@@ -1580,11 +1615,12 @@ std::vector<Ratio> ratios_of(const std::vector<Row>& rows, bool gpu, std::size_t
     out.push_back({"xp c = a + b host us / raw cuLaunchKernel host us",
                    divide(stat(second("xp-add"), "host_us"), stat(second("raw"), "host_us")), 2.0, K::at_most,
                    "n = 1024, evaluated each call, second processes"});
-    out.push_back({"xp first c = a + b in a new process, warm disk cache, ms", median_of(stat(second("xp-add"), "first_ms")),
-                   1.0, K::at_most, "not a ratio; second process, to completion"});
+    out.push_back({"xp first c = a + b in a new process, warm disk cache, ms",
+                   median_of(stat(second("xp-add"), "first_ms")), 1.0, K::at_most,
+                   "not a ratio; second process, to completion"});
   } else {
-    out.push_back({"xp add(out=) speed / NumPy add(out=) speed", speed(second("xp-add-out"), second("numpy-add-out")), 0,
-                   K::info, ""});
+    out.push_back({"xp add(out=) speed / NumPy add(out=) speed", speed(second("xp-add-out"), second("numpy-add-out")),
+                   0, K::info, ""});
     out.push_back({"xp a*b+c speed / NumPy a*b+c speed", speed(second("xp-fma"), second("numpy-fma")), 0, K::info, ""});
     out.push_back({"xp a*b+c speed / numexpr a*b+c speed", speed(second("xp-fma"), second("numexpr-fma")), 0, K::info,
                    "same thread count"});
@@ -1666,15 +1702,16 @@ void print_versions(Report& out, const json& versions) {
   if (versions.empty()) return;
   std::string line;
   for (auto it = versions.begin(); it != versions.end(); ++it)
-    line += (line.empty() ? "" : ", ") + it.key() + " " + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+    line += (line.empty() ? "" : ", ") + it.key() + " " +
+            (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
   out("Versions of the Python rows: %s\n", line.c_str());
 }
 
 json row_json(const Row& r) {
   json rj = {{"id", r.id}, {"label", r.label}, {"device", r.device}, {"op", r.op}, {"source", r.source}};
   rj["process"] = r.in_process ? "parent" : "fresh";
-  rj["skipped"] = r.skipped.empty() ? (skip_text(r.first).empty() ? json(nullptr) : json(skip_text(r.first)))
-                                    : json(r.skipped);
+  rj["skipped"] =
+      r.skipped.empty() ? (skip_text(r.first).empty() ? json(nullptr) : json(skip_text(r.first))) : json(r.skipped);
   for (const auto& [name, samples] : {std::pair<const char*, const Samples*>{"first_process", &r.first},
                                       std::pair<const char*, const Samples*>{"second_process", &r.second}}) {
     if (r.in_process && std::string(name) == "second_process") continue;
@@ -1700,8 +1737,8 @@ int parent(const BenchLaunchArgs& args) {
   print_header(out, st, "launch", n, args.runs, doc);
 
   std::vector<Row> rows = make_rows(args, st, false);
-  Row raw_parent{"raw-in-process", "raw driver API + NVRTC, in this process", "gpu", "add", "C++", "", "", {}, 0, true,
-                 {}, {}};
+  Row raw_parent{
+      "raw-in-process", "raw driver API + NVRTC, in this process", "gpu", "add", "C++", "", "", {}, 0, true, {}, {}};
   Row xp_hit{"xp-in-process", "xp, in-process hit (2nd Program)", "gpu", "add", "C++", "", "", {}, 0, true, {}, {}};
   const bool in_process = st.gpu && wanted(args, "raw-in-process");
   const bool xp_in_process = st.gpu && wanted(args, "xp-in-process");
@@ -1814,7 +1851,8 @@ int parent(const BenchLaunchArgs& args) {
   }
   out("bits: every output NaN-filled before the row runs (rows that allocate their result return a new array) and "
       "compared bit for bit with the CPU reference after the first call and after the timed calls; a*b+c rows are "
-      "compared with a*b+c rounded twice, and, when that differs, with fmaf(a, b, c): the column says which matched.\n");
+      "compared with a*b+c rounded twice, and, when that differs, with fmaf(a, b, c): the column says which "
+      "matched.\n");
   for (const Row& r : rows) {
     std::string note;
     for (const Samples* ss : {&r.first, &r.second})
@@ -1882,7 +1920,8 @@ class ProgressBar {
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(kWidth * done / total_);
     std::fprintf(stderr, "\r[%s%s] %3zu%% %-40.40s", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), 100 * done / total_, what.c_str());
+                 std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), 100 * done / total_,
+                 what.c_str());
     std::fflush(stderr);
   }
   void finish() {
@@ -1962,7 +2001,8 @@ int sweep(const BenchLaunchArgs& args) {
     bar.update(done_rows * sizes.size(), r.id);
     json s = run_child(r.id, command_for(r, n_max, size_list, root.path, data ? data->path : fs::path()), n_max,
                        [&](std::size_t k, std::size_t) {
-                         bar.update(done_rows * sizes.size() + k, r.id + " n=" + std::to_string(sizes[std::min(k, sizes.size()) - 1]));
+                         bar.update(done_rows * sizes.size() + k,
+                                    r.id + " n=" + std::to_string(sizes[std::min(k, sizes.size()) - 1]));
                        });
     ++done_rows;
     r.first.push_back(s);
@@ -1971,7 +2011,8 @@ int sweep(const BenchLaunchArgs& args) {
     plot::Series ser{r.id, r.label + (r.source == "Python" ? " [Python]" : ""), {}};
     if (flag(s, "ok") && s.contains("sweep")) {
       for (const auto& p : s["sweep"])
-        ser.points.push_back({p.value("n", 0.0), p.value("steady_ms", 0.0), p.value("gbps", 0.0), p.value("bits_ok", false)});
+        ser.points.push_back(
+            {p.value("n", 0.0), p.value("steady_ms", 0.0), p.value("gbps", 0.0), p.value("bits_ok", false)});
       rj["overhead_threshold_n"] = plot::overhead_threshold(ser);
       series.push_back(ser);
     }

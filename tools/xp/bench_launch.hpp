@@ -17,12 +17,12 @@
 namespace xp_cli {
 
 struct BenchLaunchArgs {
-  long long n = 0;          // elements per buffer; 0: 2^27 on a GPU, 2^24 for the CPU rows
+  long long n = 0;  // elements per buffer; 0: 2^27 on a GPU, 2^24 for the CPU rows
   int runs = 5;
-  std::string json_file;    // write everything here as JSON
-  std::string md_file;      // write the tables here as Markdown
-  std::string kernel_file;  // bench/kernels/vector_add.cu; empty: look for it
-  std::string nvcc_exe;     // the nvcc-built program; empty: look next to the CLI's build folder
+  std::string json_file;           // write everything here as JSON
+  std::string md_file;             // write the tables here as Markdown
+  std::string kernel_file;         // bench/kernels/vector_add.cu; empty: look for it
+  std::string nvcc_exe;            // the nvcc-built program; empty: look next to the CLI's build folder
   std::string python = "python3";  // runs bench/python/launch_rows.py; "none": no Python rows
   std::string python_rows;         // bench/python/launch_rows.py; empty: look for it
   std::string only;                // comma-separated row ids; empty: every row
@@ -38,8 +38,8 @@ struct BenchLaunchArgs {
   std::string sizes;  // a sweep: comma-separated sizes
   std::string driver_path, nvrtc_path;
   std::vector<std::string> nvrtc_includes;
-  int arch = 0;    // the SM number to compile for (raw child)
-  int device = 0;  // the CUDA ordinal (raw child)
+  int arch = 0;             // the SM number to compile for (raw child)
+  int device = 0;           // the CUDA ordinal (raw child)
   std::string on = "cuda";  // array child: "cuda" or "cpu"
 };
 

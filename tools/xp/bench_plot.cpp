@@ -14,12 +14,23 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -172,7 +183,8 @@ std::string svg(const std::vector<Series>& series, const std::string& title) {
   }
   // Legend
   const double lx = kLeft + kPlotWidth + 30;
-  o += "<g class=\"legend\">\n<text x=\"" + num(lx) + "\" y=\"" + num(kTop + 4) + "\" font-weight=\"bold\">rows</text>\n";
+  o += "<g class=\"legend\">\n<text x=\"" + num(lx) + "\" y=\"" + num(kTop + 4) +
+       "\" font-weight=\"bold\">rows</text>\n";
   for (std::size_t i = 0; i < series.size(); ++i) {
     const double ly = kTop + 24 + 20 * static_cast<double>(i);
     const char* color = kColors[i % (sizeof kColors / sizeof kColors[0])];

@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1LL, 2147483647LL));
   bench_launch->add_option("--runs", bench_args.runs, "Runs of every row; medians are reported (default 5)")
       ->check(CLI::Range(1, 1000));
-  bench_sweep->add_option("--min-log2", bench_args.min_log2, "Smallest n = 2^this (default 10)")->check(CLI::Range(0, 30));
+  bench_sweep->add_option("--min-log2", bench_args.min_log2, "Smallest n = 2^this (default 10)")
+      ->check(CLI::Range(0, 30));
   bench_sweep->add_option("--max-log2", bench_args.max_log2, "Largest n = 2^this, capped by free memory (default 28)")
       ->check(CLI::Range(0, 30));
   bench_sweep->add_option("--csv", bench_args.csv_file, "Write the points to this CSV file");
