@@ -207,7 +207,10 @@ class CudaCoreRow(Row):
         self.stream.sync()
         for buf, host in zip(self.bufs[:2], (d["a"], d["b"])):
             self.check(self.drv.cuMemcpyHtoD(int(buf.handle), host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
-        self.opts = core.EventOptions(enable_timing=True)
+        try:
+            self.opts = core.EventOptions(timing_enabled=True)  # cuda.core 0.3 and later
+        except TypeError:
+            self.opts = core.EventOptions(enable_timing=True)
         self.cfg = {}
 
     def build(self):
@@ -261,6 +264,8 @@ class NumbaRow(Row):
             self.note = "np.row_stack = np.vstack set before importing numba-cuda (NumPy 2 removed it)"
         need("numba")
         self.cuda = need("numba.cuda")
+        import warnings
+        warnings.filterwarnings("ignore", message=".*under-utilization.*")  # the n = 1024 host-cost loop
         self.versions["numba"] = dist_version("numba")
         self.versions["numba-cuda"] = dist_version("numba-cuda")
 
@@ -468,13 +473,13 @@ class NumpyRow(HostTimer, Row):
 
     def setup(self, d):
         np = self.np
-        self.a, self.b, self.cc = d["a"], d["b"], d["c"]
+        self.a, self.b, self.cc = d["a"], d["b"], d.get("c")
         self.c = np.empty_like(self.a)
         self.views = {}
         self.last = None
 
     def prepare(self, n):
-        self.views[n] = (self.a[:n], self.b[:n], self.cc[:n], self.c[:n])
+        self.views[n] = (self.a[:n], self.b[:n], None if self.cc is None else self.cc[:n], self.c[:n])
 
     def fill_nan(self, n):
         self.c[:n].view(self.np.uint32).fill(0xFFFFFFFF)
@@ -526,10 +531,12 @@ def make_row(row_id, op, args, snippet):
 
 # ---- Measurement -----------------------------------------------------------------------------------
 
-def load_data(np, folder, n):
+def load_data(np, folder, n, op):
+    """The inputs and references the operation needs (at 2^27 each file is 512 MiB)."""
     d = {}
-    for key, name in (("a", "a.f32"), ("b", "b.f32"), ("c", "c.f32"), ("add", "add.f32"),
-                      ("fma_separate", "fma_separate.f32"), ("fma_fused", "fma_fused.f32")):
+    keys = ("a", "b", "add") if op == "add" else ("a", "b", "c", "fma_separate", "fma_fused")
+    for key in keys:
+        name = key + ".f32"
         arr = np.fromfile(os.path.join(folder, name), dtype="<f4", count=n)
         if arr.size != n:
             raise RuntimeError(f"{name} in {folder} holds {arr.size} elements, fewer than {n}")
@@ -579,7 +586,7 @@ def run(args):
         row = make_row(args.row, op, args, snippet)
         sample["import_ms"] = (time.perf_counter() - t0) * 1e3
         sample["versions"] = dict(row.versions, numpy=np.__version__, python=platform.python_version())
-        d = load_data(np, args.data, n_max)
+        d = load_data(np, args.data, n_max, op)
         row.setup(d)
         sample["note"] = row.note
         sample["build_note"] = row.build_note

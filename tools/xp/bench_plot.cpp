@@ -50,7 +50,13 @@ struct Axis {
 };
 
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                         "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"};
+                         "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+
+// Every other group of colours dashed, so that two series never look alike.
+std::string dash(std::size_t i) {
+  constexpr std::size_t kCount = sizeof kColors / sizeof kColors[0];
+  return (i / (kCount / 2)) % 2 == 1 ? " stroke-dasharray=\"6,3\"" : "";
+}
 
 }  // namespace
 
@@ -167,7 +173,8 @@ std::string svg(const std::vector<Series>& series, const std::string& title) {
       }
       if (!pts.empty()) pts.pop_back();
       o += "<polyline class=\"series\" data-row=\"" + xml_escape(s.id) + "\" fill=\"none\" stroke=\"" + color +
-           "\" stroke-width=\"1.8\" points=\"" + pts + "\"><title>" + xml_escape(s.label) + "</title></polyline>\n";
+           "\" stroke-width=\"1.8\"" + dash(i) + " points=\"" + pts + "\"><title>" + xml_escape(s.label) +
+           "</title></polyline>\n";
       const double t = overhead_threshold(s);
       for (const Point& q : s.points) {
         const double v = p.time ? q.ms : q.gbps;
@@ -189,7 +196,7 @@ std::string svg(const std::vector<Series>& series, const std::string& title) {
     const double ly = kTop + 24 + 20 * static_cast<double>(i);
     const char* color = kColors[i % (sizeof kColors / sizeof kColors[0])];
     o += "<line x1=\"" + num(lx) + "\" y1=\"" + num(ly - 4) + "\" x2=\"" + num(lx + 24) + "\" y2=\"" + num(ly - 4) +
-         "\" stroke=\"" + color + "\" stroke-width=\"3\"/>\n";
+         "\" stroke=\"" + color + "\" stroke-width=\"3\"" + dash(i) + "/>\n";
     o += "<text class=\"legend-entry\" data-row=\"" + xml_escape(series[i].id) + "\" x=\"" + num(lx + 30) + "\" y=\"" +
          num(ly) + "\">" + xml_escape(series[i].label) + "</text>\n";
   }
