@@ -352,6 +352,13 @@ Array asarray(std::initializer_list<T> values, std::optional<Shape> shape = std:
 // lazy graph that reads it is pending (xp cannot see such writes): eval() first.
 XP_API Array wrap(void* data, DType dtype, const Shape& shape, std::shared_ptr<void> keep_alive = nullptr,
                   std::optional<Shape> strides = std::nullopt, bool read_only = false);
+// Device memory other libraries own, and xp's exported to them: include/xp/interop.hpp.
+
+// An Array as an argument of Kernel::launch (include/xp/program.hpp): the device address of its
+// first element, after the checks and evaluation Kernel::launch describes; its memory is held
+// until the stream has run the kernel.
+class KernelArgContext;
+XP_API std::uint64_t kernel_arg(const Array& a, KernelArgContext& context);
 
 // .npy files (NumPy's format; errors are FileError, nothing half-written).
 XP_API Array load(const std::string& path, const DeviceArg& device = std::nullopt);

@@ -88,11 +88,34 @@ struct LaunchConfig {
   StreamRef stream{};         // none: xp's default stream of the kernel's device
 };
 
+// What a launch argument of a type that is more than its bytes (xp::Array) sees: such a type
+// provides `kernel_arg(const T&, KernelArgContext&)`, found by argument-dependent lookup, which
+// returns the trivially copyable value the kernel gets and may ask the launch to hold one reference
+// until the stream has run the kernel. array.hpp provides it for Array.
+class KernelArgContext {
+ public:
+  KernelArgContext(const Device& device, std::shared_ptr<const void>* slots, std::size_t capacity) noexcept
+      : device_(device), slots_(slots), capacity_(capacity) {}
+  const Device& device() const noexcept { return device_; }  // the kernel's
+  // Held until the launch's stream has run the kernel. One per argument: ValueError beyond.
+  void keep_alive(std::shared_ptr<const void> ref) {
+    if (kept_ == capacity_) throw ValueError("a kernel argument kept more than one reference alive");
+    slots_[kept_++] = std::move(ref);
+  }
+  std::size_t kept() const noexcept { return kept_; }
+
+ private:
+  Device device_;
+  std::shared_ptr<const void>* slots_;
+  std::size_t capacity_;
+  std::size_t kept_ = 0;
+};
+
 namespace detail {
 struct KernelState;
 struct ProgramState;
 // How each launch argument reaches the kernel: buffers as their device address, pointers as
-// themselves, trivially copyable values by value.
+// themselves, trivially copyable values by value, and types with a kernel_arg (above) as it says.
 inline std::uint64_t pack_arg(const Buffer& b) {
   return b.address();
 }
@@ -100,6 +123,20 @@ template <class T>
 T pack_arg(const T& v) {
   static_assert(std::is_trivially_copyable_v<T>, "a kernel argument must be trivially copyable");
   return v;
+}
+template <class T>
+concept CustomKernelArg = requires(const T& v, KernelArgContext& c) {
+  kernel_arg(v, c);
+};
+template <class T>
+auto pack_launch_arg(const T& v, KernelArgContext& c) {
+  if constexpr (CustomKernelArg<T>) {
+    auto packed = kernel_arg(v, c);
+    static_assert(std::is_trivially_copyable_v<decltype(packed)>, "kernel_arg must return a trivially copyable value");
+    return packed;
+  } else {
+    return pack_arg(v);
+  }
 }
 }  // namespace detail
 
@@ -123,18 +160,35 @@ class XP_API Kernel {
   // Launches with the arguments packed on the stack (no heap allocation) and one cuLaunchKernel.
   // The configuration is checked against the device's limits first, and the argument count and
   // sizes against the kernel's parameters where the driver can say (cuFuncGetParamInfo).
+  //
+  // xp::Array arguments pass the address of their first element. Before the launch, each is
+  // evaluated if lazy and checked to be on the kernel's device (DeviceMismatch); the kernel may
+  // write any of them, so pending lazy arrays that read their memory are evaluated first (a
+  // read-only array is passed as it is: the kernel must not write it). The arrays' memory is held
+  // until the stream has run the kernel (an event, checked at later launches; the host never
+  // waits for it), so temporaries may be passed. On a stream other than xp's default one of the
+  // device, the launch waits for xp's stream and xp's stream then waits for the kernel, both on
+  // the device.
   template <class... Args>
   void launch(const LaunchConfig& config, const Args&... args) const {
-    auto packed = std::make_tuple(detail::pack_arg(args)...);
+    constexpr std::size_t kCustom = (std::size_t{0} + ... + std::size_t{detail::CustomKernelArg<Args>});
     void* pointers[sizeof...(Args) + 1] = {};
     std::size_t sizes[sizeof...(Args) + 1] = {};
-    std::apply(
-        [&](auto&... a) {
-          std::size_t i = 0;
-          ((pointers[i] = static_cast<void*>(&a), sizes[i] = sizeof(a), ++i), ...);
-        },
-        packed);
-    launch_packed(config, pointers, sizes, sizeof...(Args));
+    auto point = [&](auto&... a) {
+      std::size_t i = 0;
+      ((pointers[i] = static_cast<void*>(&a), sizes[i] = sizeof(a), ++i), ...);
+    };
+    if constexpr (kCustom == 0) {
+      auto packed = std::make_tuple(detail::pack_arg(args)...);
+      std::apply(point, packed);
+      launch_packed(config, pointers, sizes, sizeof...(Args));
+    } else {
+      std::shared_ptr<const void> refs[kCustom];
+      KernelArgContext context(device(), refs, kCustom);
+      auto packed = std::tuple{detail::pack_launch_arg(args, context)...};  // left to right
+      std::apply(point, packed);
+      launch_holding(config, pointers, sizes, sizeof...(Args), refs, context.kept());
+    }
   }
 
   const std::string& name() const;  // as the module knows it (mangled for templates)
@@ -148,6 +202,9 @@ class XP_API Kernel {
   int registers() const;
 
   void launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count) const;
+  // launch_packed, then `refs` held until the stream has run the kernel (see launch).
+  void launch_holding(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count,
+                      std::shared_ptr<const void>* refs, std::size_t nrefs) const;
 
  private:
   friend class Program;

@@ -8,6 +8,8 @@
 #include "xp/device.hpp"
 #include "xp/dtype.hpp"
 #include "xp/error.hpp"
+#include "xp/interop.hpp"
+#include "xp/memory.hpp"
 #include "xp/program.hpp"
 #include "xp/runtime.hpp"
 #include "xp/stream.hpp"

@@ -11,6 +11,7 @@
 #include "backend/cpu/reduce.hpp"
 #include "backend/ir.hpp"
 #include "xp/device.hpp"
+#include "xp/memory.hpp"
 
 namespace xp::detail {
 
@@ -53,6 +54,10 @@ class Backend {
   // Host <-> device copies of contiguous bytes (the CPU backend: memcpy).
   virtual void copy_to_host(const std::byte* src, void* dst, std::size_t bytes) = 0;
   virtual void copy_from_host(const void* src, std::byte* dst, std::size_t bytes) = 0;
+  // The allocator's statistics and controls (xp/memory.hpp); a backend without them reports zeros.
+  virtual MemoryStats memory_stats() { return {}; }
+  virtual void free_cached() {}
+  virtual void reset_peak() {}
 };
 
 // The backend of a device (registry.cpp). Throws DeviceUnavailable when the device has none in

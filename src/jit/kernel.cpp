@@ -1,9 +1,15 @@
 // xp::Kernel: the launch path. Checks are integer compares on facts gathered at lookup; the
-// launch itself is one cuLaunchKernel.
+// launch itself is one cuLaunchKernel. Launches with arrays also hold the arrays' memory until the
+// stream has run the kernel (the keep-alive queue below).
+#include <deque>
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "jit/kernel_state.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/driver_ext.hpp"
 #include "xp/program.hpp"
 
 namespace xp {
@@ -79,7 +85,117 @@ std::string size_list(const std::size_t* sizes, std::size_t n) {
   return s;
 }
 
+const Stream& launch_stream(const KernelState& k, const LaunchConfig& c) {
+  const Stream& stream = c.stream.get() != nullptr ? *c.stream.get() : k.default_stream;
+  if (stream.device() != k.device)
+    bad_launch(k, "the stream belongs to " + stream.device().str() +
+                      "; load the kernel there with "
+                      "Program::kernel(name, device)");
+  return stream;
+}
+
+// References held until an event recorded after a launch has completed. Entries are checked in the
+// order they were made, at every launch that holds references, up to the first that is not
+// complete (one stream's events complete in order; several streams' roughly so). Past kMaxPending
+// entries the oldest is waited for, so memory stays bounded when the GPU falls far behind; the
+// host never waits otherwise. Events are reused.
+class KeepAlive {
+ public:
+  static constexpr std::size_t kMaxPending = 4096;
+
+  static KeepAlive& instance() {
+    static KeepAlive* k = new KeepAlive();  // never destroyed: entries may be pending at exit
+    return *k;
+  }
+
+  // An event of the device (current), from the pool or new.
+  cu::CUevent take_event(int device) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& v = free_[device];
+      if (!v.empty()) {
+        cu::CUevent e = v.back();
+        v.pop_back();
+        return e;
+      }
+    }
+    const DriverApi& api = api_for_use();
+    cu::CUevent e = nullptr;
+    constexpr unsigned kDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING: the cheapest kind of event
+    check(need(api.cuEventCreate, "cuEventCreate")(&e, kDisableTiming), "cuEventCreate");
+    return e;
+  }
+  void put_event(int device, cu::CUevent e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_[device].push_back(e);
+  }
+
+  // Holds refs until `event` (recorded after the launch) has completed.
+  void hold(int device, cu::CUevent event, std::shared_ptr<const void>* refs, std::size_t n) {
+    const DriverApi& api = api_for_use();
+    const auto query = driver_ext_api().cuEventQuery;  // without it (never seen), entries are waited for
+    std::vector<std::shared_ptr<const void>> done;     // released after the lock: a release may call back
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      Pending p;
+      p.event = event;
+      p.device = device;
+      p.refs.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) p.refs.push_back(std::move(refs[i]));
+      pending_.push_back(std::move(p));
+      while (!pending_.empty()) {
+        Pending& f = pending_.front();
+        cu::CUresult r = cu::CUDA_ERROR_NOT_READY;
+        if ((pending_.size() > kMaxPending || query == nullptr) && api.cuEventSynchronize != nullptr) {
+          r = api.cuEventSynchronize(f.event);
+        } else if (query != nullptr) {
+          r = query(f.event);
+        }
+        // Any answer but "not ready" means nothing queued before the event still runs: complete, or
+        // the context is broken by a fault (reported by the next synchronize).
+        if (r == cu::CUDA_ERROR_NOT_READY) break;
+        for (auto& ref : f.refs) done.push_back(std::move(ref));
+        free_[f.device].push_back(f.event);
+        pending_.pop_front();
+      }
+    }
+  }
+
+  std::size_t pending() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pending_.size();
+  }
+
+ private:
+  struct Pending {
+    cu::CUevent event = nullptr;
+    int device = 0;
+    std::vector<std::shared_ptr<const void>> refs;
+  };
+  std::mutex mutex_;
+  std::deque<Pending> pending_;
+  std::map<int, std::vector<cu::CUevent>> free_;
+};
+
+// `waiter` waits on the device for the work queued on `producer` so far.
+void stream_wait(const Device& device, const Stream& waiter, const Stream& producer) {
+  KeepAlive& ka = KeepAlive::instance();
+  const auto record = need(api_for_use().cuEventRecord, "cuEventRecord");
+  const auto wait = need(driver_ext_api().cuStreamWaitEvent, "cuStreamWaitEvent");
+  cu::CUevent e = ka.take_event(device.index());
+  const cu::CUresult r1 = record(e, static_cast<cu::CUstream>(producer.handle()));
+  const cu::CUresult r2 =
+      r1 == cu::CUDA_SUCCESS ? wait(static_cast<cu::CUstream>(waiter.handle()), e, 0) : cu::CUDA_SUCCESS;
+  ka.put_event(device.index(), e);  // re-recording it later does not change the wait made here
+  check(r1, "cuEventRecord");
+  check(r2, "cuStreamWaitEvent");
+}
+
 }  // namespace
+
+std::size_t launches_holding_references() {
+  return KeepAlive::instance().pending();
+}
 
 }  // namespace detail
 
@@ -87,6 +203,7 @@ const std::string& Kernel::name() const {
   return state_->name;
 }
 const Device& Kernel::device() const {
+  if (!state_) throw ValueError("an empty xp::Kernel has no device (get one from Program::kernel)");
   return state_->device;
 }
 void* Kernel::handle() const {
@@ -151,17 +268,46 @@ void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t
                                 ") bytes; the launch passed " + std::to_string(count) + " of (" +
                                 detail::size_list(sizes, count) + ")");
   }
-  const Stream& stream = c.stream.get() != nullptr ? *c.stream.get() : k.default_stream;
-  if (stream.device() != k.device)
-    detail::bad_launch(k, "the stream belongs to " + stream.device().str() +
-                              "; load the kernel there with "
-                              "Program::kernel(name, device)");
+  const Stream& stream = detail::launch_stream(k, c);
   detail::make_current(k.device.index());
   const detail::DriverApi& api = *detail::driver_api();
   detail::check(
       detail::need(api.cuLaunchKernel, "cuLaunchKernel")(k.function, g.x, g.y, g.z, b.x, b.y, b.z, c.shared_bytes,
                                                          static_cast<cu::CUstream>(stream.handle()), args, nullptr),
       "cuLaunchKernel");
+}
+
+void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count,
+                            std::shared_ptr<const void>* refs, std::size_t nrefs) const {
+  if (!state_ || nrefs == 0) {
+    launch_packed(c, args, sizes, count);
+    return;
+  }
+  const detail::KernelState& k = *state_;
+  const Stream& stream = detail::launch_stream(k, c);
+  const bool other_stream = stream.handle() != k.default_stream.handle();
+  detail::make_current(k.device.index());
+  const auto wait_event = detail::need(detail::driver_ext_api().cuStreamWaitEvent, "cuStreamWaitEvent");
+  // The arrays were made (and their pending readers evaluated) on xp's stream.
+  if (other_stream) detail::stream_wait(k.device, stream, k.default_stream);
+  launch_packed(c, args, sizes, count);
+  detail::KeepAlive& ka = detail::KeepAlive::instance();
+  const detail::DriverApi& api = detail::api_for_use();
+  cu::CUevent e = ka.take_event(k.device.index());
+  const cu::CUresult r =
+      detail::need(api.cuEventRecord, "cuEventRecord")(e, static_cast<cu::CUstream>(stream.handle()));
+  if (r != cu::CUDA_SUCCESS) {
+    // Without the event nothing tells when the kernel is done: wait for the stream before the
+    // references go.
+    ka.put_event(k.device.index(), e);
+    if (api.cuStreamSynchronize != nullptr) api.cuStreamSynchronize(static_cast<cu::CUstream>(stream.handle()));
+    detail::check(r, "cuEventRecord");
+  }
+  // xp's later work on these arrays comes after the kernel.
+  const cu::CUresult w =
+      other_stream ? wait_event(static_cast<cu::CUstream>(k.default_stream.handle()), e, 0) : cu::CUDA_SUCCESS;
+  ka.hold(k.device.index(), e, refs, nrefs);
+  detail::check(w, "cuStreamWaitEvent");
 }
 
 }  // namespace xp

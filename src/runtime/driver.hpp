@@ -8,6 +8,14 @@
 #include "xp/device.hpp"
 #include "xp/runtime.hpp"
 
+// Driver types and entry points declared here rather than in cuda_abi.hpp: pinned host memory and
+// the event flag of the transfer staging (CUDA 12.0 signatures, as the rest).
+namespace xp::detail::cu {
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+using PFN_cuMemHostAlloc = CUresult (*)(void**, std::size_t, unsigned);
+using PFN_cuMemFreeHost = CUresult (*)(void*);
+}  // namespace xp::detail::cu
+
 namespace xp::detail {
 
 // The driver entry points xp uses, resolved once through cuGetProcAddress_v2 at ABI 12000 with
@@ -38,6 +46,8 @@ namespace xp::detail {
   X(cuMemcpyDtoHAsync, false, 12000)                \
   X(cuMemcpyDtoDAsync, false, 12000)                \
   X(cuMemsetD8Async, false, 12000)                  \
+  X(cuMemHostAlloc, false, 12000)                   \
+  X(cuMemFreeHost, false, 12000)                    \
   X(cuStreamCreate, false, 12000)                   \
   X(cuStreamDestroy, false, 12000)                  \
   X(cuStreamSynchronize, false, 12000)              \

@@ -65,6 +65,18 @@ class BlockCache {
     }
     std::free(p);
   }
+  std::size_t cached() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cached_;
+  }
+  void release_all() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& v : free_) {
+      for (void* p : v) std::free(p);
+      v.clear();
+    }
+    cached_ = 0;
+  }
 
  private:
   std::mutex mutex_;
@@ -112,6 +124,10 @@ class BigBlockCache {
     blocks_.clear();
     cached_ = 0;
   }
+  std::size_t cached() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cached_;
+  }
 
  private:
   std::mutex mutex_;
@@ -121,6 +137,19 @@ class BigBlockCache {
 BigBlockCache& big_cache_ = *new BigBlockCache;
 
 std::atomic<std::uint64_t> g_allocations{0};
+// Bytes of blocks held by arrays (their rounded sizes), and the most held at once.
+std::atomic<std::uint64_t> g_in_use{0};
+std::atomic<std::uint64_t> g_peak{0};
+
+void note_in_use(std::size_t bytes) noexcept {
+  const std::uint64_t now = g_in_use.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::uint64_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+void note_released(std::size_t bytes) noexcept {
+  g_in_use.fetch_sub(bytes, std::memory_order_relaxed);
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -139,7 +168,11 @@ class CpuBackend final : public Backend {
         if (posix_memalign(&p, 64, std::size_t{64} << cls) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes);
       }
       a.data = static_cast<std::byte*>(p);
-      a.release = [](std::byte* q, std::size_t n) { cache_.put(q, size_class(n)); };
+      a.release = [](std::byte* q, std::size_t n) {
+        note_released(std::size_t{64} << size_class(n));
+        cache_.put(q, size_class(n));
+      };
+      note_in_use(std::size_t{64} << cls);
       return a;
     }
     // Big blocks on 2 MiB boundaries with transparent huge pages asked for (as NumPy does): the
@@ -161,8 +194,10 @@ class CpuBackend final : public Backend {
     a.data = static_cast<std::byte*>(p);
     a.release = [](std::byte* q, std::size_t n) {
       const std::size_t al = n >= kHugeThreshold ? kHugePage : 64;
+      note_released((n + al - 1) / al * al);
       big_cache_.put(q, (n + al - 1) / al * al);
     };
+    note_in_use(rounded);
     return a;
   }
 
@@ -287,6 +322,21 @@ class CpuBackend final : public Backend {
   void copy_from_host(const void* src, std::byte* dst, std::size_t bytes) override {
     if (bytes > 0) std::memcpy(dst, src, bytes);
   }
+
+  // Host memory has no xp limit; in use and peak count the blocks of allocate() (rounded sizes).
+  MemoryStats memory_stats() override {
+    MemoryStats s;
+    s.bytes_in_use = g_in_use.load(std::memory_order_relaxed);
+    s.bytes_cached = cache_.cached() + big_cache_.cached();
+    s.peak_bytes_in_use = g_peak.load(std::memory_order_relaxed);
+    s.allocations = g_allocations.load(std::memory_order_relaxed);
+    return s;
+  }
+  void free_cached() override {
+    cache_.release_all();
+    big_cache_.release_all();
+  }
+  void reset_peak() override { g_peak.store(g_in_use.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 };
 
 }  // namespace

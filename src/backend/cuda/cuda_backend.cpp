@@ -6,6 +6,7 @@
 
 #include "backend/cuda/cuda_backend.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -14,7 +15,13 @@
 #include <vector>
 
 #include "backend/cuda/ew_source.hpp"
+#include "backend/cuda/linalg.hpp"
+#include "backend/cuda/random_source.hpp"
+#include "backend/cuda/reduce_source.hpp"
+#include "backend/cuda/staging.hpp"
+#include "memory/stats.hpp"
 #include "runtime/driver.hpp"
+#include "xp/config.hpp"
 #include "xp/error.hpp"
 #include "xp/program.hpp"
 #include "xp/stream.hpp"
@@ -28,9 +35,11 @@ namespace cu = detail::cu;
 // Freed blocks kept for reuse, by size class. Every kernel and copy xp issues for the device goes to
 // one stream (Stream::default_for), so a block freed after its last use was enqueued is only handed
 // out for work enqueued later on that same stream: stream order makes reuse safe.
+// Also the device's accounting: bytes in use (blocks handed out, by rounded size), cached, the peak,
+// and XP_GPU_MEMORY_LIMIT over in use + cached.
 class BlockCache {
  public:
-  explicit BlockCache(Device d) : device_(d) {}
+  BlockCache(Device d, std::uint64_t limit) : device_(d), limit_(limit) {}
 
   static std::size_t rounded(std::size_t bytes) {
     if (bytes <= 512) return 512;
@@ -47,13 +56,41 @@ class BlockCache {
     const cu::CUdeviceptr p = it->second.back();
     it->second.pop_back();
     cached_ -= size;
+    in_use(size);
     return p;
+  }
+  // Holds room for a new block of `size` under the limit; false when it does not fit.
+  bool reserve(std::size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!within_limit(in_use_ + reserved_, cached_, size, limit_)) return false;
+    reserved_ += size;
+    return true;
+  }
+  // The reserved block was allocated (commit) or not (cancel).
+  void commit(std::size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reserved_ -= size;
+    in_use(size);
+  }
+  void cancel(std::size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reserved_ -= size;
   }
   void put(cu::CUdeviceptr p, std::size_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
     free_[size].push_back(p);
     cached_ += size;
+    in_use_ -= size;
   }
+  MemoryStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return MemoryStats{in_use_, cached_, peak_, allocations_, limit_};
+  }
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    peak_ = in_use_;
+  }
+  std::uint64_t limit() const noexcept { return limit_; }
   // Frees every cached block (before retrying an allocation that failed).
   void release_all() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -68,10 +105,17 @@ class BlockCache {
   }
 
  private:
+  void in_use(std::size_t size) {  // under mutex_
+    in_use_ += size;
+    peak_ = std::max(peak_, in_use_);
+    ++allocations_;
+  }
+
   Device device_;
+  const std::uint64_t limit_;  // 0: none
   std::mutex mutex_;
   std::map<std::size_t, std::vector<cu::CUdeviceptr>> free_;
-  std::size_t cached_ = 0;
+  std::uint64_t cached_ = 0, in_use_ = 0, reserved_ = 0, peak_ = 0, allocations_ = 0;
 };
 
 // A strided view's bytes, mirrored on the host for the host fallbacks.
@@ -83,7 +127,10 @@ struct HostMirror {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(Device d) : device_(d), cache_(new BlockCache(d)) {}
+  explicit CudaBackend(Device d)
+      : device_(d),
+        cache_(new BlockCache(d, memory_limit_bytes(config().gpu_memory_limit, gpu_info(d).memory_total))),
+        staging_(new Staging(d)) {}
 
   const char* name() const noexcept override { return "cuda"; }
 
@@ -93,19 +140,38 @@ class CudaBackend final : public Backend {
     const std::size_t size = BlockCache::rounded(bytes);
     cu::CUdeviceptr p = cache_->get(size);
     if (p == 0) {
-      cu::CUresult r = need(api.cuMemAlloc, "cuMemAlloc")(&p, size);
-      if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
-        // Cached blocks are freed and the allocation tried once more.
+      const auto mem_alloc = need(api.cuMemAlloc, "cuMemAlloc");
+      if (!cache_->reserve(size)) {
+        // Past XP_GPU_MEMORY_LIMIT: cached blocks are freed and the room counted once more.
         stream().synchronize();
         cache_->release_all();
-        r = api.cuMemAlloc(&p, size);
+        if (!cache_->reserve(size)) {
+          const MemoryStats s = cache_->stats();
+          throw OutOfMemory(device_.str(), bytes, room_under_limit(s.bytes_in_use, s.bytes_cached, s.limit), s.limit);
+        }
       }
+      cu::CUresult r = mem_alloc(&p, size);
       if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
-        std::size_t free = 0, total = 0;
-        api.cuMemGetInfo(&free, &total);
-        throw OutOfMemory(device_.str(), bytes, free, total);
+        // Cached blocks are freed and the allocation tried once more.
+        try {
+          stream().synchronize();
+        } catch (...) {
+          cache_->cancel(size);
+          throw;
+        }
+        cache_->release_all();
+        r = mem_alloc(&p, size);
       }
-      check(r, "cuMemAlloc");
+      if (r != cu::CUDA_SUCCESS) {
+        cache_->cancel(size);
+        if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
+          std::size_t free = 0, total = 0;
+          api.cuMemGetInfo(&free, &total);
+          throw OutOfMemory(device_.str(), bytes, free, cache_->limit());
+        }
+        check(r, "cuMemAlloc");
+      }
+      cache_->commit(size);
     }
     Allocation a;
     a.data = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(p));
@@ -146,22 +212,98 @@ class CudaBackend final : public Backend {
     k.launch_packed(cfg, &arg, &size, 1);
   }
 
+  // Reductions on the device (reduce_source.hpp): a first pass over (output, split) units, then,
+  // when an output has several splits, a finish pass over their states; var and std do both twice
+  // (the means, then the squared deviations). Everything on the device's stream, no atomics.
   void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) override {
-    HostMirror hin = mirror(in, true), hout = mirror(out, true);
-    cpu_backend().reduce(op, hin.view, axes, hout.view, correction);
-    write_back(hout, out);
+    const ReducePlan plan = plan_reduce(op, in, axes, out, correction, multiprocessors());  // checks first
+    if (plan.M == 0) return;
+    if (!plan.on_device) {  // more merged axes than the kernels take, or misaligned data: exact, slow
+      HostMirror hin = mirror(in, true), hout = mirror(out, true);
+      cpu_backend().reduce(op, hin.view, axes, hout.view, correction);
+      write_back(hout, out);
+      return;
+    }
+    device_.activate();
+    const std::string key = reduce_key(op, plan.in_dtype, plan.family);
+    const auto source = [&plan] { return reduce_source(plan.op, plan.in_dtype, plan.family); };
+    const bool split = plan.splits > 1;
+    Allocation part, aux;  // stream-ordered scratch: back to the cache once the launches are enqueued
+    if (split) part = allocate(static_cast<std::size_t>(plan.units()) * kReduceStateBytes);
+    if (plan.two_pass()) aux = allocate(static_cast<std::size_t>(plan.M) * sizeof(double));
+    const Stream st = stream();
+    for (int pass = 0; pass < (plan.two_pass() ? 2 : 1); ++pass) {
+      const bool deviations = pass == 1;
+      ReduceArgs args = reduce_args(plan, address(part.data), address(aux.data), !split);
+      launch_one(generated_kernel(key, reduce_kernel_name(plan.family, deviations), source), reduce_grid(plan), &args,
+                 sizeof args, st);
+      if (split) {
+        args.final = 1;
+        launch_one(generated_kernel(key, reduce_finish_name(deviations), source), finish_grid(plan), &args, sizeof args,
+                   st);
+      }
+    }
   }
+  // Sequential along the axis on the device (the CPU's order and bits), reduce_source.hpp.
   void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) override {
-    HostMirror hin = mirror(in, true), hout = mirror(out, true);
-    cpu_backend().cumulative_sum(hin.view, axis, hout.view, include_initial);
-    write_back(hout, out);
+    const ScanPlan plan = plan_scan(in, axis, out, include_initial, multiprocessors());  // checks first
+    if (plan.M == 0 || (plan.L == 0 && !include_initial)) return;
+    if (!plan.on_device) {  // more merged axes than the kernels take, or misaligned data: exact, slow
+      HostMirror hin = mirror(in, true), hout = mirror(out, true);
+      cpu_backend().cumulative_sum(hin.view, axis, hout.view, include_initial);
+      write_back(hout, out);
+      return;
+    }
+    device_.activate();
+    const DType t = plan.in_dtype;
+    ScanArgs args = scan_args(plan);
+    launch_one(generated_kernel(scan_key(t), scan_kernel_name(plan.family), [t] { return scan_source(t); }),
+               scan_grid(plan), &args, sizeof args, stream());
   }
+
+ private:
+  int multiprocessors() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (sm_count_ == 0) sm_count_ = gpu_info(device_).sm_count;
+    return sm_count_;
+  }
+  // A kernel of a generated program, by the program's key (never sizes) and the kernel's name; the
+  // source is made only at the first need.
+  template <class MakeSource>
+  const Kernel& generated_kernel(const std::string& key, const std::string& name, const MakeSource& make) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string full = key + "/" + name;
+    auto it = kernels_.find(full);
+    if (it != kernels_.end()) return it->second;
+    auto prog = programs_.find(key);
+    if (prog == programs_.end()) {
+      ProgramOptions opt;
+      opt.name = "xp_reduce.cu";
+      opt.options = nvrtc_options();
+      prog = programs_.emplace(key, Program(make(), opt)).first;
+    }
+    Kernel k = prog->second.kernel(name, device_);
+    return kernels_.emplace(full, std::move(k)).first->second;
+  }
+  // One launch of kReduceBlock threads per block with one by-value struct argument.
+  static void launch_one(const Kernel& k, unsigned grid, void* arg, std::size_t size, const Stream& st) {
+    LaunchConfig cfg;
+    cfg.grid = {grid, 1, 1};
+    cfg.block = {kReduceBlock, 1, 1};
+    cfg.stream = st;
+    k.launch_packed(cfg, &arg, &size, 1);
+  }
+  std::unordered_map<std::string, Program> programs_;  // generated reduction and scan programs, by key
+
+ public:
   void matmul(const View& a, const View& b, const View& out) override {
+    if (device_matmul(*this, device_, a, b, out)) return;
     HostMirror ha = mirror(a, true), hb = mirror(b, true), hout = mirror(out, true);
     cpu_backend().matmul(ha.view, hb.view, hout.view);
     write_back(hout, out);
   }
   void vecdot(const View& a, const View& b, const View& out) override {
+    if (device_vecdot(*this, device_, a, b, out)) return;
     HostMirror ha = mirror(a, true), hb = mirror(b, true), hout = mirror(out, true);
     cpu_backend().vecdot(ha.view, hb.view, hout.view);
     write_back(hout, out);
@@ -172,10 +314,9 @@ class CudaBackend final : public Backend {
     write_back(hout, out);
   }
   void fill_random(const RandomRequest& request, const View& out) override {
-    // The same Philox streams as the CPU, bit for bit (computed there, for now).
-    HostMirror hout = mirror(out, true);
-    cpu_backend().fill_random(request, hout.view);
-    write_back(hout, out);
+    // The CPU's Philox streams, computed on the device (random_source.hpp): uniform and integers
+    // bit for bit, normals within philox.hpp's bounds.
+    cuda::fill_random(device_, request, out);
   }
 
   void copy_to_host(const std::byte* src, void* dst, std::size_t bytes) override {
@@ -183,6 +324,7 @@ class CudaBackend final : public Backend {
     device_.activate();
     const auto& api = api_for_use();
     const Stream st = stream();
+    if (staging_->to_host(address(src), dst, bytes, static_cast<cu::CUstream>(st.handle()))) return;
     check(need(api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync")(dst, address(src), bytes,
                                                            static_cast<cu::CUstream>(st.handle())),
           "cuMemcpyDtoHAsync");
@@ -193,11 +335,21 @@ class CudaBackend final : public Backend {
     device_.activate();
     const auto& api = api_for_use();
     const Stream st = stream();
+    // Staged: every byte is in pinned memory when this returns, its DMA queued on the stream.
+    if (staging_->from_host(src, address(dst), bytes, static_cast<cu::CUstream>(st.handle()))) return;
     check(need(api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync")(address(dst), src, bytes,
                                                            static_cast<cu::CUstream>(st.handle())),
           "cuMemcpyHtoDAsync");
     st.synchronize();  // the host memory may go away when we return
   }
+
+  MemoryStats memory_stats() override { return cache_->stats(); }
+  void free_cached() override {
+    device_.activate();
+    stream().synchronize();  // cached blocks may still be read by queued work
+    cache_->release_all();
+  }
+  void reset_peak() override { cache_->reset_peak(); }
 
  private:
   static cu::CUdeviceptr address(const std::byte* p) {
@@ -286,6 +438,7 @@ class CudaBackend final : public Backend {
 
   Device device_;
   BlockCache* cache_;  // never destroyed: blocks can be freed by arrays alive at exit
+  Staging* staging_;   // never destroyed: pinned memory is the process's until it exits
   std::mutex mutex_;
   std::unordered_map<std::string, Kernel> kernels_;
   std::unordered_map<std::string, Generated> generated_;

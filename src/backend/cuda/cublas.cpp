@@ -1,0 +1,298 @@
+// Finds and opens cuBLAS, and keeps one handle per device.
+#include "backend/cuda/cublas.hpp"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "runtime/driver.hpp"
+#include "runtime/dynlib.hpp"
+#include "runtime/environment.hpp"
+#include "xp/config.hpp"
+#include "xp/error.hpp"
+#include "xp/stream.hpp"
+
+namespace xp::detail::cublas {
+
+namespace {
+
+constexpr const char* kSonames[] = {"libcublas.so.13", "libcublas.so.12"};
+
+std::vector<std::string> glob_dirs(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t g{};
+  if (::glob(pattern.c_str(), GLOB_ONLYDIR, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  }
+  globfree(&g);
+  std::sort(out.rbegin(), out.rend());  // newest Python first
+  return out;
+}
+
+std::vector<std::string> split_paths(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(':', b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+template <class F>
+bool resolve(const DynLib& lib, const char* name, F& slot, std::string& missing) {
+  slot = reinterpret_cast<F>(lib.symbol(name));
+  if (slot == nullptr && missing.empty()) missing = name;
+  return slot != nullptr;
+}
+
+// The table of a loaded library; `missing` names the first required entry point it lacks.
+Api table_of(const DynLib& lib, std::string& missing) {
+  Api api;
+  resolve(lib, "cublasGetProperty", api.cublasGetProperty, missing);
+  resolve(lib, "cublasCreate_v2", api.cublasCreate_v2, missing);
+  resolve(lib, "cublasSetStream_v2", api.cublasSetStream_v2, missing);
+  resolve(lib, "cublasSetWorkspace_v2", api.cublasSetWorkspace_v2, missing);
+  resolve(lib, "cublasSetMathMode", api.cublasSetMathMode, missing);
+  resolve(lib, "cublasGemmStridedBatchedEx", api.cublasGemmStridedBatchedEx, missing);
+  std::string optional;
+  resolve(lib, "cublasGetStatusName", api.cublasGetStatusName, optional);
+  return api;
+}
+
+struct Searcher {
+  SearchResult result;
+  std::vector<Api> apis;  // parallel to result.found
+  std::set<std::string> seen;
+  bool explicit_path = false;
+  std::string explicit_error;
+
+  void consider(const std::string& target, const std::string& step) {
+    const bool is_path = target.find('/') != std::string::npos;
+    if (is_path && !file_exists(target)) {
+      result.tried.push_back(target + " [" + step + "]");
+      if (explicit_path) explicit_error = "XP_CUBLAS points at " + target + ", which does not exist";
+      return;
+    }
+    DynLib lib = DynLib::open(target);
+    if (!lib.ok()) {
+      result.tried.push_back(target + " [" + step + "]: " + lib.error());
+      if (explicit_path) explicit_error = "XP_CUBLAS=" + target + " could not be loaded: " + lib.error();
+      return;
+    }
+    if (!seen.insert(lib.path()).second) return;
+    std::string missing;
+    const Api api = table_of(lib, missing);
+    int major = 0, minor = 0, patch = 0;
+    if (api.cublasGetProperty == nullptr || api.cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+        api.cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS) {
+      const std::string why = lib.path() + " is not a cuBLAS library (no cublasGetProperty)";
+      result.tried.push_back(target + " [" + step + "]: " + why);
+      if (explicit_path) explicit_error = "XP_CUBLAS: " + why;
+      return;
+    }
+    api.cublasGetProperty(PATCH_LEVEL, &patch);
+    LibraryInfo info;
+    info.name = "libcublas";
+    info.found = true;
+    info.path = lib.path();
+    info.found_by = step;
+    info.version_number = major * 1000 + minor * 10;
+    info.version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    if (!missing.empty()) info.error = "lacks " + missing;
+    result.found.push_back(std::move(info));
+    apis.push_back(api);
+    lib.release();  // stays loaded: the chosen one is used, the others cost only address space
+  }
+
+  void folder(const std::string& dir, const std::string& step) {
+    for (const char* so : kSonames) consider(dir + "/" + so, step);
+  }
+};
+
+Searcher run_search(const SearchInputs& in) {
+  Searcher s;
+  if (!in.explicit_path.empty()) {
+    s.explicit_path = true;
+    s.consider(in.explicit_path, "XP_CUBLAS");
+  } else {
+    for (const auto& [var, value] : {std::pair{"CUDA_PATH", in.cuda_path}, std::pair{"CUDA_HOME", in.cuda_home}}) {
+      if (value.empty()) continue;
+      for (const char* sub : {"/lib64", "/lib", "/targets/x86_64-linux/lib"}) s.folder(value + sub, var);
+    }
+    std::vector<std::string> site;
+    if (!in.virtual_env.empty())
+      for (auto& d : glob_dirs(in.virtual_env + "/lib/python3*/site-packages")) site.push_back(d);
+    site.insert(site.end(), in.site_packages.begin(), in.site_packages.end());
+    for (const auto& d : site) {
+      // nvidia-cublas (CUDA 13) installs nvidia/cu13/lib, nvidia-cublas-cu12 nvidia/cublas/lib.
+      for (const char* sub : {"/nvidia/cu13/lib", "/nvidia/cublas/lib"}) {
+        const std::string dir = d + sub;
+        if (file_exists(dir))
+          s.folder(dir, "wheel");
+        else
+          s.result.tried.push_back(dir + " [wheel]");
+      }
+    }
+    if (!in.conda_prefix.empty()) s.folder(in.conda_prefix + "/lib", "CONDA_PREFIX");
+    if (in.system_locations) {
+      for (const char* so : kSonames) s.consider(so, "OS loader");
+      s.folder("/usr/local/cuda/lib64", "/usr/local/cuda");
+    }
+  }
+  // The newest whose CUDA major the driver runs (a cuBLAS needs a driver of its major or newer).
+  std::vector<std::string> rejected;
+  for (int i = 0; i < static_cast<int>(s.result.found.size()); ++i) {
+    LibraryInfo& f = s.result.found[static_cast<std::size_t>(i)];
+    if (f.error.empty() && in.driver_version > 0 && f.version_number / 1000 > in.driver_version / 1000)
+      f.error = "cuBLAS " + f.version + " needs a CUDA " + std::to_string(f.version_number / 1000) +
+                " driver; the driver is CUDA " + version_text(in.driver_version);
+    if (!f.error.empty()) {
+      rejected.push_back(f.path + ": " + f.error);
+      continue;
+    }
+    if (s.result.chosen < 0 ||
+        f.version_number > s.result.found[static_cast<std::size_t>(s.result.chosen)].version_number)
+      s.result.chosen = i;
+  }
+  if (s.result.chosen >= 0) {
+    s.result.found[static_cast<std::size_t>(s.result.chosen)].chosen = true;
+  } else if (s.explicit_path && !s.explicit_error.empty()) {
+    s.result.reason = s.explicit_error;
+  } else if (!rejected.empty()) {
+    s.result.reason = "no usable cuBLAS: ";
+    for (std::size_t i = 0; i < rejected.size(); ++i) s.result.reason += (i ? "; " : "") + rejected[i];
+  } else {
+    s.result.reason = "cuBLAS (libcublas.so.13 or .12) was not found; looked at " +
+                      std::to_string(s.result.tried.size()) +
+                      " places (set XP_CUBLAS to its path, or install the CUDA toolkit or the nvidia-cublas wheel)";
+  }
+  return s;
+}
+
+const char* const kStatusNames[] = {"CUBLAS_STATUS_SUCCESS",
+                                    "CUBLAS_STATUS_NOT_INITIALIZED",
+                                    nullptr,
+                                    "CUBLAS_STATUS_ALLOC_FAILED",
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    "CUBLAS_STATUS_INVALID_VALUE",
+                                    "CUBLAS_STATUS_ARCH_MISMATCH",
+                                    nullptr,
+                                    nullptr,
+                                    "CUBLAS_STATUS_MAPPING_ERROR",
+                                    nullptr,
+                                    "CUBLAS_STATUS_EXECUTION_FAILED",
+                                    "CUBLAS_STATUS_INTERNAL_ERROR",
+                                    "CUBLAS_STATUS_NOT_SUPPORTED",
+                                    "CUBLAS_STATUS_LICENSE_ERROR"};
+
+}  // namespace
+
+SearchResult search(const SearchInputs& inputs) {
+  try {
+    return run_search(inputs).result;
+  } catch (const std::exception& e) {
+    SearchResult r;
+    r.reason = std::string("cuBLAS search failed: ") + e.what();
+    return r;
+  }
+}
+
+SearchInputs process_inputs() {
+  SearchInputs in;
+  for (const auto& row : config_variables())
+    if (row.name == "XP_CUBLAS" && row.set) in.explicit_path = row.value;
+  const ForeignEnvironment env = foreign_environment();
+  in.cuda_path = env.cuda_path.value_or("");
+  in.cuda_home = env.cuda_home.value_or("");
+  in.virtual_env = env.virtual_env.value_or("");
+  in.conda_prefix = env.conda_prefix.value_or("");
+  if (env.pythonpath)
+    for (auto& d : split_paths(*env.pythonpath)) in.site_packages.push_back(d);
+  if (env.home && !env.home->empty())
+    for (auto& d : glob_dirs(*env.home + "/.local/lib/python3*/site-packages")) in.site_packages.push_back(d);
+  for (auto& d : glob_dirs("/usr/local/lib/python3*/dist-packages")) in.site_packages.push_back(d);
+  in.site_packages.emplace_back("/usr/lib/python3/dist-packages");
+  in.driver_version = driver_probe().driver_version;
+  return in;
+}
+
+const Library& library() noexcept {
+  static const Library lib = []() noexcept {
+    Library l;
+    try {
+      Searcher s = run_search(process_inputs());
+      l.search = std::move(s.result);
+      if (l.search.chosen >= 0) {
+        static Api api;
+        api = s.apis[static_cast<std::size_t>(l.search.chosen)];
+        l.api = &api;
+      }
+    } catch (const std::exception& e) {
+      l.search.reason = std::string("cuBLAS search failed: ") + e.what();
+    }
+    return l;
+  }();
+  return lib;
+}
+
+std::string unavailable_reason() noexcept {
+  return library().search.reason;
+}
+
+std::string status_name(cublasStatus_t status) {
+  if (const Library& l = library(); l.api != nullptr && l.api->cublasGetStatusName != nullptr) {
+    if (const char* s = l.api->cublasGetStatusName(status); s != nullptr) return s;
+  }
+  if (status >= 0 && status < static_cast<int>(std::size(kStatusNames)) && kStatusNames[status] != nullptr)
+    return kStatusNames[status];
+  return "CUBLAS_STATUS_UNKNOWN";
+}
+
+void check(cublasStatus_t status, const char* call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  throw Error(std::string(call) + " failed: " + status_name(status) + " (" + std::to_string(status) + ")");
+}
+
+std::size_t workspace_bytes(int cc_major) noexcept {
+  return cc_major >= 9 ? std::size_t{32} << 20 : std::size_t{4} << 20;
+}
+
+Handle& handle_for(const Device& device, const std::function<void*(std::size_t)>& allocate) {
+  static std::mutex m;
+  static auto* handles = new std::map<int, Handle*>();  // never destroyed (see the header)
+  std::lock_guard<std::mutex> lock(m);
+  auto it = handles->find(device.index());
+  if (it != handles->end()) return *it->second;
+  const Library& lib = library();
+  if (lib.api == nullptr) throw DeviceUnavailable("cuBLAS is not available: " + lib.search.reason);
+  const Api& api = *lib.api;
+  device.activate();
+  const Stream stream = Stream::default_for(device);
+  cublasHandle_t h = nullptr;
+  check(api.cublasCreate_v2(&h), "cublasCreate");
+  // The stream first: setting a stream resets the workspace to cuBLAS's own pool.
+  check(api.cublasSetStream_v2(h, static_cast<cudaStream_t>(stream.handle())), "cublasSetStream");
+  const std::size_t bytes = workspace_bytes(gpu_info(device).cc_major);
+  void* workspace = allocate(bytes);  // null: no room (a tight memory limit); cuBLAS then does without
+  check(api.cublasSetWorkspace_v2(h, workspace, workspace != nullptr ? bytes : 0), "cublasSetWorkspace");
+  check(api.cublasSetMathMode(h, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION),
+        "cublasSetMathMode");
+  auto* handle = new Handle;
+  handle->handle = h;
+  handles->emplace(device.index(), handle);
+  return *handle;
+}
+
+}  // namespace xp::detail::cublas

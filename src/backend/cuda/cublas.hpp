@@ -1,0 +1,126 @@
+#pragma once
+
+// cuBLAS, opened at run time like NVRTC: the few types, constants and entry points xp uses are
+// declared here (ABI facts of cublas_api.h and library_types.h, no CUDA header), the library is
+// found along DESIGN.md's search order, and each device gets one handle, created on first use,
+// bound to xp's stream of the device and to a workspace from the backend's own allocator (so it
+// counts against XP_GPU_MEMORY_LIMIT). Handles are never destroyed: arrays and streams may outlive
+// static destruction.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "xp/device.hpp"
+#include "xp/runtime.hpp"
+
+namespace xp::detail::cublas {
+
+using cublasStatus_t = int;
+using cublasHandle_t = struct cublasContext*;
+using cudaStream_t = struct CUstream_st*;  // the runtime's stream is the driver's CUstream
+
+constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
+constexpr int CUBLAS_OP_N = 0;
+constexpr int CUBLAS_OP_T = 1;
+constexpr int CUBLAS_GEMM_DEFAULT = -1;
+constexpr int CUBLAS_DEFAULT_MATH = 0;
+// Reductions inside a mixed-precision gemm (float16 in and out, float32 compute) stay in the
+// compute type: "computed in float32, rounded once at the end" holds for split-k too.
+constexpr int CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16;
+// cudaDataType
+constexpr int CUDA_R_32F = 0;
+constexpr int CUDA_R_64F = 1;
+constexpr int CUDA_R_16F = 2;
+constexpr int CUDA_R_16BF = 14;
+// cublasComputeType_t: never the _FAST_ (TF32, 16-bit) kinds
+constexpr int CUBLAS_COMPUTE_32F = 68;
+constexpr int CUBLAS_COMPUTE_64F = 70;
+// libraryPropertyType
+constexpr int MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2;
+
+using PFN_cublasGetProperty = cublasStatus_t (*)(int type, int* value);
+using PFN_cublasCreate_v2 = cublasStatus_t (*)(cublasHandle_t*);
+using PFN_cublasSetStream_v2 = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
+using PFN_cublasSetWorkspace_v2 = cublasStatus_t (*)(cublasHandle_t, void*, std::size_t);
+using PFN_cublasSetMathMode = cublasStatus_t (*)(cublasHandle_t, int);
+using PFN_cublasGetStatusName = const char* (*)(cublasStatus_t);
+using PFN_cublasGemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, int transa, int transb, int m, int n, int k,
+                                                          const void* alpha, const void* A, int Atype, int lda,
+                                                          long long strideA, const void* B, int Btype, int ldb,
+                                                          long long strideB, const void* beta, void* C, int Ctype,
+                                                          int ldc, long long strideC, int batchCount, int computeType,
+                                                          int algo);
+
+// The entry points xp calls; all required.
+struct Api {
+  PFN_cublasGetProperty cublasGetProperty = nullptr;
+  PFN_cublasCreate_v2 cublasCreate_v2 = nullptr;
+  PFN_cublasSetStream_v2 cublasSetStream_v2 = nullptr;
+  PFN_cublasSetWorkspace_v2 cublasSetWorkspace_v2 = nullptr;
+  PFN_cublasSetMathMode cublasSetMathMode = nullptr;
+  PFN_cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx = nullptr;
+  PFN_cublasGetStatusName cublasGetStatusName = nullptr;  // optional (names come from xp's table otherwise)
+};
+
+// Where to look: the explicit path (XP_CUBLAS) and the foreign variables, as read from config().
+struct SearchInputs {
+  std::string explicit_path;  // XP_CUBLAS; when set nothing else is considered
+  std::string cuda_path, cuda_home, virtual_env, conda_prefix;
+  std::vector<std::string> site_packages;  // extra site-packages folders (PYTHONPATH entries, ~/.local ...)
+  bool system_locations = true;            // the OS loader and /usr/local/cuda/lib64
+  int driver_version = 0;                  // 0: no driver, every major acceptable
+};
+
+// What a search found: every cuBLAS seen (one LibraryInfo each, the one used with chosen = true),
+// the places tried, and why none is used (empty when one is).
+struct SearchResult {
+  std::vector<LibraryInfo> found;
+  std::vector<std::string> tried;
+  int chosen = -1;     // index in found
+  std::string reason;  // why cuBLAS is unavailable: "XP_CUBLAS points at ..., which does not exist", ...
+};
+
+// Looks for cuBLAS as DESIGN.md says for NVRTC: XP_CUBLAS; CUDA_PATH and CUDA_HOME (lib64, lib,
+// targets/x86_64-linux/lib); the wheels (nvidia/cu13/lib, nvidia/cublas/lib) in site-packages;
+// CONDA_PREFIX/lib; the OS loader (libcublas.so.13, .so.12); /usr/local/cuda/lib64. Among those
+// found, the newest whose CUDA major is at most the driver's. Each candidate is loaded to read its
+// version (cublasGetProperty, no GPU needed); the chosen one stays loaded. Never throws.
+SearchResult search(const SearchInputs& inputs);
+
+// The inputs of this process (config() and the foreign environment).
+SearchInputs process_inputs();
+
+// The process's cuBLAS: searched once, on first use. Never throws.
+struct Library {
+  SearchResult search;
+  const Api* api = nullptr;  // null when unavailable: search.reason says why
+};
+const Library& library() noexcept;
+
+// Why matmul on a GPU does not use cuBLAS in this process ("" when it does): for `xp doctor`.
+std::string unavailable_reason() noexcept;
+
+// "CUBLAS_STATUS_INVALID_VALUE" for any status.
+std::string status_name(cublasStatus_t status);
+// Throws xp::Error naming the call, the status and its number.
+void check(cublasStatus_t status, const char* call);
+
+// The workspace xp gives a handle: 32 MiB on Hopper and newer, 4 MiB before (cuBLAS's own advice).
+std::size_t workspace_bytes(int cc_major) noexcept;
+
+// A device's handle, created on first use with its stream set to Stream::default_for(device), the
+// math mode set (no TF32, no reduced-precision reductions) and the workspace from `allocate`
+// (called once; the memory is kept for the life of the process; null: none). Throws DeviceUnavailable when
+// cuBLAS is unavailable, CudaError / Error when creating the handle fails. The mutex serialises
+// calls on the handle.
+struct Handle {
+  cublasHandle_t handle = nullptr;
+  std::mutex mutex;
+};
+Handle& handle_for(const Device& device, const std::function<void*(std::size_t)>& allocate);
+
+}  // namespace xp::detail::cublas

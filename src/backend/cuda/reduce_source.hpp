@@ -1,0 +1,145 @@
+#pragma once
+
+// Reductions and cumulative sums on a CUDA device: planning (how the axes map to a kernel shape)
+// and the CUDA C++ source, both testable without a GPU. The launch itself is cuda_backend.cpp's.
+//
+// A reduction is M outputs times N reduced elements (the kept and the reduced axes, each list
+// stripped of size-1 axes and merged where the strides allow, C order kept: argmin's index and the
+// order of elements are those of the logical array). The N elements of an output are cut into S
+// splits of `chunk` elements; a unit (output, split) is reduced by one warp (the rows kernels) or one
+// thread (the columns kernel) into a state. With S = 1 the unit finishes its output directly;
+// otherwise the states go to a scratch buffer in a fixed order and a finish kernel combines the S
+// states of each output (one warp per output). S and chunk are a function of M, N, the layout class
+// and the multiprocessor count only, and every combination happens in a fixed order: the same input
+// gives the same bits on every run. No atomics.
+//
+// Kernel classes (ReduceFamily):
+//   rows_vector   the N elements of an output are one contiguous run, every run 16-byte aligned
+//                 (reduce the innermost axes of a C-contiguous array, or everything): a warp reads
+//                 16-byte vectors, four in flight per lane;
+//   rows_strided  any reduced strides (contiguous runs that are not aligned included), a warp over
+//                 consecutive reduced indices;
+//   columns       a thread per unit, adjacent threads on adjacent outputs: for reductions over
+//                 leading or middle axes (the innermost kept axis is the denser one) and for short
+//                 reductions (N < kMinWarpElements).
+//
+// The source of one (op, dtype, class) holds the class's kernel and the finish kernel (and, for var
+// and std, both again for the second pass): only what a request needs is compiled. It depends on
+// op, dtype and class only: sizes, strides and pointers travel in the kernel's one argument
+// (ReduceArgs).
+//
+// Cumulative sums (ScanPlan): sequential along the axis, as the CPU backend, one thread per line
+// (many lines) or one block per line (a few long lines: the block stages tiles in shared memory;
+// integers are scanned in parallel there, exactly; floats by one thread, in the CPU's order).
+// Every dtype gives the CPU's bits.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/ir.hpp"
+
+namespace xp::detail::cuda {
+
+constexpr int kMaxReduceDims = 8;              // kept and reduced axes after merging; beyond: host
+constexpr unsigned kReduceBlock = 256;         // threads per block, every reduction kernel
+constexpr std::int64_t kMinWarpElements = 64;  // shorter contiguous reductions go to columns
+constexpr std::size_t kReduceStateBytes = 16;  // scratch bytes per partial state (the largest state)
+
+enum class ReduceFamily : std::uint8_t { rows_vector, rows_strided, columns };
+const char* family_name(ReduceFamily f) noexcept;
+
+struct ReduceDim {
+  std::int64_t size = 1;
+  std::int64_t in = 0;   // input stride, bytes
+  std::int64_t out = 0;  // output stride, bytes (kept axes only)
+};
+
+struct ReducePlan {
+  ReduceOp op = ReduceOp::sum;
+  DType in_dtype = DType::float32, out_dtype = DType::float32;
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  int correction = 0;
+  std::int64_t M = 1, N = 1;  // outputs, elements per output
+  int nk = 0, nr = 0;
+  ReduceDim kept[kMaxReduceDims]{}, red[kMaxReduceDims]{};
+  bool on_device = true;  // false: more merged axes than the kernels take, or misaligned data
+  ReduceFamily family = ReduceFamily::columns;
+  std::int64_t splits = 1, chunk = 0;  // S splits of chunk elements per output (chunk * S >= N)
+  std::int64_t units() const noexcept { return M * splits; }
+  bool two_pass() const noexcept { return op == ReduceOp::var || op == ReduceOp::std; }
+};
+
+// Checks the request as the CPU backend does (the same ValueErrors: axes, shapes, the output dtype,
+// min/max/argmin/argmax of nothing), before anything is launched, and plans it for a device of
+// `multiprocessors` SMs.
+ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction,
+                       int multiprocessors);
+
+// The one translation unit of (op, dtype, class): kernels named by reduce_kernel_name and
+// reduce_finish_name.
+std::string reduce_source(ReduceOp op, DType in, ReduceFamily family);
+// A cache key: equal keys <=> identical source.
+std::string reduce_key(ReduceOp op, DType in, ReduceFamily family);
+// "xp_rows_vec", "xp_rows_strided", "xp_cols"; the second pass of var/std adds "_dev".
+std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass);
+std::string reduce_finish_name(bool deviation_pass);  // "xp_finish" / "xp_finish_dev"
+
+// The kernels' one argument (by value). Every field is 8 bytes:
+//   in, out, part, aux             addresses: input, output, partial states (S > 1), the means of var/std
+//   M, N, S, chunk, dof, final     dof = N - correction; final: the unit writes the result itself
+//   nk, nr                         axis counts (a reduced list of one axis of size N when nr = 0)
+//   kshape[8], kin[8], kout[8]     kept axes
+//   rshape[8], rin[8]              reduced axes
+struct ReduceArgs {
+  std::uint64_t in = 0, out = 0, part = 0, aux = 0;
+  std::int64_t M = 0, N = 0, S = 0, chunk = 0, dof = 0, final = 0, nk = 0, nr = 0;
+  std::int64_t kshape[kMaxReduceDims]{}, kin[kMaxReduceDims]{}, kout[kMaxReduceDims]{};
+  std::int64_t rshape[kMaxReduceDims]{}, rin[kMaxReduceDims]{};
+};
+static_assert(sizeof(ReduceArgs) == 8 * (12 + 5 * kMaxReduceDims));
+ReduceArgs reduce_args(const ReducePlan& plan, std::uint64_t part, std::uint64_t aux, bool final);
+
+// Blocks for the first pass (units / warps or threads per block, capped: the kernels stride) and for
+// the finish pass (a warp per output).
+unsigned reduce_grid(const ReducePlan& plan) noexcept;
+unsigned finish_grid(const ReducePlan& plan) noexcept;
+
+// ---- cumulative sum ----
+
+enum class ScanFamily : std::uint8_t { lines, tiles };
+
+struct ScanPlan {
+  DType in_dtype = DType::float32, out_dtype = DType::float32;
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  std::int64_t L = 0, sa = 0, so = 0;  // length along the axis, input and output strides there
+  std::int64_t M = 1;                  // lines
+  int nd = 0;                          // the other axes, merged
+  ReduceDim dims[kMaxReduceDims]{};
+  bool include_initial = false;
+  bool on_device = true;
+  ScanFamily family = ScanFamily::lines;
+};
+
+// Checks as the CPU backend does (same ValueErrors) and plans.
+ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initial, int multiprocessors);
+std::string scan_source(DType in);
+std::string scan_key(DType in);
+const char* scan_kernel_name(ScanFamily f) noexcept;  // "xp_scan_lines", "xp_scan_tiles"
+
+// Fields as ReduceArgs: in, out, M, L, sa, so, first (1 with include_initial), nd, shape[8], in[8], out[8].
+struct ScanArgs {
+  std::uint64_t in = 0, out = 0;
+  std::int64_t M = 0, L = 0, sa = 0, so = 0, first = 0, nd = 0;
+  std::int64_t shape[kMaxReduceDims]{}, sin[kMaxReduceDims]{}, sout[kMaxReduceDims]{};
+};
+static_assert(sizeof(ScanArgs) == 8 * (8 + 3 * kMaxReduceDims));
+ScanArgs scan_args(const ScanPlan& plan);
+unsigned scan_grid(const ScanPlan& plan) noexcept;
+
+}  // namespace xp::detail::cuda

@@ -1,0 +1,898 @@
+// Device reductions and cumulative sums (white-box: src/backend/cuda/reduce_source).
+//
+// Without a GPU: the planning maps axes to the documented kernel classes, splits depend on sizes and
+// the multiprocessor count only, bad requests get the CPU backend's errors, the argument carries
+// the geometry, and the generated source of every (op, dtype, kernel class) and every scan compiles
+// with NVRTC for sm_90 with each kernel present.
+// With a GPU (CudaReduceGpu.*): every op and dtype over axis sets, views, keepdims, empty arrays,
+// NaN cases and a large n against the CPU backend: integers, min/max/argmin/argmax/any/all and
+// cumulative sums bit for bit (NaN as a class), float sums, means, var and std within the bound of
+// docs/semantics.md; the same input gives the same bits twice.
+//
+// Every test process gets its own empty kernel cache folder, as in test_compile.cpp.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/cuda/ew_source.hpp"
+#include "backend/cuda/reduce_source.hpp"
+#include "test_util.hpp"
+#include "xp/xp.hpp"
+
+namespace {
+
+using xp::DType;
+using xp::detail::ReduceOp;
+using xp::detail::View;
+namespace cg = xp::detail::cuda;
+using i64 = std::int64_t;
+
+struct ProcessCache {
+  xp_test::TempDir dir;
+  std::string folder = dir / "kernels";
+  ProcessCache() { ::setenv("XP_CACHE_DIR", folder.c_str(), 1); }
+};
+const ProcessCache g_process_cache;
+
+#define REQUIRE_NVRTC()                                                                         \
+  do {                                                                                          \
+    const xp::CompilerInfo info_ = xp::compiler_info();                                         \
+    if (!info_.available) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no NVRTC: " + info_.error); \
+  } while (0)
+
+constexpr DType kDTypes[] = {DType::bool_,    DType::int8,    DType::int16,  DType::int32,  DType::int64,
+                             DType::uint8,    DType::uint16,  DType::uint32, DType::uint64, DType::float16,
+                             DType::bfloat16, DType::float32, DType::float64};
+constexpr ReduceOp kOps[] = {ReduceOp::sum,  ReduceOp::prod,   ReduceOp::min,   ReduceOp::max,
+                             ReduceOp::mean, ReduceOp::var,    ReduceOp::std,   ReduceOp::any,
+                             ReduceOp::all,  ReduceOp::argmin, ReduceOp::argmax};
+constexpr int kH200 = 132;  // multiprocessors of the planning examples
+
+const char* op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::prod:
+      return "prod";
+    case ReduceOp::min:
+      return "min";
+    case ReduceOp::max:
+      return "max";
+    case ReduceOp::mean:
+      return "mean";
+    case ReduceOp::var:
+      return "var";
+    case ReduceOp::std:
+      return "std";
+    case ReduceOp::any:
+      return "any";
+    case ReduceOp::all:
+      return "all";
+    case ReduceOp::argmin:
+      return "argmin";
+    case ReduceOp::argmax:
+      return "argmax";
+  }
+  return "?";
+}
+
+// A view of a shape over an address that is never read (planning only); strides in elements, C
+// order when empty.
+struct FakeView {
+  std::vector<i64> shape, strides;
+  View v;
+  FakeView(DType t, std::vector<i64> shape_, std::vector<i64> elem_strides = {}, std::uintptr_t address = 1 << 20)
+      : shape(std::move(shape_)) {
+    const i64 isz = static_cast<i64>(xp::itemsize(t));
+    strides.resize(shape.size());
+    i64 s = 1;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      strides[d] = (elem_strides.empty() ? s : elem_strides[d]) * isz;
+      s *= shape[d];
+    }
+    v.data = reinterpret_cast<std::byte*>(address);
+    v.dtype = t;
+    v.ndim = static_cast<int>(shape.size());
+    v.shape = shape.data();
+    v.strides = strides.data();
+  }
+  FakeView(const FakeView&) = delete;
+};
+
+// The output view of reducing `in` over sorted axes (C order).
+std::unique_ptr<FakeView> out_for(const FakeView& in, std::vector<int> axes, DType t,
+                                  std::uintptr_t address = 1 << 24) {
+  std::vector<i64> shape;
+  for (int d = 0; d < in.v.ndim; ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) shape.push_back(in.shape[d]);
+  return std::make_unique<FakeView>(t, shape, std::vector<i64>{}, address);
+}
+
+cg::ReducePlan plan(ReduceOp op, const FakeView& in, std::vector<int> axes, int sms = kH200) {
+  const auto out = out_for(in, axes, xp::detail::reduce_result_dtype(op, in.v.dtype));
+  return cg::plan_reduce(op, in.v, axes, out->v, 0, sms);
+}
+
+// Every split is non-empty and together they cover the N elements.
+void expect_cover(const cg::ReducePlan& p) {
+  ASSERT_GE(p.splits, 1);
+  EXPECT_GE(p.chunk * p.splits, p.N);
+  EXPECT_LT(p.chunk * (p.splits - 1), p.N);
+}
+
+}  // namespace
+
+// ---- planning (no GPU) ----
+
+TEST(CudaReducePlan, FullContiguousSumIsRowsVectorWithAFullDeviceOfWarps) {
+  FakeView in(DType::float32, {i64{1} << 28});  // 1 GiB
+  const auto p = plan(ReduceOp::sum, in, {0});
+  EXPECT_TRUE(p.on_device);
+  EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector) << cg::family_name(p.family);
+  EXPECT_EQ(p.M, 1);
+  EXPECT_EQ(p.N, i64{1} << 28);
+  EXPECT_EQ(p.nk, 0);
+  EXPECT_EQ(p.nr, 1);
+  expect_cover(p);
+  EXPECT_EQ(p.chunk % 128, 0);              // whole float4 vectors for the 32 lanes
+  EXPECT_LE(p.splits, kH200 * 256);         // at most four warp units per resident warp
+  EXPECT_GE(p.splits, kH200 * 256 * 0.95);  // and about that many
+  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>((p.splits + 7) / 8));
+  EXPECT_EQ(cg::finish_grid(p), 1u);
+  // The same request on a device of another size splits differently, on the same one identically.
+  FakeView other(DType::float32, {i64{1} << 28}, {}, 1 << 12);
+  const auto q = plan(ReduceOp::sum, other, {0});
+  EXPECT_EQ(q.splits, p.splits);
+  EXPECT_EQ(q.chunk, p.chunk);
+  EXPECT_NE(plan(ReduceOp::sum, in, {0}, 16).splits, p.splits);
+}
+
+TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
+  FakeView a(DType::float32, {1000, 4096});
+  auto p = plan(ReduceOp::sum, a, {1});
+  EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
+  EXPECT_EQ(p.M, 1000);
+  EXPECT_EQ(p.N, 4096);
+  EXPECT_EQ(p.splits, 2);  // ceil(132 * 256 / 1000) = 34, at most N / 2048 = 2
+  expect_cover(p);
+
+  p = plan(ReduceOp::max, a, {0});
+  EXPECT_EQ(p.family, cg::ReduceFamily::columns);
+  EXPECT_EQ(p.M, 4096);
+  EXPECT_EQ(p.N, 1000);
+  EXPECT_EQ(p.splits, 16);  // ceil(132 * 8192 / 4096) = 264, at most ceil(1000 / 64) = 16
+  expect_cover(p);
+  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>((4096 * 16 + 255) / 256));
+  EXPECT_EQ(cg::finish_grid(p), 4096u / 8);
+
+  FakeView b(DType::float64, {8, 16, 32});   // reduce 0 and 2: inner stride 8 bytes, kept stride 256
+  p = plan(ReduceOp::argmax, b, {0, 1, 2});  // merged into one contiguous run
+  EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
+  EXPECT_EQ(p.nr, 1);
+  p = plan(ReduceOp::mean, b, {0, 2});
+  EXPECT_EQ(p.family, cg::ReduceFamily::rows_strided);
+  EXPECT_EQ(p.nr, 2);
+  EXPECT_EQ(p.nk, 1);
+  EXPECT_EQ(p.red[0].size, 8);
+  EXPECT_EQ(p.red[0].in, 16 * 32 * 8);
+  EXPECT_EQ(p.red[1].size, 32);
+  EXPECT_EQ(p.red[1].in, 8);
+  EXPECT_EQ(p.kept[0].in, 32 * 8);
+  EXPECT_EQ(p.kept[0].out, 8);
+
+  // A row length that breaks 16-byte alignment of the rows: element by element.
+  FakeView c(DType::float32, {10, 1001});
+  EXPECT_EQ(plan(ReduceOp::sum, c, {1}).family, cg::ReduceFamily::rows_strided);
+  // A misaligned start (4-byte aligned, not 16): element by element.
+  FakeView d(DType::float32, {5000}, {}, (1 << 20) + 4);
+  EXPECT_EQ(plan(ReduceOp::sum, d, {0}).family, cg::ReduceFamily::rows_strided);
+  // Every second element of a full reduction: strided.
+  FakeView e(DType::int32, {5000}, {2});
+  EXPECT_EQ(plan(ReduceOp::sum, e, {0}).family, cg::ReduceFamily::rows_strided);
+}
+
+TEST(CudaReducePlan, MergedAxesAndShortReductions) {
+  FakeView a(DType::int16, {4, 8, 16});
+  auto p = plan(ReduceOp::sum, a, {0, 1, 2});  // one contiguous run once merged
+  EXPECT_EQ(p.nr, 1);
+  EXPECT_EQ(p.N, 512);
+  EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
+  p = plan(ReduceOp::sum, a, {1, 2});
+  EXPECT_EQ(p.nr, 1);
+  EXPECT_EQ(p.M, 4);
+  EXPECT_EQ(p.N, 128);
+  // Fewer than kMinWarpElements per output: a thread per output, no split.
+  p = plan(ReduceOp::any, a, {2});
+  EXPECT_EQ(p.family, cg::ReduceFamily::columns);
+  EXPECT_EQ(p.N, 16);
+  EXPECT_EQ(p.splits, 1);
+  // No axis reduced: every element its own output (one reduced axis of size 1).
+  p = plan(ReduceOp::sum, a, {});
+  EXPECT_EQ(p.M, 512);
+  EXPECT_EQ(p.N, 1);
+  EXPECT_EQ(p.nr, 1);
+  EXPECT_EQ(p.red[0].size, 1);
+  EXPECT_EQ(p.family, cg::ReduceFamily::columns);
+  // Size-1 axes are dropped.
+  FakeView b(DType::float32, {1, 300, 1});
+  p = plan(ReduceOp::sum, b, {0, 1});
+  EXPECT_EQ(p.nk, 0);
+  EXPECT_EQ(p.nr, 1);
+  EXPECT_EQ(p.M, 1);
+}
+
+TEST(CudaReducePlan, EmptyInputsAndOutputs) {
+  FakeView a(DType::float32, {0, 5});
+  auto p = plan(ReduceOp::sum, a, {0});
+  EXPECT_TRUE(p.on_device);
+  EXPECT_EQ(p.M, 5);
+  EXPECT_EQ(p.N, 0);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.chunk, 0);
+  EXPECT_EQ(p.nr, 1);
+  EXPECT_EQ(p.red[0].size, 0);
+  p = plan(ReduceOp::sum, a, {1});
+  EXPECT_EQ(p.M, 0);  // nothing to launch
+  for (ReduceOp op : {ReduceOp::min, ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax})
+    EXPECT_THROW(plan(op, a, {0}), xp::ValueError) << op_name(op);
+}
+
+TEST(CudaReducePlan, MisalignedDataOrTooManyAxesStayOnTheHost) {
+  FakeView a(DType::float32, {100}, {}, (1 << 20) + 2);
+  EXPECT_FALSE(plan(ReduceOp::sum, a, {0}).on_device);
+  // Nine kept axes that cannot merge (strides 3^k elements, shapes 2).
+  std::vector<i64> shape(10, 2), strides(10);
+  i64 s = 1;
+  for (int d = 9; d >= 0; --d, s *= 3) strides[d] = s;
+  FakeView b(DType::float32, shape, strides);
+  EXPECT_FALSE(plan(ReduceOp::sum, b, {9}).on_device);
+  EXPECT_FALSE(plan(ReduceOp::sum, b, {0, 1, 2, 3, 4, 5, 6, 7, 8}).on_device);
+  EXPECT_TRUE(plan(ReduceOp::sum, b, {0, 1}).on_device);  // eight kept axes
+}
+
+// Bad requests: the same ValueError (and message) as the CPU backend, before anything is launched.
+TEST(CudaReducePlan, ChecksAsTheCpuBackend) {
+  std::vector<float> host(64);
+  const auto addr = reinterpret_cast<std::uintptr_t>(host.data());
+  FakeView in(DType::float32, {4, 16}, {}, addr);
+  std::vector<float> out_host(64);
+  const auto oaddr = reinterpret_cast<std::uintptr_t>(out_host.data());
+  struct Case {
+    ReduceOp op;
+    std::vector<int> axes;
+    DType out_dtype;
+    std::vector<i64> out_shape;
+  };
+  const Case cases[] = {
+      {ReduceOp::sum, {2}, DType::float32, {4, 16}}, {ReduceOp::sum, {1, 1}, DType::float32, {4}},
+      {ReduceOp::sum, {1, 0}, DType::float32, {}},   {ReduceOp::sum, {1}, DType::float64, {4}},
+      {ReduceOp::sum, {1}, DType::float32, {5}},     {ReduceOp::sum, {1}, DType::float32, {4, 1}},
+      {ReduceOp::argmax, {1}, DType::float32, {4}},  {ReduceOp::any, {0}, DType::float32, {16}},
+      {ReduceOp::mean, {-1}, DType::float32, {4}},
+  };
+  for (const Case& c : cases) {
+    FakeView out(c.out_dtype, c.out_shape, {}, oaddr);
+    std::string cpu_msg, gpu_msg;
+    try {
+      xp::detail::cpu_backend().reduce(c.op, in.v, c.axes, out.v, 0);
+    } catch (const xp::ValueError& e) {
+      cpu_msg = e.what();
+    }
+    try {
+      cg::plan_reduce(c.op, in.v, c.axes, out.v, 0, kH200);
+    } catch (const xp::ValueError& e) {
+      gpu_msg = e.what();
+    }
+    EXPECT_FALSE(cpu_msg.empty()) << op_name(c.op);
+    EXPECT_EQ(gpu_msg, cpu_msg) << op_name(c.op);
+  }
+  FakeView empty(DType::float32, {0, 3}, {}, addr);
+  for (ReduceOp op : {ReduceOp::min, ReduceOp::argmax}) {
+    const DType t = xp::detail::reduce_result_dtype(op, DType::float32);
+    FakeView out(t, {}, {}, oaddr);
+    std::string cpu_msg, gpu_msg;
+    try {
+      xp::detail::cpu_backend().reduce(op, empty.v, std::vector<int>{0, 1}, out.v, 0);
+    } catch (const xp::ValueError& e) {
+      cpu_msg = e.what();
+    }
+    try {
+      cg::plan_reduce(op, empty.v, std::vector<int>{0, 1}, out.v, 0, kH200);
+    } catch (const xp::ValueError& e) {
+      gpu_msg = e.what();
+    }
+    EXPECT_FALSE(cpu_msg.empty());
+    EXPECT_EQ(gpu_msg, cpu_msg);
+  }
+}
+
+TEST(CudaReducePlan, ArgumentsCarryTheGeometry) {
+  FakeView in(DType::float64, {8, 16, 32});
+  const auto out = out_for(in, {0, 2}, DType::float64);
+  const auto p = cg::plan_reduce(ReduceOp::var, in.v, std::vector<int>{0, 2}, out->v, 1, kH200);
+  EXPECT_TRUE(p.two_pass());
+  const cg::ReduceArgs a = cg::reduce_args(p, 0x1000, 0x2000, false);
+  EXPECT_EQ(a.in, std::uint64_t{1} << 20);
+  EXPECT_EQ(a.out, std::uint64_t{1} << 24);
+  EXPECT_EQ(a.part, 0x1000u);
+  EXPECT_EQ(a.aux, 0x2000u);
+  EXPECT_EQ(a.M, 16);
+  EXPECT_EQ(a.N, 256);
+  EXPECT_EQ(a.S, p.splits);
+  EXPECT_EQ(a.chunk, p.chunk);
+  EXPECT_EQ(a.dof, 255);
+  EXPECT_EQ(a.final, 0);
+  EXPECT_EQ(a.nk, 1);
+  EXPECT_EQ(a.nr, 2);
+  EXPECT_EQ(a.kshape[0], 16);
+  EXPECT_EQ(a.kin[0], 32 * 8);
+  EXPECT_EQ(a.kout[0], 8);
+  EXPECT_EQ(a.rshape[0], 8);
+  EXPECT_EQ(a.rin[0], 16 * 32 * 8);
+  EXPECT_EQ(a.rshape[1], 32);
+  EXPECT_EQ(a.rin[1], 8);
+  EXPECT_EQ(cg::reduce_args(p, 0, 0, true).final, 1);
+}
+
+TEST(CudaScanPlan, LinesForManyTilesForFewAndTheCpuChecks) {
+  FakeView a(DType::int32, {40000, 3});
+  auto o = std::make_unique<FakeView>(DType::int64, std::vector<i64>{40000, 3});
+  auto p = cg::plan_scan(a.v, 1, o->v, false, kH200);
+  EXPECT_EQ(p.family, cg::ScanFamily::lines);  // L = 3: short lines
+  EXPECT_EQ(p.M, 40000);
+  EXPECT_EQ(p.L, 3);
+  EXPECT_EQ(p.sa, 4);
+  EXPECT_EQ(p.so, 8);
+  p = cg::plan_scan(a.v, 0, o->v, false, kH200);
+  EXPECT_EQ(p.sa, 12);
+  EXPECT_EQ(p.so, 24);
+  EXPECT_EQ(p.family, cg::ScanFamily::tiles);  // three long lines: a block each
+  EXPECT_EQ(p.M, 3);
+  EXPECT_EQ(cg::scan_grid(p), 3u);
+  FakeView b(DType::float32, {20000, 100});
+  auto ob = std::make_unique<FakeView>(DType::float32, std::vector<i64>{20000, 101});
+  p = cg::plan_scan(b.v, 1, ob->v, true, kH200);
+  EXPECT_EQ(p.family, cg::ScanFamily::lines);  // 20000 >= 132 * 128 lines
+  EXPECT_EQ(cg::scan_grid(p), (20000u + 255) / 256);
+  const cg::ScanArgs args = cg::scan_args(p);
+  EXPECT_EQ(args.first, 1);
+  EXPECT_EQ(args.L, 100);
+  EXPECT_EQ(args.so, 4);
+  EXPECT_EQ(args.nd, 1);
+  EXPECT_EQ(args.shape[0], 20000);
+  EXPECT_EQ(args.sin[0], 400);
+  EXPECT_EQ(args.sout[0], 404);
+  // Errors as the CPU's.
+  EXPECT_THROW(cg::plan_scan(b.v, 2, ob->v, true, kH200), xp::ValueError);
+  EXPECT_THROW(cg::plan_scan(b.v, 1, ob->v, false, kH200), xp::ValueError);  // shape
+  auto wrong = std::make_unique<FakeView>(DType::float64, std::vector<i64>{20000, 100});
+  EXPECT_THROW(cg::plan_scan(b.v, 1, wrong->v, false, kH200), xp::ValueError);  // dtype
+  FakeView odd(DType::float32, {100}, {}, (1 << 20) + 1);
+  auto oo = std::make_unique<FakeView>(DType::float32, std::vector<i64>{100});
+  EXPECT_FALSE(cg::plan_scan(odd.v, 0, oo->v, false, kH200).on_device);
+}
+
+// ---- source (NVRTC, no GPU) ----
+
+constexpr cg::ReduceFamily kFamilies[] = {cg::ReduceFamily::rows_vector, cg::ReduceFamily::rows_strided,
+                                          cg::ReduceFamily::columns};
+
+TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
+  const auto f = cg::ReduceFamily::columns;
+  EXPECT_EQ(cg::reduce_key(ReduceOp::sum, DType::float32, f), cg::reduce_key(ReduceOp::sum, DType::float32, f));
+  EXPECT_NE(cg::reduce_key(ReduceOp::sum, DType::float32, f), cg::reduce_key(ReduceOp::sum, DType::float64, f));
+  EXPECT_NE(cg::reduce_key(ReduceOp::sum, DType::float32, f), cg::reduce_key(ReduceOp::mean, DType::float32, f));
+  EXPECT_NE(cg::reduce_key(ReduceOp::sum, DType::float32, f),
+            cg::reduce_key(ReduceOp::sum, DType::float32, cg::ReduceFamily::rows_vector));
+  EXPECT_EQ(cg::reduce_source(ReduceOp::argmin, DType::int8, f), cg::reduce_source(ReduceOp::argmin, DType::int8, f));
+  EXPECT_NE(cg::reduce_source(ReduceOp::argmin, DType::int8, f), cg::reduce_source(ReduceOp::argmax, DType::int8, f));
+  EXPECT_NE(cg::scan_key(DType::int8), cg::scan_key(DType::uint8));
+  // No atomics, no CUB; only the class's kernels.
+  for (ReduceOp op : kOps) {
+    const std::string s = cg::reduce_source(op, DType::float32, cg::ReduceFamily::rows_vector);
+    EXPECT_EQ(s.find("atomic"), std::string::npos);
+    EXPECT_EQ(s.find("#include"), std::string::npos);
+    EXPECT_NE(s.find("void __launch_bounds__(256) xp_rows_vec("), std::string::npos);
+    EXPECT_EQ(s.find("void __launch_bounds__(256) xp_cols("), std::string::npos);
+  }
+}
+
+namespace {
+
+// Runs job(i) for i in [0, n) on up to 16 threads; returns what the jobs report (empty: fine).
+template <class Job>
+std::vector<std::string> run_parallel(std::size_t n, const Job& job) {
+  std::vector<std::string> failures(n);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) failures[i] = job(i);
+  };
+  std::vector<std::thread> pool;
+  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  for (unsigned i = 0; i < threads; ++i) pool.emplace_back(work);
+  for (auto& th : pool) th.join();
+  std::erase_if(failures, [](const std::string& f) { return f.empty(); });
+  return failures;
+}
+
+struct SourceTask {
+  ReduceOp op;
+  DType t;
+  cg::ReduceFamily f;
+  std::string what() const {
+    return std::string(op_name(op)) + " " + std::string(xp::name(t)) + " " + cg::family_name(f);
+  }
+};
+
+std::vector<SourceTask> every_source() {
+  std::vector<SourceTask> tasks;
+  for (ReduceOp op : kOps)
+    for (DType t : kDTypes)
+      for (cg::ReduceFamily f : kFamilies) tasks.push_back({op, t, f});
+  return tasks;
+}
+
+xp::ProgramOptions backend_options() {  // as the backend compiles them
+  xp::ProgramOptions opt;
+  opt.name = "xp_reduce.cu";
+  opt.options = cg::nvrtc_options();
+  return opt;
+}
+
+std::string compile_error(const std::string& what, const xp::Error& e) {
+  std::string f = what + ":\n" + e.what() + "\n";
+  if (const auto* ce = dynamic_cast<const xp::CompileError*>(&e)) f += ce->log();
+  return f;
+}
+
+}  // namespace
+
+// Every (op, dtype, class) source for sm_90, compiled on every core (NVRTC is thread-safe; each
+// task has its own Program): the kernels of the class and the finish kernel are there, with the
+// second pass exactly for var and std.
+TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
+  REQUIRE_NVRTC();
+  const std::vector<SourceTask> tasks = every_source();
+  const auto failures = run_parallel(tasks.size(), [&](std::size_t i) -> std::string {
+    const SourceTask& k = tasks[i];
+    xp::Program prog(cg::reduce_source(k.op, k.t, k.f), backend_options());
+    std::string failure;
+    try {
+      const auto stats = prog.compile(xp::Arch::sm(90));
+      if (stats.log.find("warning") != std::string::npos) failure += k.what() + ":\n" + stats.log;
+      const auto names = prog.kernel_names(xp::Arch::sm(90));
+      const bool two = k.op == ReduceOp::var || k.op == ReduceOp::std;
+      for (bool dev : {false, true}) {
+        for (const std::string& w : {cg::reduce_kernel_name(k.f, dev), cg::reduce_finish_name(dev)}) {
+          const bool present = std::find(names.begin(), names.end(), w) != names.end();
+          if (present != (!dev || two)) failure += k.what() + ": " + w + (present ? " present\n" : " missing\n");
+        }
+      }
+    } catch (const xp::Error& e) {
+      failure += compile_error(k.what(), e);
+    }
+    return failure;
+  });
+  for (std::size_t i = 0; i < failures.size() && i < 5; ++i) ADD_FAILURE() << failures[i];
+  EXPECT_EQ(failures.size(), 0u) << "of " << tasks.size();
+}
+
+TEST(CudaReduceSource, EveryScanCompilesForSm90) {
+  REQUIRE_NVRTC();
+  for (DType t : kDTypes) {
+    xp::ProgramOptions opt;
+    opt.name = "xp_reduce.cu";
+    opt.options = cg::nvrtc_options();
+    xp::Program prog(cg::scan_source(t), opt);
+    try {
+      const auto stats = prog.compile(xp::Arch::sm(90));
+      EXPECT_EQ(stats.log.find("warning"), std::string::npos) << xp::name(t) << ":\n" << stats.log;
+      const auto names = prog.kernel_names(xp::Arch::sm(90));
+      for (auto f : {cg::ScanFamily::lines, cg::ScanFamily::tiles})
+        EXPECT_NE(std::find(names.begin(), names.end(), cg::scan_kernel_name(f)), names.end()) << xp::name(t);
+    } catch (const xp::CompileError& e) {
+      ADD_FAILURE() << xp::name(t) << ":\n" << e.log();
+    }
+  }
+}
+
+// ---- on a GPU: against the CPU backend ----
+
+namespace {
+
+using xp::Array;
+using xp::Axes;
+using xp::Slice;
+const xp::Device kCpu = xp::Device::cpu();
+
+bool is_float(DType t) {
+  return xp::kind(t) == xp::DTypeKind::floating;
+}
+
+// The elements of a (any device) as float64 in C order, and the raw bits of each.
+std::vector<double> values(const Array& a) {
+  return a.to_device(kCpu).astype(DType::float64).to_vector<double>();
+}
+std::vector<std::uint64_t> raw_bits(const Array& a) {
+  Array h = a.to_device(kCpu).copy();
+  const std::size_t isz = h.itemsize();
+  const auto* p = static_cast<const unsigned char*>(h.data());
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(h.size()));
+  for (std::size_t i = 0; i < out.size(); ++i) std::memcpy(&out[i], p + i * isz, isz);
+  return out;
+}
+
+// Bit for bit, NaN as a class; with zero_sign_free, +0.0 and -0.0 count as equal (min and max:
+// which zero of a tie is returned is not specified, docs/semantics.md).
+void expect_same(const Array& g, const Array& c, const std::string& what, bool zero_sign_free = false) {
+  ASSERT_EQ(g.device(), xp::Device::cuda(0)) << what;
+  ASSERT_EQ(g.dtype(), c.dtype()) << what;
+  ASSERT_EQ(std::vector<i64>(g.shape().begin(), g.shape().end()), std::vector<i64>(c.shape().begin(), c.shape().end()))
+      << what;
+  const auto gb = raw_bits(g), cb = raw_bits(c);
+  const auto gv = values(g), cv = values(c);
+  for (std::size_t i = 0; i < gb.size(); ++i) {
+    if (is_float(g.dtype()) && std::isnan(gv[i]) && std::isnan(cv[i])) continue;
+    if (zero_sign_free && gv[i] == 0 && cv[i] == 0) continue;
+    if (gb[i] != cb[i]) {
+      ADD_FAILURE() << what << ": element " << i << " GPU " << gv[i] << " (0x" << std::hex << gb[i] << "), CPU "
+                    << std::dec << cv[i] << " (0x" << std::hex << cb[i] << ")";
+      return;
+    }
+  }
+}
+
+// The spacing of dtype t's values at |v| (its ulp).
+double ulp(DType t, double v) {
+  const int p = t == DType::float16 ? 10 : t == DType::bfloat16 ? 7 : t == DType::float32 ? 23 : 52;
+  const int emin = t == DType::float16 ? -14 : t == DType::float64 ? -1022 : -126;
+  const int e = v == 0 || !std::isfinite(v) ? emin : std::max(emin, std::ilogb(v));
+  return std::ldexp(1.0, e - p);
+}
+
+// The bound of docs/semantics.md: |GPU - CPU| <= k ulp of the result (k = 4; 1 for 16-bit results)
+// + 4 n u^2 sum|x| (u the accumulation type's unit roundoff, sum|x| over the output's elements,
+// `scale`, divided by n for a mean).
+void expect_close(const Array& g, const Array& c, const std::vector<double>& scale, i64 n, DType acc,
+                  const std::string& what) {
+  ASSERT_EQ(g.dtype(), c.dtype()) << what;
+  ASSERT_EQ(g.size(), c.size()) << what;
+  const auto gv = values(g), cv = values(c);
+  const DType t = g.dtype();
+  const double k = (t == DType::float16 || t == DType::bfloat16) ? 1 : 4;
+  const double u = acc == DType::float64 ? 0x1p-53 : 0x1p-24;
+  for (std::size_t i = 0; i < gv.size(); ++i) {
+    if (std::isnan(gv[i]) && std::isnan(cv[i])) continue;
+    if (std::isinf(cv[i]) && gv[i] == cv[i]) continue;
+    const double s = scale.empty() ? 0 : scale[i];
+    const double tol =
+        k * ulp(t, std::max(std::abs(cv[i]), std::abs(gv[i]))) + 4.0 * static_cast<double>(n) * u * u * s;
+    if (!(std::abs(gv[i] - cv[i]) <= tol)) {
+      ADD_FAILURE() << what << ": element " << i << " GPU " << gv[i] << ", CPU " << cv[i] << ", bound " << tol;
+      return;
+    }
+  }
+}
+
+// Inputs: special values first (for float dtypes: NaN, infinities, signed zeros, extremes), then
+// seeded normal values of scale 100, converted to t (integers saturate).
+Array make_input(DType t, const xp::Shape& shape, std::uint64_t seed, bool specials = true) {
+  i64 n = 1;
+  for (i64 s : shape) n *= s;
+  xp::random::Generator g(seed);
+  std::vector<double> v = g.normal({n}, DType::float64, 0, 100, kCpu).to_vector<double>();
+  const double special[] = {0.0, -0.0, 1.0, -1.0, 0.5, 1e30, -1e30, 65504, -70000, INFINITY, -INFINITY, NAN, 255, -129};
+  if (specials)
+    for (std::size_t i = 0; i < std::size(special) && static_cast<i64>(i) * 7 < n; ++i) v[i * 7] = special[i];
+  return xp::asarray(v, std::nullopt, kCpu).astype(t).reshape(shape);
+}
+
+// Values near 1 (floats) or in [-3, 3] (integers): products that neither overflow nor vanish.
+Array make_factors(DType t, const xp::Shape& shape, std::uint64_t seed) {
+  xp::random::Generator g(seed);
+  if (is_float(t)) return g.uniform(shape, DType::float64, 0.95, 1.05, kCpu).astype(t);
+  return g.integers(-3, 4, shape, DType::int64, kCpu).astype(t);
+}
+
+Array run(ReduceOp op, const Array& a, const std::optional<std::vector<int>>& axes, bool keepdims, int correction) {
+  const Axes ax = axes ? Axes(*axes) : Axes();
+  switch (op) {
+    case ReduceOp::sum:
+      return xp::sum(a, ax, keepdims);
+    case ReduceOp::prod:
+      return xp::prod(a, ax, keepdims);
+    case ReduceOp::min:
+      return xp::min(a, ax, keepdims);
+    case ReduceOp::max:
+      return xp::max(a, ax, keepdims);
+    case ReduceOp::mean:
+      return xp::mean(a, ax, keepdims);
+    case ReduceOp::var:
+      return xp::var(a, ax, correction, keepdims);
+    case ReduceOp::std:
+      return xp::std(a, ax, correction, keepdims);
+    case ReduceOp::any:
+      return xp::any(a, ax, keepdims);
+    case ReduceOp::all:
+      return xp::all(a, ax, keepdims);
+    case ReduceOp::argmin:
+    case ReduceOp::argmax: {
+      std::optional<int> one;
+      if (axes) one = (*axes)[0];
+      return op == ReduceOp::argmin ? xp::argmin(a, one, keepdims) : xp::argmax(a, one, keepdims);
+    }
+  }
+  return a;
+}
+
+// One op on one input (a CPU array and the same view of its GPU copy), compared as its class says.
+void check_op(ReduceOp op, const Array& c, const Array& g, const std::optional<std::vector<int>>& axes, bool keepdims,
+              const std::string& where, int correction = 0) {
+  const std::string what = std::string(op_name(op)) + " " + std::string(xp::name(c.dtype())) + " " + where;
+  Array rc = run(op, c, axes, keepdims, correction), rg = run(op, g, axes, keepdims, correction);
+  const DType t = c.dtype();
+  const bool float_result = op == ReduceOp::mean || op == ReduceOp::var || op == ReduceOp::std ||
+                            ((op == ReduceOp::sum || op == ReduceOp::prod) && is_float(t));
+  if (!float_result) {
+    expect_same(rg, rc, what, op == ReduceOp::min || op == ReduceOp::max);
+    return;
+  }
+  ASSERT_EQ(std::vector<i64>(rg.shape().begin(), rg.shape().end()),
+            std::vector<i64>(rc.shape().begin(), rc.shape().end()))
+      << what;
+  i64 n = 1;
+  const int nd = c.ndim();
+  for (int d = 0; d < nd; ++d)
+    if (!axes || std::find(axes->begin(), axes->end(), d) != axes->end()) n *= c.shape(d);
+  const DType acc = (t == DType::float64 || !is_float(t)) ? DType::float64 : DType::float32;
+  if (op == ReduceOp::prod) {  // any order: within 2 (n - 1) u relative of each other
+    const auto gv = values(rg), cv = values(rc);
+    const double u = acc == DType::float64 ? 0x1p-53 : 0x1p-24;
+    for (std::size_t i = 0; i < gv.size(); ++i) {
+      if (std::isnan(gv[i]) || std::isnan(cv[i]) || std::isinf(cv[i])) {  // NaN as a class; infinities exactly
+        EXPECT_TRUE(std::isnan(gv[i]) ? std::isnan(cv[i]) : gv[i] == cv[i])
+            << what << " element " << i << ": " << gv[i] << " vs " << cv[i];
+        continue;
+      }
+      EXPECT_LE(std::abs(gv[i] - cv[i]), 2.0 * static_cast<double>(n) * u * std::abs(cv[i]) + ulp(t, cv[i]))
+          << what << " element " << i;
+    }
+    return;
+  }
+  std::vector<double> scale;
+  if (op == ReduceOp::sum || op == ReduceOp::mean) {
+    Array a64 = xp::abs(c.astype(DType::float64));
+    scale = values(op == ReduceOp::sum ? xp::sum(a64, axes ? Axes(*axes) : Axes())
+                                       : xp::mean(a64, axes ? Axes(*axes) : Axes()));
+  }
+  expect_close(rg, rc, scale, n, acc, what);
+}
+
+struct Layout {
+  std::string name;
+  xp::Shape shape;
+  std::vector<std::optional<std::vector<int>>> axes;  // nullopt: every axis
+  int view = 0;                                       // 0: as is, 1: transposed, 2: sliced [::2, 1::3]
+};
+
+std::vector<Layout> layouts() {
+  using V = std::vector<int>;
+  return {
+      {"(1000,)", {1000}, {std::nullopt}},
+      {"(37,129)", {37, 129}, {V{0}, V{1}, std::nullopt, V{}}},
+      {"(4,5,6)", {4, 5, 6}, {V{0, 2}, V{1}, V{0, 1}}},
+      {"(129,37).T", {129, 37}, {V{0}, V{1}, std::nullopt}, 1},
+      {"(64,200)[::2,1::3]", {64, 200}, {V{1}, V{0}, std::nullopt}, 2},
+      {"(3,2053)", {3, 2053}, {V{1}}},
+      {"(70000,)", {70000}, {std::nullopt}},
+      {"(5000,3)", {5000, 3}, {V{0}}},
+      {"(6,300,5)", {6, 300, 5}, {V{1}, V{0, 2}}},
+  };
+}
+
+Array view_of(const Array& a, int view) {
+  if (view == 1) return a.T();
+  if (view == 2) return a.slice({Slice(std::nullopt, std::nullopt, 2), Slice(1, std::nullopt, 3)});
+  return a;
+}
+
+// Compiles every reduction and scan program for the device on every core, once per process, so
+// that the tests below find them in the kernel cache instead of compiling one by one.
+void warm_kernel_cache(const xp::Device& gpu) {
+  static const std::vector<std::string> failures = [&] {
+    const std::vector<SourceTask> tasks = every_source();
+    return run_parallel(tasks.size() + std::size(kDTypes), [&](std::size_t i) -> std::string {
+      const bool scan = i >= tasks.size();
+      const std::string source =
+          scan ? cg::scan_source(kDTypes[i - tasks.size()]) : cg::reduce_source(tasks[i].op, tasks[i].t, tasks[i].f);
+      try {
+        xp::Program(source, backend_options()).compile(gpu);
+      } catch (const xp::Error& e) {
+        return compile_error(scan ? "scan" : tasks[i].what(), e);
+      }
+      return std::string();
+    });
+  }();
+  for (std::size_t i = 0; i < failures.size() && i < 5; ++i) ADD_FAILURE() << failures[i];
+}
+
+}  // namespace
+
+TEST(CudaReduceGpu, EveryOpAndDtypeOverAxesAndViewsMatchesTheCpu) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  std::uint64_t seed = 1;
+  for (const Layout& l : layouts()) {
+    for (DType t : kDTypes) {
+      const Array base = make_input(t, l.shape, seed++);
+      const Array factors = make_factors(t, l.shape, seed++);
+      const Array c = view_of(base, l.view), g = view_of(base.to_device(gpu), l.view);
+      const Array cf = view_of(factors, l.view), gf = view_of(factors.to_device(gpu), l.view);
+      for (const auto& axes : l.axes) {
+        std::string where = l.name + " axes ";
+        if (axes) {
+          for (int a : *axes) where += std::to_string(a) + ",";
+        } else {
+          where += "all";
+        }
+        for (ReduceOp op : kOps) {
+          const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+          if (arg && axes && axes->size() != 1) continue;
+          if (op == ReduceOp::prod) {
+            check_op(op, cf, gf, axes, false, where);
+          } else {
+            check_op(op, c, g, axes, false, where);
+          }
+        }
+        check_op(ReduceOp::var, c, g, axes, false, where + " correction 1", 1);
+        check_op(ReduceOp::std, c, g, axes, true, where + " correction 1 keepdims", 1);
+        check_op(ReduceOp::sum, c, g, axes, true, where + " keepdims");
+      }
+    }
+  }
+}
+
+TEST(CudaReduceGpu, EmptyArraysGiveTheIdentitiesOrTheCpuErrors) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  for (DType t : kDTypes) {
+    for (const xp::Shape& shape : {xp::Shape{0, 5}, xp::Shape{3, 0}, xp::Shape{0}}) {
+      const Array c = xp::zeros(shape, t, kCpu), g = xp::zeros(shape, t, gpu);
+      const std::string where = "shape " + std::to_string(shape[0]);
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::mean, ReduceOp::var, ReduceOp::std, ReduceOp::any,
+                          ReduceOp::all}) {
+        check_op(op, c, g, std::nullopt, false, where);
+        if (shape.size() == 2) {
+          check_op(op, c, g, std::vector<int>{0}, false, where + " axis 0");
+          check_op(op, c, g, std::vector<int>{1}, false, where + " axis 1");
+        }
+      }
+      for (ReduceOp op : {ReduceOp::min, ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax}) {
+        std::string cpu_msg, gpu_msg;
+        try {
+          (void)run(op, c, std::nullopt, false, 0);
+        } catch (const xp::ValueError& e) {
+          cpu_msg = e.what();
+        }
+        try {
+          (void)run(op, g, std::nullopt, false, 0);
+        } catch (const xp::ValueError& e) {
+          gpu_msg = e.what();
+        }
+        EXPECT_FALSE(cpu_msg.empty()) << op_name(op);
+        EXPECT_EQ(gpu_msg, cpu_msg) << op_name(op);
+      }
+    }
+  }
+}
+
+TEST(CudaReduceGpu, NaNPropagatesAndArgTakesTheFirstIndex) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  const double nan = NAN;
+  // Rows: NaN late, NaN first, all NaN, ties of the extreme (first index), +-0 ties, infinities.
+  std::vector<double> rows;
+  const i64 W = 300;
+  for (int r = 0; r < 6; ++r) {
+    for (i64 i = 0; i < W; ++i) rows.push_back(std::sin(static_cast<double>(i * (r + 1))));
+  }
+  rows[0 * W + 250] = nan;
+  rows[0 * W + 251] = nan;
+  rows[1 * W + 0] = nan;
+  for (i64 i = 0; i < W; ++i) rows[2 * W + i] = nan;
+  rows[3 * W + 40] = 7;
+  rows[3 * W + 41] = 7;
+  rows[3 * W + 290] = 7;
+  rows[3 * W + 10] = -7;
+  rows[3 * W + 299] = -7;
+  for (i64 i = 0; i < W; ++i) rows[4 * W + i] = (i % 3 == 0) ? -0.0 : 0.0;
+  rows[5 * W + 100] = INFINITY;
+  rows[5 * W + 200] = -INFINITY;
+  for (DType t : {DType::float16, DType::bfloat16, DType::float32, DType::float64}) {
+    const Array c = xp::asarray(rows, xp::Shape{6, W}, kCpu).astype(t);
+    const Array g = c.to_device(gpu);
+    for (ReduceOp op : kOps) {
+      check_op(op, c, g, std::vector<int>{1}, false, "rows");
+      check_op(op, c.T(), g.T(), std::vector<int>{0}, false, "columns");
+    }
+    expect_same(xp::argmin(g, 1), xp::argmin(c, 1), "argmin");
+    const auto am = xp::argmax(g, 1).to_device(kCpu).to_vector<std::int64_t>();
+    EXPECT_EQ(am[0], 250);
+    EXPECT_EQ(am[1], 0);
+    EXPECT_EQ(am[2], 0);
+    EXPECT_EQ(am[3], 40);
+    EXPECT_EQ(am[4], 0);
+    EXPECT_EQ(am[5], 100);
+    EXPECT_EQ(xp::argmin(g, 1).to_device(kCpu).to_vector<std::int64_t>()[3], 10);
+  }
+}
+
+TEST(CudaReduceGpu, LargeArraysMatchTheCpuAndRepeatBitForBit) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  const i64 n = (i64{1} << 26) + 7;
+  xp::random::Generator g1(5), g2(5);
+  const Array c = g1.uniform({n}, DType::float32, -1, 2, kCpu), g = g2.uniform({n}, DType::float32, -1, 2, gpu);
+  expect_same(g, c, "the inputs");
+  for (ReduceOp op :
+       {ReduceOp::sum, ReduceOp::mean, ReduceOp::var, ReduceOp::std, ReduceOp::max, ReduceOp::argmin, ReduceOp::any})
+    check_op(op, c, g, std::nullopt, false, "n = 2^26 + 7");
+  // The same bits on every run.
+  const auto first = raw_bits(xp::sum(g)), second = raw_bits(xp::sum(g));
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(raw_bits(xp::var(g)), raw_bits(xp::var(g)));
+  // Integers, exact.
+  const Array ci = g1.integers(-1000, 1000, {n}, DType::int32, kCpu),
+              gi = g2.integers(-1000, 1000, {n}, DType::int32, gpu);
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::argmax, ReduceOp::mean})
+    check_op(op, ci, gi, std::nullopt, false, "int32 n = 2^26 + 7");
+  // Rows and columns of a large matrix.
+  const Array c2 = c.slice({Slice(0, i64{1} << 26)}).reshape({i64{1} << 13, i64{1} << 13});
+  const Array g2d = g.slice({Slice(0, i64{1} << 26)}).reshape({i64{1} << 13, i64{1} << 13});
+  check_op(ReduceOp::sum, c2, g2d, std::vector<int>{0}, false, "2^13 x 2^13 axis 0");
+  check_op(ReduceOp::sum, c2, g2d, std::vector<int>{1}, false, "2^13 x 2^13 axis 1");
+  check_op(ReduceOp::argmax, c2, g2d, std::vector<int>{0}, false, "2^13 x 2^13 axis 0");
+}
+
+TEST(CudaReduceGpu, CumulativeSumMatchesTheCpuBitForBit) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  struct Case {
+    xp::Shape shape;
+    int axis;
+  };
+  const Case cases[] = {{{5000}, 0},     {{300, 257}, 0},   {{300, 257}, 1}, {{40000, 3}, 0},
+                        {{40000, 3}, 1}, {{20000, 100}, 1}, {{0, 4}, 1},     {{4, 0}, 1}};
+  std::uint64_t seed = 100;
+  for (DType t : kDTypes) {
+    for (const Case& k : cases) {
+      const Array c = make_input(t, k.shape, seed++, false);
+      const Array g = c.to_device(gpu);
+      for (bool initial : {false, true}) {
+        const std::string what = std::string("cumulative_sum ") + std::string(xp::name(t)) + " axis " +
+                                 std::to_string(k.axis) + " of " + std::to_string(k.shape[0]) +
+                                 (initial ? " include_initial" : "");
+        expect_same(xp::cumulative_sum(g, k.axis, std::nullopt, initial),
+                    xp::cumulative_sum(c, k.axis, std::nullopt, initial), what);
+      }
+      if (k.shape.size() == 2) {  // a transposed view
+        expect_same(xp::cumulative_sum(g.T(), 1 - k.axis), xp::cumulative_sum(c.T(), 1 - k.axis),
+                    std::string("cumulative_sum of a transpose ") + std::string(xp::name(t)));
+      }
+    }
+  }
+}
