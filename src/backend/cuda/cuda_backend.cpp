@@ -1,8 +1,9 @@
-// The CUDA backend (first part): device memory through a caching allocator, copies, and fused
-// elementwise programs turned into CUDA source (ew_source.cpp), compiled by NVRTC through xp's
-// kernel caches and launched on xp's stream of the device. Reductions, scans, matmul, take and
-// random numbers still run on the host here (the data goes to the CPU backend and back, exactly
-// its answers); device versions of those come next.
+// The CUDA backend: device memory through a caching allocator (XP_GPU_MEMORY_LIMIT, statistics),
+// copies through pinned staging buffers (staging.cpp), fused elementwise programs turned into CUDA
+// source (ew_source.cpp), reductions and scans (reduce_source.cpp) and Philox random numbers
+// (random_source.cpp) compiled by NVRTC through xp's kernel caches, matmul through cuBLAS or xp's
+// exact integer kernel (cublas.cpp, linalg.cpp); all on xp's stream of the device. `take`, and the
+// rare layouts the kernels do not take, run on the host (the data goes to the CPU backend and back).
 
 #include "backend/cuda/cuda_backend.hpp"
 
