@@ -304,35 +304,6 @@ bool valid(DType d) {
   return static_cast<unsigned>(d) <= kLastDType;
 }
 
-// The C type an element is stored as (and computed in, except 16-bit floats: only moved and cast).
-const char* ctype(DType d) {
-  switch (d) {
-    case DType::bool_:
-    case DType::uint8:
-      return "u8";
-    case DType::int8:
-      return "i8";
-    case DType::int16:
-      return "i16";
-    case DType::int32:
-      return "i32";
-    case DType::int64:
-      return "i64";
-    case DType::uint16:
-    case DType::float16:
-    case DType::bfloat16:
-      return "u16";
-    case DType::uint32:
-      return "u32";
-    case DType::uint64:
-      return "u64";
-    case DType::float32:
-      return "float";
-    case DType::float64:
-      return "double";
-  }
-  return "?";
-}
 // The unsigned type of the same width as an integer dtype, and the one its arithmetic runs in.
 const char* utype(DType d) {
   switch (itemsize(d)) {
@@ -1089,6 +1060,35 @@ std::int64_t element_count(const FusedProgram& p) {
 }
 
 }  // namespace
+
+const char* ctype(DType d) {
+  switch (d) {
+    case DType::bool_:
+    case DType::uint8:
+      return "u8";
+    case DType::int8:
+      return "i8";
+    case DType::int16:
+      return "i16";
+    case DType::int32:
+      return "i32";
+    case DType::int64:
+      return "i64";
+    case DType::uint16:
+    case DType::float16:
+    case DType::bfloat16:
+      return "u16";
+    case DType::uint32:
+      return "u32";
+    case DType::uint64:
+      return "u64";
+    case DType::float32:
+      return "float";
+    case DType::float64:
+      return "double";
+  }
+  return "?";
+}
 
 bool supported(Op op, DType operand, DType result) noexcept {
   if (!valid(operand) || !valid(result)) return false;

@@ -101,6 +101,10 @@ LaunchShape launch_shape(std::int64_t n, const Generated& g, int multiprocessors
 // intrinsics, which are never contracted) and nothing that changes IEEE behaviour.
 std::vector<std::string> nvrtc_options();
 
+// The C type an element is stored as in generated source (the prelude's i8 .. u64, float, double;
+// 16-bit floats as u16 bits), shared by every kernel generator.
+const char* ctype(DType d);
+
 // CUDA's documented maximum error in ulp (CUDA C++ Programming Guide, "Mathematical Functions"
 // appendix, compute capability >= 5.2, without --use_fast_math) of the function computing a
 // transcendental op on float32 or float64; 0 for everything exactly rounded.

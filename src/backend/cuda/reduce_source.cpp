@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <string>
 
+#include "backend/cuda/ew_source.hpp"
 #include "xp/error.hpp"
 
 namespace xp::detail::cuda {
@@ -279,34 +280,6 @@ bool is_intlike(DType d) {  // bool and the integers
   return !is_float(d);
 }
 
-const char* ctype(DType d) {
-  switch (d) {
-    case DType::bool_:
-    case DType::uint8:
-      return "u8";
-    case DType::int8:
-      return "i8";
-    case DType::int16:
-      return "i16";
-    case DType::int32:
-      return "i32";
-    case DType::int64:
-      return "i64";
-    case DType::uint16:
-    case DType::float16:
-    case DType::bfloat16:
-      return "u16";
-    case DType::uint32:
-      return "u32";
-    case DType::uint64:
-      return "u64";
-    case DType::float32:
-      return "float";
-    case DType::float64:
-      return "double";
-  }
-  return "u8";
-}
 // The type values are computed in (CPU: E::V).
 const char* vtype(DType d) {
   if (is_half(d)) return "float";
