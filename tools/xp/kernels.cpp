@@ -1,9 +1,14 @@
 #include "kernels.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "xp/xp.hpp"
 
@@ -103,8 +108,103 @@ int cache(const std::string& action) {
     std::printf("removed %zu entries\n", xp::clear_kernel_cache());
     return 0;
   }
-  std::fprintf(stderr, "xp cache: unknown action '%s' (info, list, clear)\n", action.c_str());
+  if (action == "warm") return cache_warm();
+  std::fprintf(stderr, "xp cache: unknown action '%s' (info, list, clear, warm)\n", action.c_str());
   return 2;
+}
+
+// `xp cache warm`: the array kernels most programs meet, compiled for the local GPU into the disk
+// cache, by running each operation once on small arrays there (the same path as any program, so the
+// entries are the ones it will look up): elementwise arithmetic, comparisons, the common
+// transcendental functions, casts, a fused a*b+c, contiguous, offset, strided and broadcast
+// layouts, reductions and cumulative_sum, over the float and the common integer dtypes.
+int cache_warm() {
+  const xp::CudaStatus status = xp::cuda_status();
+  if (!status.available) {
+    std::fprintf(stderr, "xp cache warm: no GPU to compile for: %s: %s\n",
+                 std::string(xp::to_string(status.reason)).c_str(), status.detail.c_str());
+    return 1;
+  }
+  const xp::Device dev = xp::default_device();
+  if (!dev.is_cuda()) {
+    std::fprintf(stderr, "xp cache warm: xp's default device is %s (XP_DEVICE or FORCE_CPU): no GPU to compile for\n",
+                 dev.str().c_str());
+    return 1;
+  }
+  const xp::KernelCacheInfo before = xp::kernel_cache_info();
+  if (!before.usable) {
+    std::fprintf(stderr, "xp cache warm: the kernel disk cache is disabled (%s): nothing would be kept\n",
+                 before.problem.c_str());
+    return 1;
+  }
+  using xp::DType;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t done = 0;
+  std::vector<std::string> failed;
+  auto run = [&](const std::string& what, const std::function<xp::Array()>& f) {
+    try {
+      f().eval();
+      ++done;
+    } catch (const std::exception& e) {
+      failed.push_back(what + ": " + e.what());
+    }
+  };
+  for (const DType t : {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int32, DType::int64}) {
+    const std::string tn(xp::name(t));
+    const bool fl = t == DType::float32 || t == DType::float64 || t == DType::float16 || t == DType::bfloat16;
+    const xp::Array a = xp::ones({1024}, t, dev), b = xp::full({1024}, 2, t, dev), c = xp::ones({1024}, t, dev);
+    const xp::Array odd = xp::ones({1023}, t, dev), tail = a.slice({xp::Slice(1, std::nullopt)});
+    const xp::Array m = xp::ones({64, 64}, t, dev), row = xp::ones({64}, t, dev);
+    const xp::Array o = xp::empty({1024}, t, dev);
+    run(tn + " a + b", [&] { return a + b; });
+    run(tn + " a - b", [&] { return a - b; });
+    run(tn + " a * b", [&] { return a * b; });
+    run(tn + " a / b", [&] { return a / b; });
+    run(tn + " a * 2", [&] { return a * 2; });
+    run(tn + " a + 1", [&] { return a + 1; });
+    run(tn + " a*b + c", [&] { return a * b + c; });
+    run(tn + " add(out=)", [&] { return xp::add(a, b, o); });
+    run(tn + " maximum", [&] { return xp::maximum(a, b); });
+    run(tn + " minimum", [&] { return xp::minimum(a, b); });
+    run(tn + " a < b", [&] { return a < b; });
+    run(tn + " where", [&] { return xp::where(a < b, a, b); });
+    run(tn + " negative", [&] { return -a; });
+    run(tn + " abs", [&] { return xp::abs(a); });
+    run(tn + " a + b, 1023", [&] { return odd + odd; });
+    run(tn + " a + b, offset view", [&] { return tail + tail; });
+    run(tn + " m.T + m", [&] { return m.T() + m; });
+    run(tn + " m + row", [&] { return m + row; });
+    run(tn + " astype float32", [&] { return a.astype(DType::float32); });
+    run(tn + " astype float64", [&] { return a.astype(DType::float64); });
+    if (fl) {
+      for (const auto& [fn, f] : std::vector<std::pair<const char*, xp::Array (*)(const xp::Operand&, const xp::Out&)>>{
+               {"sqrt", &xp::sqrt},
+               {"exp", &xp::exp},
+               {"log", &xp::log},
+               {"sin", &xp::sin},
+               {"cos", &xp::cos},
+               {"tanh", &xp::tanh},
+               {"square", &xp::square}})
+        run(tn + " " + fn, [&, f = f] { return f(a, {}); });
+    }
+    run(tn + " sum", [&] { return xp::sum(a); });
+    run(tn + " sum axis 0", [&] { return xp::sum(m, 0); });
+    run(tn + " sum axis 1", [&] { return xp::sum(m, 1); });
+    run(tn + " max", [&] { return xp::max(a); });
+    run(tn + " min", [&] { return xp::min(a); });
+    run(tn + " argmax", [&] { return xp::argmax(a); });
+    run(tn + " mean", [&] { return xp::mean(a); });
+    run(tn + " cumulative_sum", [&] { return xp::cumulative_sum(a); });
+  }
+  xp::synchronize(dev);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const xp::KernelCacheInfo after = xp::kernel_cache_info();
+  const xp::GpuInfo gpu = xp::gpu_info(dev);
+  std::printf("xp cache warm: %s (%s, %s): %zu operations in %.1f s; cache entries %zu -> %zu (%zu new) in %s\n",
+              dev.str().c_str(), gpu.name.c_str(), gpu.arch().c_str(), done, s, before.entries, after.entries,
+              after.entries >= before.entries ? after.entries - before.entries : 0, after.folder.c_str());
+  for (const auto& f : failed) std::fprintf(stderr, "xp cache warm: failed: %s\n", f.c_str());
+  return failed.empty() ? 0 : 1;
 }
 
 }  // namespace xp_cli

@@ -17,5 +17,7 @@ struct CompileArgs {
 int compile(const CompileArgs& args);
 // `xp cache info|list|clear`.
 int cache(const std::string& action);
+// `xp cache warm`: compiles the common array kernels for the local GPU into the disk cache.
+int cache_warm();
 
 }  // namespace xp_cli

@@ -28,10 +28,12 @@ int main(int argc, char** argv) {
   compile->allow_extras(false);
 
   std::string cache_action;
-  auto* cache = app.add_subcommand("cache", "The kernel disk cache: info, list or clear");
-  cache->add_option("action", cache_action, "info | list | clear")
+  auto* cache = app.add_subcommand(
+      "cache",
+      "The kernel disk cache: info, list, clear, or warm (compile the common array kernels for the local GPU)");
+  cache->add_option("action", cache_action, "info | list | clear | warm")
       ->required()
-      ->check(CLI::IsMember({"info", "list", "clear"}));
+      ->check(CLI::IsMember({"info", "list", "clear", "warm"}));
 
   xp_cli::BenchLaunchArgs bench_args;
   auto* bench = app.add_subcommand("bench", "Benchmarks that measure xp against a baseline in the same run");
