@@ -8,12 +8,13 @@
 // depends on the thread count, so neither do the bits.
 //
 // Sums and products fold a block as NumPy's pairwise summation does: halves down to leaves of at
-// most kLeaf elements, each leaf folded into the lanes of one 16-byte vector that are then combined
+// most kLeaf elements, each leaf folded into kLanes accumulators (32 bytes) that are then combined
 // as a tree. Float sums (sum, mean, var, std) also carry each addition's rounding
 // error along (TwoSum, in the accumulation type itself): the result is all but correctly rounded,
 // where a plain tree (NumPy's) is within O(log n) roundings of it. That costs 7 vector operations
-// per 16 bytes, about the memory bandwidth of one core; with compensation, long leaves lose nothing
-// and save tree overhead.
+// per vector of input, so their leaves use the widest vectors the CPU has (SSE2, AVX2 or AVX-512F,
+// chosen at run time, the same arithmetic on each: see "wide leaves"); with compensation, long
+// leaves lose nothing and save tree overhead.
 //
 // A block is read one of three ways, all computing the same tree, so the bits depend on the
 // logical values only, never on the layout:
@@ -25,12 +26,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/parallel.hpp"
@@ -254,6 +257,250 @@ Pair<A> fold(const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
   return left;
 }
 
+// ---- wide leaves: fold's tree for compensated sums in 32- and 64-byte vectors ----
+//
+// A leaf's kLanes accumulators are 32 bytes of A. One 32-byte vector (AVX2) holds one leaf's
+// lanes, one 64-byte vector (AVX-512F) two leaves' (lanes 0..kLanes-1 the first, the rest the
+// second). Lane for lane the operations are fold_leaf's, and so is the lane tree (lane l takes lane
+// l + h, h = kLanes / 2 ... 1): the bits are fold's. One leaf alone is a chain of dependent
+// additions; the leaves of a block (8 of kLeaf in a whole one) are computed together instead, which
+// keeps the vector units busy. Chosen at run time (one binary for every x86-64 CPU; the AVX-512
+// level also asks for VL, whose 32 registers serve the 32-byte steps of 16-bit conversions); the
+// target functions inline the generic code below, written with GCC's vector extension (also Clang's).
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define XP_SUM_WIDE 1
+#else
+#define XP_SUM_WIDE 0
+#endif
+
+SumIsa detect_sum_isa() noexcept {
+#if XP_SUM_WIDE
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) return SumIsa::avx512;
+  if (__builtin_cpu_supports("avx2")) return SumIsa::avx2;
+#endif
+  return SumIsa::sse2;
+}
+std::atomic<SumIsa>& sum_isa() noexcept {
+  static std::atomic<SumIsa> isa{detect_sum_isa()};
+  return isa;
+}
+
+// E's values summed by the wide leaves: the floats (16-bit ones accumulate in float32).
+template <class E, class A, class P>
+constexpr bool wide_sum() noexcept {
+  return std::is_floating_point_v<typename E::V> && std::is_same_v<P, Compensated<A>>;
+}
+
+#if XP_SUM_WIDE
+template <int kW, class A>
+struct Wide {
+  typedef A V __attribute__((vector_size(kW)));
+};
+
+// x = lo's lanes, then hi's.
+template <class H, class V, std::size_t... J>
+[[gnu::always_inline]] inline void join(const H& lo, const H& hi, V& x, std::index_sequence<J...>) noexcept {
+  x = __builtin_shufflevector(lo, hi, static_cast<int>(J)...);
+}
+
+// h = raw's 16-bit lanes zero-extended to 32 bits (a shuffle with zeros, which compiles to one
+// instruction where a conversion does not).
+template <class U16, class U32, std::size_t... J>
+[[gnu::always_inline]] inline void widen(const U16& raw, U32& h, std::index_sequence<J...>) noexcept {
+  constexpr int kN = sizeof(U16) / 2;
+  h = (U32)__builtin_shufflevector(raw, U16{}, static_cast<int>(J % 2 == 0 ? J / 2 : kN)...);
+}
+
+// The kLanes 16-bit floats at q in float32, bit for bit as E::value converts one (integer vector
+// operations: no instruction beyond the level's own).
+template <class E, class H>
+[[gnu::always_inline]] inline void wide_convert(const std::uint16_t* q, H& out) noexcept {
+  using U16 = typename Wide<sizeof(H) / 2, std::uint16_t>::V;
+  using U32 = typename Wide<sizeof(H), std::uint32_t>::V;
+  U16 raw;
+  std::memcpy(&raw, q, sizeof raw);
+  U32 h;
+  widen(raw, h, std::make_index_sequence<sizeof(H) / 2>{});
+  U32 bits;
+  if constexpr (std::is_same_v<E, BHalf>) {
+    bits = (h << 16) | ((U32)((h & 0x7FFFu) > 0x7F80u) & 0x00400000u);  // a signalling NaN quieted
+  } else {
+    const U32 sign = (h & 0x8000u) << 16, em = h & 0x7FFFu;
+    const U32 normal = (em << 13) + 0x38000000u;
+    const U32 special = (em << 13) | 0x7F800000u | ((U32)(em > 0x7C00u) & 0x00400000u);  // inf, NaN
+    using I32 = typename Wide<sizeof(H), std::int32_t>::V;  // em < 2^15: a signed conversion is one instruction
+    const U32 subnormal = (U32)(__builtin_convertvector((I32)em, H) * 0x1p-24f);  // exact
+    bits = sign | (em >= 0x7C00u ? special : em >= 0x0400u ? normal : subnormal);
+  }
+  out = (H)bits;
+}
+
+// x = the kLanes elements at p[h] + at, for each leaf h of the vector (two halves joined by a
+// shuffle: through memory they would cost a store-forwarding stall).
+template <int kW, class E, class A, class V>
+[[gnu::always_inline]] inline void wide_load(const typename E::S* const* p, i64 at, V& x) noexcept {
+  using H = typename Wide<32, A>::V;
+  H h[kW / 32];
+  for (int k = 0; k < kW / 32; ++k) {
+    if constexpr (std::is_same_v<typename E::S, A>) {
+      std::memcpy(&h[k], p[k] + at, sizeof(H));
+    } else {
+      static_assert(kIsHalf<E> && std::is_same_v<A, float>);
+      wide_convert<E>(p[k] + at, h[k]);
+    }
+  }
+  if constexpr (kW == 32) {
+    x = h[0];
+  } else {
+    join(h[0], h[1], x, std::make_index_sequence<2 * kLanes<A>>{});
+  }
+}
+
+// Lane j of d is lane j + kH of j's leaf in v (wrapping: those lanes are not used). Vectors are
+// passed by reference: these functions are compiled for the baseline and inlined into the wide ones.
+template <int kL, int kH, class V, std::size_t... J>
+[[gnu::always_inline]] inline void lanes_down(const V& v, V& d, std::index_sequence<J...>) noexcept {
+  d = __builtin_shufflevector(v, v, static_cast<int>(J / kL * kL + (J % kL + kH) % kL)...);
+}
+
+// tf on a vector: the squared deviations computed as SquaredDeviation computes them.
+template <class Tf, class V>
+[[gnu::always_inline]] inline void wide_transform(const Tf& tf, V& x, i64 m) noexcept {
+  if constexpr (!std::is_same_v<Tf, AsIs>) {
+    const V d = x - tf.mean[m];
+    x = d * d;
+  }
+}
+
+// The lane tree of every leaf of s, c at once: lane 0 of each leaf ends with the leaf's result.
+template <int kL, int kH, class V>
+[[gnu::always_inline]] inline void wide_tree(V& s, V& c) noexcept {
+  if constexpr (kH >= 1) {
+    constexpr auto kJ = std::make_index_sequence<sizeof(V) / sizeof(s[0])>{};
+    V s2, c2;
+    lanes_down<kL, kH>(s, s2, kJ);
+    lanes_down<kL, kH>(c, c2, kJ);
+    const V t = s + s2, z = t - s;  // Compensated::merge
+    c = (c + c2) + ((s - (t - z)) + (s2 - z));
+    s = t;
+    wide_tree<kL, kH / 2>(s, c);
+  }
+}
+
+// kNV * kW / 32 leaves: leaf g has n[g] elements at p[g], each n[g] / kLanes == steps >= 1.
+template <int kW, int kNV, class E, class A, class Tf>
+[[gnu::always_inline]] inline void wide_leaves(const typename E::S* const* p, i64 steps, const i64* n, const Tf& tf,
+                                               i64 m, Pair<A>* out) noexcept {
+  using V = typename Wide<kW, A>::V;
+  using P = Compensated<A>;
+  constexpr int kL = kLanes<A>, kPer = kW / 32;
+  V s[kNV], c[kNV];
+  for (int v = 0; v < kNV; ++v) {
+    wide_load<kW, E, A>(p + v * kPer, 0, s[v]);
+    wide_transform(tf, s[v], m);
+    c[v] = V{};
+  }
+  for (i64 i = kL; i < steps * kL; i += kL) {
+    for (int v = 0; v < kNV; ++v) {
+      V x;
+      wide_load<kW, E, A>(p + v * kPer, i, x);
+      wide_transform(tf, x, m);
+      const V t = s[v] + x, z = t - s[v];  // Compensated::add
+      c[v] += (s[v] - (t - z)) + (x - z);
+      s[v] = t;
+    }
+  }
+  for (int v = 0; v < kNV; ++v) {
+    wide_tree<kL, kL / 2>(s[v], c[v]);
+    for (int h = 0; h < kPer; ++h) {
+      const int g = v * kPer + h;
+      Pair<A> r{s[v][h * kL], c[v][h * kL]};
+      for (i64 i = steps * kL; i < n[g]; ++i) P::add(r.s, r.c, tf(convert<E, A>(p[g][i]), m));
+      out[g] = r;
+    }
+  }
+}
+
+template <int kNV, class E, class A, class Tf>
+__attribute__((target("avx2"))) void leaves_avx2(const typename E::S* const* p, i64 steps, const i64* n, const Tf& tf,
+                                                 i64 m, Pair<A>* out) noexcept {
+  wide_leaves<32, kNV, E, A>(p, steps, n, tf, m, out);
+}
+template <int kNV, class E, class A, class Tf>
+__attribute__((target("avx512f,avx512vl"))) void leaves_avx512(const typename E::S* const* p, i64 steps, const i64* n,
+                                                               const Tf& tf, i64 m, Pair<A>* out) noexcept {
+  wide_leaves<64, kNV, E, A>(p, steps, n, tf, m, out);
+}
+
+// The leaves of fold's tree over n <= kBlock elements (at most 9), left to right, from leaf k on:
+// their starts and lengths. Returns the next k.
+constexpr int kMaxLeaves = 16;
+template <int kL>
+int list_leaves(i64 start, i64 n, i64* at, i64* len, int k) noexcept {
+  if (n <= kLeaf) {
+    at[k] = start;
+    len[k] = n;
+    return k + 1;
+  }
+  i64 h = n / 2;
+  h -= h % kL;
+  return list_leaves<kL>(start + h, n - h, at, len, list_leaves<kL>(start, h, at, len, k));
+}
+// The leaves' results r[k]... merged as fold merges them.
+template <class P, class A>
+Pair<A> merge_leaves(i64 n, const Pair<A>* r, int& k) noexcept {
+  if (n <= kLeaf) return r[k++];
+  i64 h = n / 2;
+  h -= h % kLanes<A>;
+  Pair<A> left = merge_leaves<P>(h, r, k);
+  const Pair<A> right = merge_leaves<P>(n - h, r, k);
+  P::merge(left.s, left.c, right.s, right.c);
+  return left;
+}
+
+// fold<Compensated<A>, E, A> over n <= kBlock elements, bit for bit, with isa's vectors.
+template <class E, class A, class Tf>
+Pair<A> fold_wide(SumIsa isa, const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
+  using P = Compensated<A>;
+  constexpr int kL = kLanes<A>;
+  i64 at[kMaxLeaves]{}, len[kMaxLeaves]{};
+  const int count = list_leaves<kL>(0, n, at, len, 0);
+  Pair<A> r[kMaxLeaves];
+  for (int k = 0; k < count;) {
+    const i64 steps = len[k] / kL;
+    if (steps == 0) {  // a lone short leaf: fold_leaf adds it element by element
+      r[k] = fold_leaf<P, E, A>(p + at[k], len[k], tf, m);
+      ++k;
+      continue;
+    }
+    // Neighbouring leaves with as many whole steps go together: 8, 4, 2 or 1.
+    int run = 1;
+    for (int j = k + 1; j < count && len[j] / kL == steps; ++j) ++run;
+    const int take = run >= 8 && isa == SumIsa::avx512 ? 8 : run >= 4 ? 4 : run >= 2 ? 2 : 1;
+    const typename E::S* q[8];
+    for (int g = 0; g < take; ++g) q[g] = p + at[k + g];
+    const i64* n_k = len + k;
+    Pair<A>* out = r + k;
+    if (isa == SumIsa::avx512 && take == 8) {
+      leaves_avx512<4, E, A>(q, steps, n_k, tf, m, out);
+    } else if (isa == SumIsa::avx512 && take == 4) {
+      leaves_avx512<2, E, A>(q, steps, n_k, tf, m, out);
+    } else if (take == 4) {
+      leaves_avx2<4, E, A>(q, steps, n_k, tf, m, out);
+    } else if (take == 2) {
+      leaves_avx2<2, E, A>(q, steps, n_k, tf, m, out);
+    } else {
+      leaves_avx2<1, E, A>(q, steps, n_k, tf, m, out);
+    }
+    k += take;
+  }
+  int k = 0;
+  return merge_leaves<P>(n, r, k);
+}
+#endif
+
 template <class S>
 void prefetch(const S* row, i64 w) noexcept {
   const char* b = reinterpret_cast<const char*>(row);
@@ -330,7 +577,15 @@ struct FoldOp {
   using S = typename E::S;
   using State = Pair<A>;
   Tf tf;
-  State run(const S* p, i64 n, i64, i64 m) const noexcept { return fold<P, E, A>(p, n, tf, m); }
+  State run(const S* p, i64 n, i64, i64 m) const noexcept {
+#if XP_SUM_WIDE
+    if constexpr (wide_sum<E, A, P>()) {
+      const SumIsa isa = sum_isa().load(std::memory_order_relaxed);
+      if (isa != SumIsa::sse2 && n <= kBlock) return fold_wide<E, A>(isa, p, n, tf, m);
+    }
+#endif
+    return fold<P, E, A>(p, n, tf, m);
+  }
   static constexpr std::size_t kScratch = (kRowsScratch<A> + 2 * kCols) * sizeof(A);
   void run_rows(const S* const* rows, i64 n, i64, i64 w, i64 m0, State* out, void* scratch) const noexcept {
     A* const os = static_cast<A*>(scratch);
@@ -879,6 +1134,18 @@ DType result_dtype(ReduceOp op, DType t) noexcept {
 
 DType reduce_result_dtype(ReduceOp op, DType input) noexcept {
   return result_dtype(op, input);
+}
+
+SumIsa sum_isa_supported() noexcept {
+  return detect_sum_isa();
+}
+
+SumIsa set_sum_isa(SumIsa isa) {
+  if (isa > sum_isa_supported())
+    throw ValueError("set_sum_isa: level " + std::to_string(static_cast<int>(isa)) +
+                     " is not supported by this CPU (the best is " +
+                     std::to_string(static_cast<int>(sum_isa_supported())) + ")");
+  return sum_isa().exchange(isa);
 }
 
 namespace {

@@ -18,8 +18,12 @@ enum class ReduceOp : std::uint8_t { sum, prod, min, max, mean, var, std, any, a
 //   sum, prod:  bool and signed integers -> int64, unsigned -> uint64, floats keep their dtype;
 //               integers wrap; float16 and bfloat16 accumulate in float32, float32 in float32,
 //               float64 in float64: fixed blocks of 4096, NumPy's halving pairwise tree inside a
-//               block (leaves of <= 512, vector accumulators), each addition's rounding error carried
-//               along (TwoSum), blocks combined pairwise in index order. The error is about
+//               block (leaves of <= 512, the first half of a split a multiple of L long), each
+//               addition's rounding error carried along (TwoSum), blocks combined pairwise in index
+//               order. A leaf of n >= L elements is added in L lanes, L = 32 bytes of the
+//               accumulation type (8 float32, 4 float64): lane l adds elements l, l + L, l + 2L...;
+//               the lanes are combined as a tree (lane l takes lane l + h, h = L/2 ... 1), then the
+//               last n % L elements are added (a shorter leaf: one by one). The error is about
 //               u|S| + O((log n u)^2) sum|x|: no worse than NumPy's pairwise sum on the same input.
 //               A backend that must match the CPU bit for bit computes this same tree.
 //   mean, var, std: integers and bool -> float64, floats keep their dtype (16-bit floats computed
@@ -42,5 +46,19 @@ DType reduce_result_dtype(ReduceOp op, DType input) noexcept;
 // the axis (as NumPy), parallel across the other axes; float16/bfloat16 accumulate in float32 and
 // each output is the running float32 sum rounded.
 void cumulative_sum(const View& in, int axis, const View& out, bool include_initial);
+
+// The vector instructions that compute the leaves of compensated float sums (sum, mean, var, std
+// of float16, bfloat16, float32, float64 runs). Every level computes the same arithmetic (the
+// lanes and the tree above), so the bits never depend on the level: 16-byte SSE2 vectors (the
+// x86-64 baseline), 32-byte AVX2 vectors (one leaf's lanes), 64-byte AVX-512F vectors (two
+// leaves'; with AVX-512VL). The best level the CPU supports is chosen once, at the first reduction.
+enum class SumIsa : std::uint8_t { sse2, avx2, avx512 };
+
+// The best level this CPU (and OS) supports.
+SumIsa sum_isa_supported() noexcept;
+
+// For tests: makes later reductions, on every thread, use `isa`; returns the level in force before.
+// A level above sum_isa_supported() is a ValueError.
+SumIsa set_sum_isa(SumIsa isa);
 
 }  // namespace xp::detail::cpu
