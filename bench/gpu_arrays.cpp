@@ -76,6 +76,33 @@ int main() {
       sync);
   std::printf("a * b + c into a new array, 2^27 float32: %.3f ms [%.3f..%.3f], %.0f GB/s\n", fresh.median * 1e3,
               fresh.lo * 1e3, fresh.hi * 1e3, bytes4 / fresh.median / 1e9);
+  {
+    // sum of 1 GiB (2^28 float32), the value read back each call.
+    Array big = g.uniform({std::int64_t{1} << 28}, DType::float32, 0, 1, gpu);
+    volatile float sink = 0;
+    Stat s = measure(
+        10, [&] { sink = sum(big).item<float>(); }, sync);
+    const double bytes = 4.0 * static_cast<double>(std::int64_t{1} << 28);
+    std::printf("sum of 2^28 float32 (1 GiB), value read back: %.3f ms [%.3f..%.3f], %.0f GB/s\n", s.median * 1e3,
+                s.lo * 1e3, s.hi * 1e3, bytes / s.median / 1e9);
+    (void)sink;
+  }
+  for (DType t : {DType::float32, DType::float16}) {
+    const std::int64_t m = 8192;
+    Array A = g.uniform({m, m}, DType::float32, -1, 1, gpu).astype(t);
+    Array B = g.uniform({m, m}, DType::float32, -1, 1, gpu).astype(t);
+    A.eval();
+    B.eval();
+    Stat s = measure(
+        3,
+        [&] {
+          Array C = matmul(A, B);
+          C.eval();
+        },
+        sync);
+    std::printf("matmul 8192^3 %s: %.3f ms [%.3f..%.3f], %.1f TFLOP/s\n", t == DType::float32 ? "float32" : "float16",
+                s.median * 1e3, s.lo * 1e3, s.hi * 1e3, 2.0 * m * m * m / s.median / 1e12);
+  }
   // The first 2^20 results against the CPU backend, bit for bit.
   const Device cpu = Device::cpu();
   auto head = [&](const Array& x) { return x.slice({Slice(0, 1 << 20)}).to_device(cpu); };

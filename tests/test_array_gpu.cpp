@@ -211,3 +211,59 @@ TEST(ArrayGpu, DevicesAreNeverMixedAndMemoryErrorsAreTyped) {
   Array after = g + 1.0f;  // the device still works
   EXPECT_EQ(after.to_vector<float>(), std::vector<float>(4, 2.0f));
 }
+
+// take on the device against the CPU, byte for byte: every dtype, every axis and none; 1-d, 2-d,
+// 0-d, negative, broadcast and empty indices; C-order, transposed, flipped-and-sliced and broadcast
+// inputs.
+TEST(ArrayGpu, TakeMatchesTheCpuByteForByte) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const auto raw = [](const Array& a) {
+    const Array h = a.to_device(kCpu);
+    std::vector<unsigned char> v(static_cast<std::size_t>(h.nbytes()));
+    h.copy_to_host(h.dtype(), v.data(), static_cast<std::size_t>(h.size()));
+    return v;
+  };
+  // In range for every axis of every view below (the smallest has 5 elements).
+  const Array i1 = asarray(std::vector<std::int64_t>{3, -1, 0, 4, 4, 2}, std::nullopt, kCpu);
+  const std::vector<Array> indices = {
+      i1,
+      reshape(asarray(std::vector<std::int64_t>{0, 4, -3, 1, 1, -5}, std::nullopt, kCpu), {2, 3}),
+      full({}, 2, DType::int64, kCpu),
+      broadcast_to(i1.slice({Slice(0, 3)}), {4, 3}),
+      zeros({0}, DType::int64, kCpu),
+  };
+  const auto view = [](const Array& a, int k) {
+    switch (k) {
+      case 0:
+        return a;
+      case 1:
+        return permute_dims(a, {2, 0, 1});
+      case 2:
+        return a.slice({Slice(std::nullopt, std::nullopt, -2), Slice(1, std::nullopt, 3)});  // (8, 5, 16)
+      default:
+        return broadcast_to(a.slice({Slice(2, 3)}), {8, 16, 16});
+    }
+  };
+  for (DType t : {DType::bool_, DType::int8, DType::uint8, DType::int16, DType::int32, DType::uint32, DType::int64,
+                  DType::uint64, DType::float16, DType::bfloat16, DType::float32, DType::float64}) {
+    const Array c = reshape(inputs(t, 5), {16, 16, 16});
+    const Array g = c.to_device(gpu);
+    for (int k = 0; k < 4; ++k) {
+      for (std::size_t n = 0; n < indices.size(); ++n) {
+        for (std::optional<int> axis :
+             {std::optional<int>(), std::optional<int>(0), std::optional<int>(1), std::optional<int>(2)}) {
+          const std::string what = std::string(name(t)) + " view " + std::to_string(k) + " indices " +
+                                   std::to_string(n) + " axis " + (axis ? std::to_string(*axis) : "none");
+          const Array rc = take(view(c, k), indices[n], axis);
+          const Array rg = take(view(g, k), indices[n].to_device(gpu), axis);
+          EXPECT_EQ(rg.device(), gpu) << what;
+          ASSERT_EQ(std::vector<std::int64_t>(rg.shape().begin(), rg.shape().end()),
+                    std::vector<std::int64_t>(rc.shape().begin(), rc.shape().end()))
+              << what;
+          ASSERT_EQ(raw(rg), raw(rc)) << what;
+        }
+      }
+    }
+  }
+}

@@ -1,19 +1,26 @@
-// `xp bench`: the sweep's plot and CSV (tools/xp/bench_plot.cpp), and the CLI's CPU rows end to end
-// (what `xp bench launch` and `xp bench sweep` run on a machine without a GPU, or with --cpu), with
-// the Python rows of bench/python/launch_rows.py: a row that cannot import says why, and a wrong
-// output is reported with its index.
+// `xp bench`: the sweep's plot and CSV (tools/xp/bench_plot.cpp), the checks of the sum and matmul
+// rows (tools/xp/bench_launch.hpp), and the CLI's CPU rows end to end (what `xp bench launch` and
+// `xp bench sweep` run on a machine without a GPU, or with --cpu), with the Python rows of
+// bench/python/launch_rows.py: a row that cannot import says why, a wrong output is reported with
+// its index, a result out of its bound with its entry.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "../tools/xp/bench_launch.hpp"
 #include "../tools/xp/bench_plot.hpp"
 #include "test_util.hpp"
 
@@ -117,6 +124,142 @@ TEST(BenchPlot, SvgIsValidWithLabelledAxesAndOneSeriesPerRow) {
   EXPECT_NE(svg.find("class=\"mismatch\""), std::string::npos);
 }
 
+// ---- The checks of the sum and matmul rows ----------------------------------------------------------
+
+namespace bn = xp_cli::bench;
+
+TEST(BenchChecks, SumIsWithinOneMillionthOfTheSumOfMagnitudes) {
+  const bn::SumReference ref{1000.0, 1000.0};  // bound: 1e-3
+  EXPECT_TRUE(bn::check_sum(1000.0009, ref).ok);
+  EXPECT_TRUE(bn::check_sum(999.9991, ref).ok);
+  const bn::BoundCheck out = bn::check_sum(1000.0011, ref);
+  EXPECT_FALSE(out.ok);
+  EXPECT_NEAR(out.error, 0.0011, 1e-12);
+  EXPECT_NEAR(out.bound, 1e-3, 1e-15);
+  EXPECT_FALSE(bn::check_sum(std::nan(""), ref).ok);
+  EXPECT_FALSE(bn::check_sum(HUGE_VAL, ref).ok);
+  // Cancellation: the bound follows sum|a|, not the sum.
+  EXPECT_TRUE(bn::check_sum(0.5, bn::SumReference{0.0, 1e6}).ok);
+  EXPECT_FALSE(bn::check_sum(1.5, bn::SumReference{0.0, 1e6}).ok);
+}
+
+TEST(BenchChecks, SumInputIsInOneBinadeAndItsFloat64SumIsExact) {
+  constexpr std::size_t n = 1 << 20;
+  std::vector<float> a(n);
+  std::uint64_t mantissas = 0;  // the exact sum is n + mantissas / 2^23
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = bn::sum_input(i);
+    ASSERT_GE(a[i], 1.0f);
+    ASSERT_LT(a[i], 2.0f);
+    std::uint32_t bits;
+    std::memcpy(&bits, &a[i], sizeof bits);
+    mantissas += bits & 0x7fffffu;
+  }
+  EXPECT_NE(bn::sum_input(0), bn::sum_input(1));
+  const bn::SumReference r = bn::reference_sum(a.data(), n);
+  EXPECT_EQ(r.sum, static_cast<double>(n) + std::ldexp(static_cast<double>(mantissas), -23));
+  EXPECT_EQ(r.abs_sum, r.sum);
+  // A float32 sum that runs serially drifts out of bound; one in pairs stays within.
+  float serial = 0;
+  for (float x : a) serial += x;
+  std::vector<float> tree(a);
+  for (std::size_t w = n; w > 1; w /= 2)
+    for (std::size_t i = 0; i < w / 2; ++i) tree[i] = tree[2 * i] + tree[2 * i + 1];
+  EXPECT_TRUE(bn::check_sum(tree[0], r).ok) << tree[0] << " vs " << r.sum;
+  EXPECT_FALSE(bn::check_sum(serial, r).ok) << serial << " vs " << r.sum;
+  // A lost block of 1024 elements is out of bound too.
+  EXPECT_FALSE(bn::check_sum(r.sum - bn::reference_sum(a.data(), 1024).sum, r).ok);
+}
+
+TEST(BenchChecks, MatmulBoundIsTheOutputRoundingWhenTheAccumulationIsExact) {
+  const double u = std::ldexp(1.0, -24), u16 = std::ldexp(1.0, -11);
+  // Integer terms with sum |a b| <= 2^24: only the output's rounding.
+  EXPECT_EQ(bn::matmul_bound(1000, 5000, 8192, true, false), 1000 * u);
+  EXPECT_EQ(bn::matmul_bound(-3000, 5000, 8192, true, true), 3000 * u16);
+  EXPECT_EQ(bn::matmul_bound(0, 5000, 8192, true, false), 0);
+  // Past 2^24, or non-integer terms: gamma_k * sum |a b| as well.
+  const double ku = 8192 * u, gamma = ku / (1 - ku);
+  EXPECT_DOUBLE_EQ(bn::matmul_bound(1000, std::ldexp(1.0, 25), 8192, true, false),
+                   gamma * std::ldexp(1.0, 25) + 1000 * u);
+  EXPECT_DOUBLE_EQ(bn::matmul_bound(1.5, 3, 8192, false, true), gamma * 3 + 1.5 * u16);
+  // Verdicts: an exact entry that is off by one is out; float16's rounding of 2049 to 2048 is in.
+  EXPECT_TRUE(bn::check_bound(1000, 1000, bn::matmul_bound(1000, 5000, 8192, true, false)).ok);
+  EXPECT_FALSE(bn::check_bound(1001, 1000, bn::matmul_bound(1000, 5000, 8192, true, false)).ok);
+  EXPECT_TRUE(bn::check_bound(2048, 2049, bn::matmul_bound(2049, 5000, 8192, true, true)).ok);
+  EXPECT_FALSE(bn::check_bound(2044, 2049, bn::matmul_bound(2049, 5000, 8192, true, true)).ok);
+  EXPECT_FALSE(bn::check_bound(std::nan(""), 0, 1e30).ok);
+}
+
+TEST(BenchChecks, MatmulInputsAreSmallIntegersAndFloat32NeedsMoreThanTf32) {
+  bool beyond_tf32 = false;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    const float a32 = bn::matmul_input(false, 0, i), b32 = bn::matmul_input(false, 1, i);
+    const float a16 = bn::matmul_input(true, 0, i), b16 = bn::matmul_input(true, 1, i);
+    for (float v : {a32, b32, a16, b16}) ASSERT_EQ(v, std::floor(v));
+    ASSERT_LE(std::fabs(a32), 4095);
+    ASSERT_LE(std::fabs(b32), 1);
+    ASSERT_LE(std::fabs(a16), 8);
+    ASSERT_LE(std::fabs(b16), 8);
+    beyond_tf32 = beyond_tf32 || (std::fabs(a32) > 2048 && std::fmod(a32, 2) != 0);
+  }
+  EXPECT_TRUE(beyond_tf32);
+}
+
+// A with its mantissa rounded to TF32's 10 bits (nearest, ties away: either way the 12-bit
+// integers change).
+float to_tf32(float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  b = (b + 0x1000u) & ~0x1fffu;
+  std::memcpy(&x, &b, sizeof b);
+  return x;
+}
+
+TEST(BenchChecks, MatmulSamplesAreExactAndATf32ProductIsOutOfBound) {
+  constexpr std::int64_t m = 256;
+  for (bool half : {false, true}) {
+    std::vector<float> a(m * m), b(m * m);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = bn::matmul_input(half, 0, i);
+      b[i] = bn::matmul_input(half, 1, i);
+    }
+    const auto samples = bn::matmul_samples(a.data(), b.data(), m, half, bn::kMatmulSamples);
+    ASSERT_EQ(samples.size(), static_cast<std::size_t>(bn::kMatmulSamples));
+    EXPECT_EQ(samples[0].i, 0);
+    EXPECT_EQ(samples[0].j, 0);
+    EXPECT_EQ(samples[3].i, m - 1);
+    EXPECT_EQ(samples[3].j, m - 1);
+    std::size_t distinct_rows = 0;
+    for (std::size_t s = 0; s < samples.size(); ++s) {
+      const auto& e = samples[s];
+      ASSERT_GE(e.i, 0);
+      ASSERT_LT(e.i, m);
+      ASSERT_GE(e.j, 0);
+      ASSERT_LT(e.j, m);
+      distinct_rows += s > 4 && e.i != samples[s - 1].i ? 1 : 0;
+      double want = 0;
+      for (std::int64_t l = 0; l < m; ++l) want += double(a[e.i * m + l]) * double(b[l * m + e.j]);
+      EXPECT_EQ(e.ref, want);
+      // Exact accumulation: the bound is the output's rounding alone.
+      EXPECT_EQ(e.bound, std::ldexp(std::fabs(e.ref), half ? -11 : -24));
+      // C computed in float32 (the compute type of every row) in k order is within bound.
+      float c = 0;
+      for (std::int64_t l = 0; l < m; ++l) c += a[e.i * m + l] * b[l * m + e.j];
+      EXPECT_TRUE(bn::check_bound(c, e.ref, e.bound).ok) << e.i << "," << e.j;
+    }
+    EXPECT_GT(distinct_rows, 200u);
+    if (half) continue;
+    // The same in TF32: products of A rounded to 11 significant bits.
+    std::size_t out = 0;
+    for (const auto& e : samples) {
+      double c = 0;
+      for (std::int64_t l = 0; l < m; ++l) c += double(to_tf32(a[e.i * m + l])) * double(b[l * m + e.j]);
+      out += bn::check_bound(c, e.ref, e.bound).ok ? 0 : 1;
+    }
+    EXPECT_GT(out, samples.size() * 3 / 4) << "a TF32 matmul would pass the float32 check";
+  }
+}
+
 // ---- The CLI's CPU rows --------------------------------------------------------------------------
 
 bool have_python() {
@@ -165,6 +308,126 @@ TEST(BenchCli, LaunchCpuRowsRunInTwoProcessesAndMatchBitForBit) {
   }
   EXPECT_EQ(ids, (std::vector<std::string>{"xp-add", "xp-add-out", "xp-fma", "numpy-add-out", "numpy-fma"}));
   EXPECT_TRUE(doc["versions"].contains("numpy")) << doc["versions"].dump();
+}
+
+TEST(BenchCli, SumAndMatmulRowsOnTheCpuAreCheckedWithinTheirBounds) {
+  XP_REQUIRE_PYTHON();
+  TempFolder tmp;
+  const fs::path j = tmp.path / "launch.json";
+  const auto r = xp_test::run_process(
+      {XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "20000", "--runs", "1", "--python", XP_TEST_PYTHON, "--only",
+       "xp-sum,numpy-sum,xp-matmul-f32,numpy-matmul-f32,xp-matmul-f16", "--json", j.string()},
+      {{"XP_NUM_THREADS", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Their own tables, no table of the elementwise rows.
+  EXPECT_EQ(r.out.find("| bits |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sum(a) of n = 20000 float32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("matmul C = A @ B, 512 x 512 times 512 x 512"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| row | compute type | first ms | mean ms | TFLOP/s | host us/call (32x32) | check |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("| xp sum(a) on the CPU | none |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| NumPy A @ B float32 [Python] | float32 (NumPy's BLAS sgemm) |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("within bound (1/1), worst error 0% of its bound, = xp at 256/256 |"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("| xp sum speed / NumPy sum speed |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| xp matmul float32 speed / NumPy A @ B float32 speed |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not bit for bit"), std::string::npos) << r.out;
+  const json doc = json::parse(read_file(j));
+  std::vector<std::string> ids;
+  for (const auto& row : doc["rows"]) {
+    const std::string id = row["id"];
+    ids.push_back(id);
+    for (const char* which : {"first_process", "second_process"}) {
+      ASSERT_EQ(row[which]["samples"].size(), 1u) << id;
+      const auto& s = row[which]["samples"][0];
+      EXPECT_TRUE(s["ok"].get<bool>()) << s.dump();
+      EXPECT_TRUE(s["within_bound"].get<bool>()) << s.dump();
+      EXPECT_GT(s["steady_ms"].get<double>(), 0) << id;
+      EXPECT_GT(s["host_us"].get<double>(), 0) << id;
+      EXPECT_NE(row[which]["check"].get<std::string>().find("within bound (1/1)"), std::string::npos) << id;
+      if (row["op"] == "sum") {
+        EXPECT_EQ(s["n"], 20000) << id;
+        EXPECT_LE(s["rel_error"].get<double>(), 1e-6) << id;
+        EXPECT_GT(s["gbps"].get<double>(), 0) << id;
+      } else {
+        EXPECT_EQ(s["n"], 512) << id;
+        EXPECT_EQ(s["values"].size(), 256u) << id;
+        EXPECT_EQ(s["error_of_bound"].get<double>(), 0) << id;  // exact: small integers
+        EXPECT_GT(s["tflops"].get<double>(), 0) << id;
+        EXPECT_FALSE(s["compute_type"].get<std::string>().empty()) << id;
+      }
+    }
+  }
+  EXPECT_EQ(ids,
+            (std::vector<std::string>{"xp-sum", "xp-matmul-f32", "xp-matmul-f16", "numpy-sum", "numpy-matmul-f32"}));
+}
+
+TEST(BenchCli, ARowNamedInOnlyThatCannotRunHereIsListedWithTheReason) {
+  XP_REQUIRE_PYTHON();
+  auto run = [](const std::string& python) {
+    return xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "2048", "--runs", "1", "--python",
+                                 python, "--only", "xp-add,cupy-matmul-f16,torch-sum,xp,no-such-row"});
+  };
+  const auto r = run(XP_TEST_PYTHON);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("| xp c = a + b (arrays) on the CPU |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| xp | | | | | | | skipped: a GPU row: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| no-such-row | | | | | | | skipped: no such row |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| torch-sum | | | | | | | skipped: a GPU row: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| cupy-matmul-f16 | | | | | | skipped: a GPU row: "), std::string::npos) << r.out;
+  const auto none = run("none");
+  ASSERT_EQ(none.exit_code, 0) << none.out << none.err;
+  EXPECT_NE(none.out.find("| torch-sum | | | | | | | skipped: not a C++ row, and the Python rows are skipped: "
+                          "--python none |"),
+            std::string::npos)
+      << none.out;
+}
+
+TEST(BenchCli, SweepLeavesOutTheSumAndMatmulRows) {
+  TempFolder tmp;
+  const fs::path j = tmp.path / "s.json";
+  const auto r =
+      xp_test::run_process({XP_CLI_PATH, "bench", "sweep", "--cpu", "--min-log2", "10", "--max-log2", "10", "--python",
+                            "none", "--only", "xp-add-out,xp-sum,xp-matmul-f32", "--json", j.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json doc = json::parse(read_file(j));
+  ASSERT_EQ(doc["rows"].size(), 3u) << doc.dump();
+  EXPECT_EQ(doc["rows"][0]["id"], "xp-add-out");
+  EXPECT_TRUE(doc["rows"][0]["sample"]["ok"].get<bool>());
+  for (int i : {1, 2}) {
+    EXPECT_NE(doc["rows"][i]["skipped"].get<std::string>().find("not in the sweep"), std::string::npos)
+        << doc["rows"][i].dump();
+  }
+}
+
+TEST(BenchCli, TheXpSumAndMatmulChildrenCheckTheirResults) {
+  for (const char* label : {"xp-matmul-f32", "xp-matmul-f16"}) {
+    const auto r = xp_test::run_process(
+        {XP_CLI_PATH, "bench", "launch", "--row", "array-child", "--label", label, "--on", "cpu", "--n", "96"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const json s = json::parse(r.out);
+    EXPECT_TRUE(s["within_bound"].get<bool>()) << s.dump();
+    EXPECT_EQ(s["values"].size(), 256u);
+    EXPECT_EQ(s["host_n"], 32);
+    EXPECT_TRUE(s["mismatch"].is_null()) << s.dump();
+  }
+  const auto sum = xp_test::run_process(
+      {XP_CLI_PATH, "bench", "launch", "--row", "array-child", "--label", "xp-sum", "--on", "cpu", "--n", "100000"});
+  ASSERT_EQ(sum.exit_code, 0) << sum.out << sum.err;
+  const json s = json::parse(sum.out);
+  EXPECT_TRUE(s["within_bound"].get<bool>()) << s.dump();
+  EXPECT_LE(std::fabs(s["result"].get<double>() - s["reference"].get<double>()), s["bound"].get<double>());
+  EXPECT_EQ(s["bound_rel"], 1e-6);
+  // One size only; a label it does not know is named with those it does.
+  const auto sized = xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--row", "array-child", "--label", "xp-sum",
+                                           "--on", "cpu", "--n", "100", "--sizes", "10,20"});
+  EXPECT_EQ(sized.exit_code, 1);
+  EXPECT_NE(json::parse(sized.out)["error"].get<std::string>().find("one size"), std::string::npos) << sized.out;
+  const auto bad = xp_test::run_process(
+      {XP_CLI_PATH, "bench", "launch", "--row", "array-child", "--label", "xp-prod", "--on", "cpu", "--n", "100"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.out.find("xp-matmul-f16"), std::string::npos) << bad.out << bad.err;
 }
 
 TEST(BenchCli, SweepWritesJsonCsvAndSvg) {
@@ -250,6 +513,126 @@ class PythonRows : public ::testing::Test {
     }
   }
 };
+
+TEST_F(PythonRows, TheListHasTheSumAndMatmulRows) {
+  const auto r =
+      xp_test::run_process({XP_TEST_PYTHON, std::string(XP_SOURCE_DIR) + "/bench/python/launch_rows.py", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json l = json::parse(r.out);
+  std::map<std::string, std::pair<std::string, std::string>> rows;  // id -> device, op
+  for (const auto& row : l["rows"]) rows[row["id"]] = {row["device"], row["op"]};
+  const std::map<std::string, std::pair<std::string, std::string>> want = {{"cupy-sum", {"gpu", "sum"}},
+                                                                           {"torch-sum", {"gpu", "sum"}},
+                                                                           {"cupy-matmul-f32", {"gpu", "matmul-f32"}},
+                                                                           {"torch-matmul-f32", {"gpu", "matmul-f32"}},
+                                                                           {"cupy-matmul-f16", {"gpu", "matmul-f16"}},
+                                                                           {"torch-matmul-f16", {"gpu", "matmul-f16"}},
+                                                                           {"numpy-sum", {"cpu", "sum"}},
+                                                                           {"numpy-matmul-f32", {"cpu", "matmul-f32"}}};
+  for (const auto& [id, device_op] : want) {
+    ASSERT_EQ(rows.count(id), 1u) << id << " missing: " << r.out;
+    EXPECT_EQ(rows[id], device_op) << id;
+  }
+  for (const auto& row : l["rows"]) {
+    if (row["op"] == "sum") {
+      EXPECT_EQ(row["bytes_per_element"], 4);
+    }
+  }
+}
+
+TEST_F(PythonRows, CheckWithinGivesTheVerdictAndTheFirstEntryOutOfBound) {
+  // (ok, first index out of bound, worst error / bound) on hand-made values.
+  const std::string code =
+      "import sys, json; sys.path.insert(0, sys.argv[1]); import launch_rows as L\n"
+      "cases = [([1.0, 2.0], [1.0, 2.5], [0.0, 0.5]),\n"
+      "         ([1.0, 2.0], [1.0, 2.5], [0.0, 0.4]),\n"
+      "         ([1.5, 2.0], [1.0, 2.0], [0.0, 1.0]),\n"
+      "         ([float('nan')], [0.0], [1e30]),\n"
+      "         ([float('inf')], [0.0], [1e30]),\n"
+      "         ([1.0], [1.0, 2.0], [1.0, 1.0])]\n"
+      "print(json.dumps([[ok, k, min(w, 1e300)] for ok, k, w in (L.check_within(*c) for c in cases)]))\n";
+  const auto r = xp_test::run_process({XP_TEST_PYTHON, "-c", code, std::string(XP_SOURCE_DIR) + "/bench/python"});
+  if (r.err.find("No module named 'numpy'") != std::string::npos)
+    XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", "NumPy is missing in " XP_TEST_PYTHON);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json v = json::parse(r.out);
+  ASSERT_EQ(v.size(), 6u);
+  EXPECT_EQ(v[0], json::parse("[true, null, 1.0]"));
+  EXPECT_EQ(v[1][0], false);
+  EXPECT_EQ(v[1][1], 1);
+  EXPECT_DOUBLE_EQ(v[1][2].get<double>(), 1.25);
+  EXPECT_EQ(v[2][0], false);  // an error where the bound is 0
+  EXPECT_EQ(v[2][1], 0);
+  EXPECT_EQ(v[2][2], 1e300);  // infinitely many bounds
+  EXPECT_EQ(v[3][0], false);  // NaN
+  EXPECT_EQ(v[4][0], false);  // infinity
+  EXPECT_EQ(v[5][0], false);  // a result of the wrong size
+}
+
+TEST_F(PythonRows, SumAndMatmulRowsAreWithinBoundOrSayWhichEntryIsNot) {
+  TempFolder tmp;
+  // sum.f32 / sum.json and matmul-f32_{a,b}.f32 / matmul-f32.json as the parent writes them, the
+  // references computed here; `bad` moves the sum's and one sampled entry's reference by 1.
+  const std::string code =
+      "import numpy as np, sys, os, json\n"
+      "d = sys.argv[1]; bad = int(sys.argv[2]); r = np.random.default_rng(11)\n"
+      "a = (1 + r.integers(0, 1 << 23, 5000) / 2.0**23).astype(np.float32); a.tofile(os.path.join(d, 'sum.f32'))\n"
+      "s = float(a.astype(np.float64).sum())\n"
+      "json.dump({'n': 5000, 'sum': s + bad, 'abs_sum': s, 'bound': 1e-6 * s, 'bound_rel': 1e-6},\n"
+      "          open(os.path.join(d, 'sum.json'), 'w'))\n"
+      "A = r.integers(-4095, 4096, (64, 64)).astype(np.float32); B = r.integers(-1, 2, (64, 64)).astype(np.float32)\n"
+      "A.tofile(os.path.join(d, 'matmul-f32_a.f32')); B.tofile(os.path.join(d, 'matmul-f32_b.f32'))\n"
+      "C = A.astype(np.float64) @ B\n"
+      "smp = [[i, j, float(C[i, j]) + (bad if k == 7 else 0), 2.0**-24 * abs(C[i, j])]\n"
+      "       for k, (i, j) in enumerate(zip(range(0, 64, 2), range(63, 0, -2)))]\n"
+      "json.dump({'m': 64, 'dtype': 'float32', 'samples': smp}, open(os.path.join(d, 'matmul-f32.json'), 'w'))\n";
+  const fs::path script = tmp.path / "make.py";
+  write_file(script, code);
+  for (int bad : {0, 1}) {
+    const auto w = xp_test::run_process({XP_TEST_PYTHON, script.string(), tmp.path.string(), std::to_string(bad)});
+    if (w.err.find("No module named 'numpy'") != std::string::npos)
+      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", "NumPy is missing in " XP_TEST_PYTHON);
+    ASSERT_EQ(w.exit_code, 0) << w.err;
+    for (const auto& [row, n] :
+         std::vector<std::pair<std::string, std::string>>{{"numpy-sum", "5000"}, {"numpy-matmul-f32", "64"}}) {
+      const auto r =
+          xp_test::run_process({XP_TEST_PYTHON, std::string(XP_SOURCE_DIR) + "/bench/python/launch_rows.py", "run",
+                                "--row", row, "--data", tmp.path.string(), "--n", n, "--host-launches", "10"});
+      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+      const json s = json::parse(r.out);
+      EXPECT_TRUE(s["ok"].get<bool>()) << r.out;
+      EXPECT_EQ(s["within_bound"].get<bool>(), bad == 0) << row << ": " << r.out;
+      EXPECT_TRUE(s["bits_ok"].is_null()) << r.out;  // not a bit-for-bit row
+      if (bad == 0) {
+        EXPECT_TRUE(s["mismatch"].is_null()) << r.out;
+      } else if (row == "numpy-sum") {
+        EXPECT_NE(s["mismatch"].get<std::string>().find("after the first call, the sum is "), std::string::npos)
+            << r.out;
+      } else {
+        EXPECT_NE(s["mismatch"].get<std::string>().find("after the first call, C[14][49] is "), std::string::npos)
+            << r.out;
+        EXPECT_EQ(s["values"].size(), 32u);
+      }
+    }
+  }
+  // The size must be the one the references were written for.
+  const auto r = xp_test::run_process({XP_TEST_PYTHON, std::string(XP_SOURCE_DIR) + "/bench/python/launch_rows.py",
+                                       "run", "--row", "numpy-matmul-f32", "--data", tmp.path.string(), "--n", "32"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(json::parse(r.out)["error"].get<std::string>().find("not 32 x 32"), std::string::npos) << r.out;
+}
+
+TEST_F(PythonRows, AMatmulRowWhoseModuleDoesNotImportIsASkip) {
+  TempFolder tmp;
+  write_file(tmp.path / "cupy.py", "raise ImportError('planted: this cupy is broken')\n");
+  const auto r = xp_test::run_process({XP_TEST_PYTHON, std::string(XP_SOURCE_DIR) + "/bench/python/launch_rows.py",
+                                       "run", "--row", "cupy-matmul-f16", "--data", tmp.path.string(), "--n", "64"},
+                                      {{"PYTHONPATH", tmp.path.string()}});
+  EXPECT_EQ(r.exit_code, 1);
+  const json s = json::parse(r.out);
+  EXPECT_NE(s["skipped"].get<std::string>().find("cupy does not import: ImportError: planted"), std::string::npos)
+      << r.out;
+}
 
 TEST_F(PythonRows, AWrongElementIsReportedWithItsIndex) {
   TempFolder tmp;

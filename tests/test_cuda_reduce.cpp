@@ -143,11 +143,20 @@ TEST(CudaReducePlan, FullContiguousSumIsRowsVectorWithAFullDeviceOfWarps) {
   EXPECT_EQ(p.nk, 0);
   EXPECT_EQ(p.nr, 1);
   expect_cover(p);
-  EXPECT_EQ(p.chunk % 128, 0);              // whole float4 vectors for the 32 lanes
-  EXPECT_LE(p.splits, kH200 * 256);         // at most four warp units per resident warp
-  EXPECT_GE(p.splits, kH200 * 256 * 0.95);  // and about that many
+  EXPECT_EQ(p.chunk % 128, 0);             // whole float4 vectors for the 32 lanes
+  EXPECT_LE(p.splits, kH200 * 64);         // one unit per warp a full device holds (64 per SM)
+  EXPECT_GE(p.splits, kH200 * 64 * 0.95);  // and about that many
   EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>((p.splits + 7) / 8));
+  EXPECT_TRUE(cg::wide_finish(p));  // thousands of states: a block finishes the one output
   EXPECT_EQ(cg::finish_grid(p), 1u);
+  // With the kernel's occupancy given (48 resident warps per SM), one unit per resident warp.
+  {
+    const auto out = out_for(in, {0}, DType::float32);
+    const auto r = cg::plan_reduce(ReduceOp::sum, in.v, std::vector<int>{0}, out->v, 0, kH200, kH200 * 48);
+    expect_cover(r);
+    EXPECT_LE(r.splits, kH200 * 48);
+    EXPECT_GE(r.splits, kH200 * 48 * 0.95);
+  }
   // The same request on a device of another size splits differently, on the same one identically.
   FakeView other(DType::float32, {i64{1} << 28}, {}, 1 << 12);
   const auto q = plan(ReduceOp::sum, other, {0});
@@ -162,7 +171,9 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
   EXPECT_EQ(p.M, 1000);
   EXPECT_EQ(p.N, 4096);
-  EXPECT_EQ(p.splits, 2);  // ceil(132 * 256 / 1000) = 34, at most N / 2048 = 2
+  EXPECT_EQ(p.splits, 2);  // ceil(132 * 64 / 1000) = 9, at most N / 2048 = 2
+  EXPECT_FALSE(cg::wide_finish(p));
+  EXPECT_EQ(cg::finish_grid(p), 1000u / 8);  // a warp per output
   expect_cover(p);
 
   p = plan(ReduceOp::max, a, {0});
@@ -472,13 +483,184 @@ TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
       const auto names = prog.kernel_names(xp::Arch::sm(90));
       const bool two = k.op == ReduceOp::var || k.op == ReduceOp::std;
       for (bool dev : {false, true}) {
-        for (const std::string& w : {cg::reduce_kernel_name(k.f, dev), cg::reduce_finish_name(dev)}) {
+        for (const std::string& w :
+             {cg::reduce_kernel_name(k.f, dev), cg::reduce_finish_name(dev), cg::reduce_finish_name(dev, true)}) {
           const bool present = std::find(names.begin(), names.end(), w) != names.end();
           if (present != (!dev || two)) failure += k.what() + ": " + w + (present ? " present\n" : " missing\n");
         }
       }
     } catch (const xp::Error& e) {
       failure += compile_error(k.what(), e);
+    }
+    return failure;
+  });
+  for (std::size_t i = 0; i < failures.size() && i < 5; ++i) ADD_FAILURE() << failures[i];
+  EXPECT_EQ(failures.size(), 0u) << "of " << tasks.size();
+}
+
+namespace {
+
+// A fused value over `shape`: the inputs (C-contiguous, or broadcast scalars when scalar[i]) and the
+// code, the value being the last instruction.
+struct ValueCase {
+  std::string what;
+  ReduceOp op;
+  std::vector<DType> in;
+  std::vector<bool> scalar;
+  std::vector<xp::detail::Instr> code;
+};
+
+struct BuiltValue {
+  std::vector<i64> shape;
+  std::vector<std::vector<i64>> strides;
+  xp::detail::FusedProgram p;
+  BuiltValue(const ValueCase& c, std::vector<i64> shape_, std::uintptr_t address = 1 << 20) : shape(std::move(shape_)) {
+    strides.resize(c.in.size());
+    for (std::size_t i = 0; i < c.in.size(); ++i) {
+      strides[i].assign(shape.size(), 0);
+      i64 step = static_cast<i64>(xp::itemsize(c.in[i]));
+      for (std::size_t d = shape.size(); d-- > 0;) {
+        if (!c.scalar[i]) strides[i][d] = step;
+        step *= shape[d];
+      }
+      View v;
+      v.data = reinterpret_cast<std::byte*>(address + (i << 28));
+      v.dtype = c.in[i];
+      v.ndim = static_cast<int>(shape.size());
+      v.shape = shape.data();
+      v.strides = strides[i].data();
+      p.inputs.push_back(v);
+    }
+    p.code = c.code;
+    p.output_instr = {static_cast<std::int32_t>(c.code.size() - 1)};
+    p.ndim = static_cast<int>(shape.size());
+    p.shape = shape.data();
+  }
+};
+
+using xp::detail::Instr;
+using xp::detail::Op;
+
+std::vector<ValueCase> value_cases() {
+  const DType f32 = DType::float32, f64 = DType::float64, i32 = DType::int32, b = DType::bool_, f16 = DType::float16;
+  return {
+      {"sum(a * b) float32",
+       ReduceOp::sum,
+       {f32, f32},
+       {false, false},
+       {{Op::load, f32, -1, -1, -1, 0}, {Op::load, f32, -1, -1, -1, 1}, {Op::multiply, f32, 0, 1}}},
+      {"var(x - scalar + 2.5) float64",
+       ReduceOp::var,
+       {f64, f64},
+       {false, true},
+       {{Op::load, f64, -1, -1, -1, 0},
+        {Op::load, f64, -1, -1, -1, 1},
+        {Op::subtract, f64, 0, 1},
+        {Op::constant, f64, -1, -1, -1, 0x4004000000000000ull},
+        {Op::add, f64, 2, 3}}},
+      {"argmax(where(a > b, a, b)) int32",
+       ReduceOp::argmax,
+       {i32, i32},
+       {false, false},
+       {{Op::load, i32, -1, -1, -1, 0},
+        {Op::load, i32, -1, -1, -1, 1},
+        {Op::greater, b, 0, 1},
+        {Op::where, i32, 2, 0, 1}}},
+      {"any(isnan(h)) from float16 (computed in float32)",
+       ReduceOp::any,
+       {f16},
+       {false},
+       {{Op::load, f16, -1, -1, -1, 0}, {Op::cast, f32, 0}, {Op::isnan, b, 1}}},
+      {"sum(float64(i) * 3) from int32",
+       ReduceOp::sum,
+       {i32},
+       {false},
+       {{Op::load, i32, -1, -1, -1, 0},
+        {Op::cast, f64, 0},
+        {Op::constant, f64, -1, -1, -1, 0x4008000000000000ull},
+        {Op::multiply, f64, 1, 2}}},
+  };
+}
+
+}  // namespace
+
+// A fused elementwise value feeding a reduction: the plan is a C-contiguous array's of the value's
+// dtype, rows_vector only when every non-scalar input is 16-byte aligned; the value's inputs travel
+// after ReduceArgs; the source names the value in its key.
+TEST(CudaReducePlan, FusedValuesPlanAsAContiguousArrayOfTheirDtype) {
+  const ValueCase c = value_cases()[0];
+  BuiltValue v(c, {1000, 4096});
+  ASSERT_TRUE(cg::value_program(v.p));
+  ASSERT_TRUE(cg::value_vector_aligned(v.p));
+  FakeView same(DType::float32, {1000, 4096});
+  const auto out = out_for(same, {1}, DType::float32);
+  const auto fused = cg::plan_fused_reduce(ReduceOp::sum, v.p, std::vector<int>{1}, out->v, 0, kH200);
+  const auto plain = cg::plan_reduce(ReduceOp::sum, same.v, std::vector<int>{1}, out->v, 0, kH200);
+  EXPECT_EQ(fused.family, cg::ReduceFamily::rows_vector);
+  EXPECT_EQ(fused.family, plain.family);
+  EXPECT_EQ(fused.splits, plain.splits);
+  EXPECT_EQ(fused.chunk, plain.chunk);
+  EXPECT_EQ(fused.in, nullptr);
+  BuiltValue odd(c, {1000, 4096}, (1 << 20) + 4);  // 4-byte aligned inputs: no vector loads
+  EXPECT_FALSE(cg::value_vector_aligned(odd.p));
+  EXPECT_EQ(cg::plan_fused_reduce(ReduceOp::sum, odd.p, std::vector<int>{1}, out->v, 0, kH200).family,
+            cg::ReduceFamily::rows_strided);
+  // Checks as the plain plan: a wrong output shape.
+  const auto wrong = out_for(same, {0}, DType::float32);
+  EXPECT_THROW(cg::plan_fused_reduce(ReduceOp::sum, v.p, std::vector<int>{1}, wrong->v, 0, kH200), xp::ValueError);
+  // A strided input, or an output view, is not a value program.
+  BuiltValue t(c, {64, 64});
+  std::swap(t.strides[0][0], t.strides[0][1]);
+  EXPECT_FALSE(cg::value_program(t.p));
+  EXPECT_THROW(cg::generate_value(t.p), xp::ValueError);
+  // The argument: the input addresses, then the constants' bits.
+  const ValueCase k = value_cases()[1];
+  BuiltValue kv(k, {10});
+  const auto g = cg::generate_value(kv.p);
+  EXPECT_EQ(g.argument_bytes, 3u * 8);
+  std::vector<std::byte> bytes(5);
+  cg::pack_value_arguments(kv.p, bytes);
+  ASSERT_EQ(bytes.size(), 5u + 3 * 8);
+  std::uint64_t w[3];
+  std::memcpy(w, bytes.data() + 5, sizeof w);
+  EXPECT_EQ(w[0], std::uint64_t{1} << 20);
+  EXPECT_EQ(w[1], (std::uint64_t{1} << 20) + (std::uint64_t{1} << 28));
+  EXPECT_EQ(w[2], 0x4004000000000000ull);
+  // Keys: the value's structure is in the reduction's key, its constants are not.
+  const auto f = cg::ReduceFamily::rows_vector;
+  EXPECT_NE(cg::reduce_key(ReduceOp::var, DType::float64, f, &g), cg::reduce_key(ReduceOp::var, DType::float64, f));
+  ValueCase k2 = k;
+  k2.code[3].imm = 0x3FF0000000000000ull;
+  BuiltValue kv2(k2, {10});
+  const auto g2 = cg::generate_value(kv2.p);
+  EXPECT_EQ(cg::reduce_key(ReduceOp::var, DType::float64, f, &g2),
+            cg::reduce_key(ReduceOp::var, DType::float64, f, &g));
+  EXPECT_THROW(cg::reduce_source(ReduceOp::var, DType::float32, f, &g), xp::ValueError);  // not the value's dtype
+}
+
+// Every fused-value case in every class compiles for sm_90 without a warning, with its kernels.
+TEST(CudaReduceSource, FusedValuesCompileForSm90) {
+  REQUIRE_NVRTC();
+  std::vector<std::pair<ValueCase, cg::ReduceFamily>> tasks;
+  for (const ValueCase& c : value_cases())
+    for (cg::ReduceFamily f : kFamilies) tasks.emplace_back(c, f);
+  const auto failures = run_parallel(tasks.size(), [&](std::size_t i) -> std::string {
+    const auto& [c, f] = tasks[i];
+    const std::string what = c.what + " " + cg::family_name(f);
+    std::string failure;
+    try {
+      BuiltValue v(c, {64, 256});
+      const auto g = cg::generate_value(v.p);
+      const std::string src = cg::reduce_source(c.op, g.dtype, f, &g);
+      if (src.find("xp_fused_at") == std::string::npos) failure += what + ": no fused load\n";
+      xp::Program prog(src, backend_options());
+      const auto stats = prog.compile(xp::Arch::sm(90));
+      if (stats.log.find("warning") != std::string::npos) failure += what + ":\n" + stats.log;
+      const auto names = prog.kernel_names(xp::Arch::sm(90));
+      for (const std::string& w : {cg::reduce_kernel_name(f, false), cg::reduce_finish_name(false, true)})
+        if (std::find(names.begin(), names.end(), w) == names.end()) failure += what + ": " + w + " missing\n";
+    } catch (const xp::Error& e) {
+      failure += compile_error(what, e);
     }
     return failure;
   });
@@ -895,4 +1077,48 @@ TEST(CudaReduceGpu, CumulativeSumMatchesTheCpuBitForBit) {
       }
     }
   }
+}
+
+// A lazy elementwise value reduced on the device runs in the reduction's own kernels: the same bits
+// as evaluating it first and reducing the result (the same plan), without the value ever stored
+// (the peak memory grows by far less than the value's size).
+TEST(CudaReduceGpu, FusedElementwiseValuesReduceInOnePassWithTheSameBits) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  xp::random::Generator rng(7);
+  const Array a = rng.uniform({1000, 4096}, DType::float32, -2, 2, gpu);
+  const Array b = rng.uniform({1000, 4096}, DType::float32, -2, 2, gpu);
+  const Array ia = rng.integers(0, 1000, {1000, 4096}, DType::int32, gpu);
+  using V = std::vector<int>;
+  const std::vector<std::optional<V>> axes = {std::nullopt, V{1}, V{0}};
+  for (ReduceOp op : kOps) {
+    for (const auto& ax : axes) {
+      if ((op == ReduceOp::argmin || op == ReduceOp::argmax) && ax && ax->size() != 1) continue;
+      const std::string where = ax ? (ax->empty() ? "()" : "axis " + std::to_string((*ax)[0])) : "all";
+      // A float value with a constant; an integer value; a bool value (any/all of a comparison).
+      const Array fv = a * b + 1.5f;
+      const Array iv = ia * 3 - 7;
+      const Array bv = a > b;
+      for (const Array* v : {&fv, &iv, &bv}) {
+        if (v == &bv && op != ReduceOp::any && op != ReduceOp::all) continue;
+        Array stored = *v + 0;  // the same value, evaluated into memory first
+        stored.eval();
+        const Array fused = run(op, *v, ax, false, 1);
+        expect_same(fused, run(op, stored, ax, false, 1),
+                    std::string(op_name(op)) + " " + std::string(xp::name(v->dtype())) + " " + where, true);
+      }
+    }
+  }
+  // Nothing of the value's size allocated: 16 MB of float32 reduced, far less than that in use.
+  Array warm = xp::sum(a * b);
+  warm.eval();
+  (void)warm.item<float>();
+  xp::reset_peak(gpu);
+  const std::uint64_t before = xp::memory_stats(gpu).bytes_in_use;
+  const float s = xp::sum(a * b).item<float>();
+  const std::uint64_t peak = xp::memory_stats(gpu).peak_bytes_in_use;
+  EXPECT_LT(peak - before, std::uint64_t{4} << 20) << "peak " << peak << ", before " << before;
+  Array stored = a * b;
+  stored.eval();
+  EXPECT_EQ(xp::sum(stored).item<float>(), s);
 }

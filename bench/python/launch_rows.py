@@ -12,6 +12,10 @@
       back-to-back calls at n = 1024, then one synchronize), bits_ok / first_mismatch / mismatch.
       With --sizes, a sweep: steady_ms, gbps and the bit check at each size ("sweep" list), and a
       line "#progress K/M" after each size.
+      The sum and matmul rows (op "sum", "matmul-f32", "matmul-f16") have one size (N: elements,
+      or the matrices' size) and are checked within a bound instead: within_bound / mismatch,
+      rel_error (sum) or error_of_bound and the sampled entries' values (matmul), tflops (matmul),
+      compute_type; their host_us is timed at n = 1024 (sum) or on 32 x 32 matrices (matmul).
 
 The inputs and the references come from DIR, written by the parent from the same seed and the same
 CPU code as the C++ rows (tools/xp/bench_launch.hpp): a.f32, b.f32, c.f32 (float32, little endian),
@@ -19,6 +23,10 @@ add.f32 = a + b, fma_separate.f32 = a * b + c with two roundings, fma_fused.f32 
 The kernel rows (CuPy RawKernel, cuda.core, PyCUDA) compile the text between the snippet markers of
 the .cu file, byte for byte; Numba cannot take CUDA C++, so its row is the same loop in Python.
 Every output is filled with NaN (all bits set) before the row runs and compared bit for bit after.
+The sum rows read sum.f32 (n float32) and sum.json (the float64 reference and the bound); the
+matmul rows OP_a.f32 and OP_b.f32 (m x m float32, small integers, converted to float16 exactly
+for matmul-f16) and OP.json (the sampled entries [i, j, reference, bound]): check_within() holds
+each result to the bound the parent computed (tools/xp/bench_launch.hpp says why each bound).
 A row that cannot run says why (the import error's text) in "skipped".
 """
 
@@ -56,8 +64,19 @@ ROWS = [
     ("numpy-fma", "NumPy a*b+c", "cpu", "fma"),
     ("numexpr-add-out", "numexpr a+b (out=)", "cpu", "add"),
     ("numexpr-fma", "numexpr a*b+c (out=)", "cpu", "fma"),
+    ("cupy-sum", "CuPy sum(a)", "gpu", "sum"),
+    ("torch-sum", "PyTorch sum(a)", "gpu", "sum"),
+    ("cupy-matmul-f32", "CuPy A @ B float32", "gpu", "matmul-f32"),
+    ("torch-matmul-f32", "PyTorch A @ B float32", "gpu", "matmul-f32"),
+    ("cupy-matmul-f16", "CuPy A @ B float16", "gpu", "matmul-f16"),
+    ("torch-matmul-f16", "PyTorch A @ B float16", "gpu", "matmul-f16"),
+    ("numpy-sum", "NumPy sum(a)", "cpu", "sum"),
+    ("numpy-matmul-f32", "NumPy A @ B float32", "cpu", "matmul-f32"),
 ]
-BYTES = {"add": 12, "fma": 16}
+BYTES = {"add": 12, "fma": 16, "sum": 4}  # bytes moved per element; matmul rows report TFLOP/s
+CHECKED = ("sum", "matmul-f32", "matmul-f16")  # one size, checked within a bound
+HOST_MATMUL_N = 32  # the matmul rows' host-cost loop: 32 x 32 matrices (1024 elements)
+CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16  # cuBLAS's value (cublas_api.h)
 
 
 class Skip(Exception):
@@ -96,6 +115,8 @@ def read_snippet(path):
 class Row:
     note = ""
     build_note = ""
+    build_in_first_call = False
+    compute_type = None
 
     def __init__(self, op):
         self.op = op
@@ -506,6 +527,202 @@ class NumpyRow(HostTimer, Row):
         return self.last if self.kind in ("add", "fma") else self.c[:n]
 
 
+# -- sum and matmul (checked within a bound) --
+# Each row: setup(d) uploads the inputs and makes the small ones of the host-cost loop (not timed);
+# call() runs the full-size operation, keeping its result; call_small() the small one; values(i, j)
+# -> the result's value (sum) or its entries at the sampled (i, j) (matmul), read back as float64.
+
+def is_matmul(op):
+    return op in ("matmul-f32", "matmul-f16")
+
+
+def cupy_compute_type(cp, dtype):
+    """The cuBLAS compute type CuPy's matmul uses for dtype, from CuPy's own setting: for float16 and
+    float32 outputs cupy/_core/_routines_linalg.pyx (tensordot_core_v11) maps COMPUTE_TYPE_PEDANTIC to
+    CUBLAS_COMPUTE_32F_PEDANTIC, COMPUTE_TYPE_TF32 (CUPY_TF32=1) to CUBLAS_COMPUTE_32F_FAST_TF32 for
+    float32, and every other setting to CUBLAS_COMPUTE_32F."""
+    try:
+        from cupy._core import _routines_linalg as rl
+        setting = rl.compute_type_to_str(rl.get_compute_type(dtype))
+    except Exception as e:
+        return "unknown", f"CuPy's compute type could not be read: {type(e).__name__}: {e}"
+    if setting == "COMPUTE_TYPE_PEDANTIC":
+        cublas = "CUBLAS_COMPUTE_32F_PEDANTIC"
+    elif setting == "COMPUTE_TYPE_TF32" and cp.dtype(dtype) == cp.float32:
+        cublas = "CUBLAS_COMPUTE_32F_FAST_TF32"
+    else:
+        cublas = "CUBLAS_COMPUTE_32F"
+    return cublas, f"CuPy's compute type {setting} -> {cublas}"
+
+
+class CupyCheckedRow(Row):
+    def __init__(self, op):
+        super().__init__(op)
+        if is_matmul(op):
+            os.environ.pop("CUPY_TF32", None)  # CuPy reads it at its first matmul: float32 in TF32 when set
+        self.cp = need("cupy")
+        self.versions["cupy"] = self.cp.__version__
+        if op == "sum":
+            self.build_note = "the reduction kernel is compiled, or found in CuPy's cache, inside the first call"
+            self.build_in_first_call = True
+
+    def setup(self, d):
+        cp = self.cp
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            raise Skip("CuPy sees no GPU")
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.stream.use()
+        self.e0, self.e1 = cp.cuda.Event(), cp.cuda.Event()
+        if self.op == "sum":
+            self.a = cp.asarray(d["a"])
+            self.small = self.a[:d["host_n"]]
+        else:
+            dtype = cp.float16 if self.op == "matmul-f16" else cp.float32
+            self.A, self.B = cp.asarray(d["A"]).astype(dtype), cp.asarray(d["B"]).astype(dtype)
+            h = HOST_MATMUL_N
+            self.As, self.Bs = self.A[:h, :h].copy(), self.B[:h, :h].copy()
+            self.compute_type, note = cupy_compute_type(cp, dtype)
+            if self.op == "matmul-f16":
+                note += "; " + self.disallow_reduced_precision()
+            self.note = note
+        self.last = None
+        self.stream.synchronize()
+
+    def disallow_reduced_precision(self):
+        """Split-k partial sums kept in float32, as xp's and PyTorch's (cuBLAS may otherwise reduce
+        them in the float16 output type): the math mode of CuPy's cuBLAS handle."""
+        try:
+            from cupy_backends.cuda.libs import cublas
+            handle = self.cp.cuda.device.get_cublas_handle()
+            cublas.setMathMode(handle, CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+            return f"cuBLAS handle math mode {cublas.getMathMode(handle)} (reduced-precision reductions disallowed)"
+        except Exception as e:
+            return f"the cuBLAS math mode could not be set: {type(e).__name__}: {e}"
+
+    def call(self):
+        self.last = self.cp.sum(self.a) if self.op == "sum" else self.A @ self.B
+
+    def call_small(self):
+        return self.cp.sum(self.small) if self.op == "sum" else self.As @ self.Bs
+
+    def sync(self):
+        self.stream.synchronize()
+
+    def start(self):
+        self.e0.record(self.stream)
+
+    def stop(self):
+        self.e1.record(self.stream)
+        self.e1.synchronize()
+        return self.cp.cuda.get_elapsed_time(self.e0, self.e1)
+
+    def values(self, i, j):
+        cp = self.cp
+        if self.op == "sum":
+            return [float(self.last)]
+        return cp.asnumpy(self.last[cp.asarray(i), cp.asarray(j)].astype(cp.float64))
+
+
+class TorchCheckedRow(Row):
+    def __init__(self, op):
+        super().__init__(op)
+        torch = self.torch = need("torch")
+        self.versions["torch"] = torch.__version__
+        self.versions["torch.cuda"] = torch.version.cuda
+        if is_matmul(op):
+            import warnings
+            m = torch.backends.cuda.matmul
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # newer PyTorch suggests fp32_precision instead
+                m.allow_tf32 = False
+                m.allow_fp16_reduced_precision_reduction = False
+                if hasattr(m, "allow_fp16_accumulation"):
+                    m.allow_fp16_accumulation = False
+                tf32, reduced = m.allow_tf32, m.allow_fp16_reduced_precision_reduction
+            if tf32 or (reduced is True or (isinstance(reduced, tuple) and reduced[0])):
+                raise RuntimeError(f"PyTorch kept allow_tf32 = {tf32}, "
+                                   f"allow_fp16_reduced_precision_reduction = {reduced}")
+            self.compute_type = "CUBLAS_COMPUTE_32F" + (", float32 split-k" if op == "matmul-f16" else " (no TF32)")
+            self.note = (f"allow_tf32 = {tf32}, float32 matmul precision '{torch.get_float32_matmul_precision()}', "
+                         f"allow_fp16_reduced_precision_reduction = {reduced}")
+
+    def setup(self, d):
+        torch = self.torch
+        if not torch.cuda.is_available():
+            raise Skip("torch.cuda.is_available() is False")
+        dev = torch.device("cuda", 0)
+        if self.op == "sum":
+            self.a = torch.from_numpy(d["a"]).to(dev)
+            self.small = self.a[:d["host_n"]]
+        else:
+            dtype = torch.float16 if self.op == "matmul-f16" else torch.float32
+            self.A = torch.from_numpy(d["A"]).to(dev).to(dtype)
+            self.B = torch.from_numpy(d["B"]).to(dev).to(dtype)
+            h = HOST_MATMUL_N
+            self.As, self.Bs = self.A[:h, :h].contiguous(), self.B[:h, :h].contiguous()
+        self.e0 = torch.cuda.Event(enable_timing=True)
+        self.e1 = torch.cuda.Event(enable_timing=True)
+        self.last = None
+        torch.cuda.synchronize()
+
+    def call(self):
+        self.last = self.torch.sum(self.a) if self.op == "sum" else self.A @ self.B
+
+    def call_small(self):
+        return self.torch.sum(self.small) if self.op == "sum" else self.As @ self.Bs
+
+    def sync(self):
+        self.torch.cuda.synchronize()
+
+    def start(self):
+        self.e0.record()
+
+    def stop(self):
+        self.e1.record()
+        self.e1.synchronize()
+        return self.e0.elapsed_time(self.e1)
+
+    def values(self, i, j):
+        torch = self.torch
+        if self.op == "sum":
+            return [self.last.item()]
+        dev = self.last.device
+        return self.last[torch.as_tensor(i, device=dev), torch.as_tensor(j, device=dev)].double().cpu().numpy()
+
+
+class NumpyCheckedRow(HostTimer, Row):
+    def __init__(self, op):
+        super().__init__(op)
+        self.np = need("numpy")
+        if is_matmul(op):
+            self.compute_type = "float32 (NumPy's BLAS sgemm)"
+
+    def setup(self, d):
+        np = self.np
+        if self.op == "sum":
+            self.a = d["a"]
+            self.small = self.a[:d["host_n"]]
+        else:
+            self.A, self.B = d["A"], d["B"]
+            h = HOST_MATMUL_N
+            self.As, self.Bs = np.ascontiguousarray(self.A[:h, :h]), np.ascontiguousarray(self.B[:h, :h])
+        self.last = None
+
+    def call(self):
+        self.last = self.np.sum(self.a) if self.op == "sum" else self.A @ self.B
+
+    def call_small(self):
+        return self.np.sum(self.small) if self.op == "sum" else self.As @ self.Bs
+
+    def sync(self):
+        pass
+
+    def values(self, i, j):
+        if self.op == "sum":
+            return [float(self.last)]
+        return self.last[i, j].astype(self.np.float64)
+
+
 def make_row(row_id, op, args, snippet):
     if row_id == "cupy-rawkernel":
         return CupyRow(op, "rawkernel", snippet)
@@ -519,6 +736,13 @@ def make_row(row_id, op, args, snippet):
         return NumbaRow(op)
     if row_id == "pycuda":
         return PycudaRow(op, snippet, args.cache_root)
+    if op in CHECKED:
+        if row_id.startswith("cupy-"):
+            return CupyCheckedRow(op)
+        if row_id.startswith("torch-"):
+            return TorchCheckedRow(op)
+        if row_id.startswith("numpy-"):
+            return NumpyCheckedRow(op)
     if row_id.startswith("torch-"):
         return TorchRow(op, {"torch-add": "add", "torch-add-out": "add-out", "torch-fma": "fma",
                              "torch-compile-fma": "compile"}[row_id])
@@ -542,6 +766,122 @@ def load_data(np, folder, n, op):
             raise RuntimeError(f"{name} in {folder} holds {arr.size} elements, fewer than {n}")
         d[key] = arr
     return d
+
+
+def read_floats(np, folder, name, count):
+    arr = np.fromfile(os.path.join(folder, name), dtype="<f4", count=count)
+    if arr.size != count:
+        raise RuntimeError(f"{name} in {folder} holds {arr.size} elements, fewer than {count}")
+    return arr
+
+
+def load_checked(np, folder, n, op, host_n):
+    """The input of a sum or matmul row, its float64 references and bounds, as the parent wrote them.
+    n: the sum's elements, or the matrices' size."""
+    d = {"host_n": min(host_n, n), "i": None, "j": None}
+    if op == "sum":
+        with open(os.path.join(folder, "sum.json")) as f:
+            ref = json.load(f)
+        if ref["n"] != n:
+            raise RuntimeError(f"sum.json in {folder} is for n = {ref['n']}, not {n}")
+        d["a"] = read_floats(np, folder, "sum.f32", n)
+        d["ref"], d["bound"], d["abs_sum"] = [ref["sum"]], [ref["bound"]], ref["abs_sum"]
+        return d
+    with open(os.path.join(folder, op + ".json")) as f:
+        ref = json.load(f)
+    if ref["m"] != n:
+        raise RuntimeError(f"{op}.json in {folder} is for {ref['m']} x {ref['m']} matrices, not {n} x {n}")
+    for key in ("A", "B"):
+        x = read_floats(np, folder, f"{op}_{key.lower()}.f32", n * n).reshape(n, n)
+        if op == "matmul-f16" and not np.array_equal(x.astype(np.float16).astype(np.float32), x):
+            raise RuntimeError(f"{op}_{key.lower()}.f32 holds values that float16 does not hold exactly")
+        d[key] = x
+    samples = np.asarray(ref["samples"], dtype=np.float64).reshape(-1, 4)
+    d["i"], d["j"] = samples[:, 0].astype(np.int64), samples[:, 1].astype(np.int64)
+    d["ref"], d["bound"] = samples[:, 2], samples[:, 3]
+    return d
+
+
+def check_within(got, ref, bound):
+    """Each got[k] within bound[k] of ref[k] (a NaN or an infinity never is): (ok, the first k out of
+    bound or None, the largest |got - ref| / bound)."""
+    import numpy as np
+    got = np.asarray(got, dtype=np.float64).reshape(-1)
+    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    bound = np.asarray(bound, dtype=np.float64).reshape(-1)
+    if got.size != ref.size:
+        return False, 0, math.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        err = np.abs(got - ref)
+        bad = ~(np.isfinite(got) & (err <= bound))
+        ratio = np.where(err == 0, 0.0, err / bound)
+    ratio[~np.isfinite(ratio)] = math.inf
+    first = np.flatnonzero(bad)
+    return first.size == 0, (int(first[0]) if first.size else None), (float(ratio.max()) if ratio.size else 0.0)
+
+
+def finite_or_none(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def run_checked(args, row, d, sample):
+    """A sum or matmul row: the first call, the timed calls and the host-cost loop, each result
+    checked within its bound after the first call and after the timed calls."""
+    import numpy as np
+    op, n = row.op, args.n
+
+    def check(stage):
+        got = np.asarray(row.values(d["i"], d["j"]), dtype=np.float64).reshape(-1)
+        ok, k, worst = check_within(got, d["ref"], d["bound"])
+        if op == "sum":
+            sample["result"] = finite_or_none(got[0])
+            rel = abs(got[0] - d["ref"][0]) / d["abs_sum"]
+            sample["rel_error"] = max(sample.get("rel_error") or 0.0, rel) if math.isfinite(rel) else None
+        else:
+            sample["values"] = [finite_or_none(v) for v in got]
+            sample["error_of_bound"] = max(sample.get("error_of_bound") or 0.0, worst) if math.isfinite(worst) else None
+        if ok:
+            if sample["within_bound"] is None:
+                sample["within_bound"] = True
+        elif sample["within_bound"] is not False:
+            sample["within_bound"] = False
+            g, r, b = got[k] if k < got.size else math.nan, d["ref"][k], d["bound"][k]
+            what = (f"the sum is {g:.9g}, the float64 reference {r:.17g}" if op == "sum" else
+                    f"C[{int(d['i'][k])}][{int(d['j'][k])}] is {g:.9g}, the float64 reference {r:.17g}")
+            sample["mismatch"] = f"after the {stage}, {what}: |error| {abs(g - r):.9g} > bound {b:.9g}"
+
+    t0 = time.perf_counter()
+    row.call()
+    row.sync()
+    sample["first_ms"] = sample["total_ms"] = (time.perf_counter() - t0) * 1e3
+    check("first call")
+    for _ in range(WARMUPS):
+        row.call()
+    row.start()
+    for _ in range(TIMED):
+        row.call()
+    steady = row.stop() / TIMED
+    sample["steady_ms"] = steady
+    if op == "sum":
+        sample["gbps"] = 4 * n / (steady * 1e-3) / 1e9
+    else:
+        sample["tflops"] = 2 * float(n) ** 3 / (steady * 1e-3) / 1e12
+    check("timed calls")
+    for _ in range(HOST_WARMUPS):
+        row.call_small()
+    row.sync()
+    t0 = time.perf_counter()
+    for _ in range(args.host_launches):
+        row.call_small()
+    t1 = time.perf_counter()
+    row.sync()
+    sample["host_us"] = (t1 - t0) * 1e6 / args.host_launches
+    sample["host_n"] = d["host_n"] if op == "sum" else min(HOST_MATMUL_N, n)
+    sample["compute_type"] = row.compute_type
+    sample["build_in_first_call"] = row.build_in_first_call
+    sample["ok"] = True
+    return sample
 
 
 def compare(np, got, d, op, n, stage):
@@ -581,11 +921,20 @@ def run(args):
         n_max = max([args.n] + sizes)
         host_n = min(args.host_n, n_max)
         snippet = read_snippet(args.kernel_file) if args.kernel_file else ""
+        if op in CHECKED and sizes:
+            raise ValueError(f"{args.row} runs at one size: no --sizes")
         t0 = time.perf_counter()
         np = need("numpy")
         row = make_row(args.row, op, args, snippet)
         sample["import_ms"] = (time.perf_counter() - t0) * 1e3
         sample["versions"] = dict(row.versions, numpy=np.__version__, python=platform.python_version())
+        if op in CHECKED:
+            sample["within_bound"] = None
+            d = load_checked(np, args.data, args.n, op, args.host_n)
+            row.setup(d)
+            sample["note"] = row.note
+            sample["build_note"] = row.build_note
+            return run_checked(args, row, d, sample)
         d = load_data(np, args.data, n_max, op)
         row.setup(d)
         sample["note"] = row.note
@@ -691,7 +1040,7 @@ def main():
     r.add_argument("--host-launches", type=int, default=10000)
     args = p.parse_args()
     if args.cmd == "list":
-        print(json.dumps({"rows": [{"id": i, "label": l, "device": dv, "op": op, "bytes_per_element": BYTES[op]}
+        print(json.dumps({"rows": [{"id": i, "label": l, "device": dv, "op": op, "bytes_per_element": BYTES.get(op)}
                                    for i, l, dv, op in ROWS],
                           "python": platform.python_version(), "executable": sys.executable}))
         return 0

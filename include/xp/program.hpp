@@ -197,6 +197,9 @@ class XP_API Kernel {
   // The block size that maximizes occupancy (cuOccupancyMaxPotentialBlockSize), and the grid
   // that fills the device at that size.
   int max_potential_block_size(std::size_t dynamic_shared_bytes = 0, int* min_grid = nullptr) const;
+  // How many blocks of `block_threads` threads one multiprocessor runs at once
+  // (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+  int max_active_blocks(int block_threads, std::size_t dynamic_shared_bytes = 0) const;
   // Parameter count and sizes when the driver reports them (cuFuncGetParamInfo), else empty.
   const std::vector<std::size_t>& parameter_sizes() const;
   int registers() const;

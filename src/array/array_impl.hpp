@@ -96,6 +96,9 @@ void materialize(ArrayImpl& a);  // evaluates a lazy array in place
 // Evaluates several lazy arrays, those of one shape and device in one pass with shared subexpressions.
 void materialize_together(std::span<ArrayImpl* const> arrays);
 View view_of(const ArrayImpl& a);  // a materialized array's view
+// Reduces the lazy `a` into `out` without evaluating it, where a's backend fuses the graph into the
+// reduction (Backend::reduce_fused); false, with nothing done and `a` still lazy, where it does not.
+bool reduce_lazy(ArrayImpl& a, ReduceOp op, std::span<const int> axes, const View& out, int correction);
 // Evaluates every pending lazy array that reads `storage` (before a write to it).
 void prepare_write(Storage& storage);
 // A lazy (or, when laziness is off, evaluated) elementwise node. A detached node is neither

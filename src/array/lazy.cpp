@@ -140,6 +140,11 @@ class Builder {
     add_output(output, output_instr);
     return finish();
   }
+  // The program with no output views and `value` as its one output instruction (a reduced value).
+  const FusedProgram& finish_value(std::int32_t value) {
+    st_->program.output_instr.push_back(value);
+    return finish();
+  }
   const FusedProgram& finish() {
     FusedProgram& p = st_->program;
     const std::size_t nd = shape_.size();
@@ -226,6 +231,14 @@ void materialize(ArrayImpl& a) {
   a.strides = std::move(strides);
   a.offset = 0;
   a.node.reset();
+}
+
+bool reduce_lazy(ArrayImpl& a, ReduceOp op, std::span<const int> axes, const View& out, int correction) {
+  if (!a.lazy()) return false;
+  ImplPtr self(ImplPtr(), &a);  // non-owning: the caller keeps `a` alive
+  Builder b(a.shape);
+  const std::int32_t root = b.emit(self);
+  return a.backend->reduce_fused(op, b.finish_value(root), axes, out, correction);
 }
 
 void materialize_together(std::span<ArrayImpl* const> arrays) {

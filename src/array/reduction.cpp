@@ -38,7 +38,6 @@ Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims,
                  int correction = 0, std::optional<DType> input_dtype = std::nullopt) {
   Array a = input_dtype && *input_dtype != a_.dtype() ? a_.astype(*input_dtype) : a_;
   const ImplPtr& x = impl_of(a);
-  detail::materialize(*x);
   const int nd = static_cast<int>(x->shape.size());
   const std::vector<int> axes = normalize_axes(axes_, nd, what);
   Shape shape, kept;
@@ -48,7 +47,12 @@ Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims,
     kept.push_back(reduced ? 1 : x->shape[i]);
   }
   ImplPtr out = detail::new_array(out_dtype, shape, x->device);
-  x->backend->reduce(op, detail::view_of(*x), axes, detail::view_of(*out), correction);
+  // A lazy input is reduced in the same pass that computes it where the backend can (the CUDA
+  // backend: one kernel, the value never stored); otherwise evaluated first.
+  if (!detail::reduce_lazy(*x, op, axes, detail::view_of(*out), correction)) {
+    detail::materialize(*x);
+    x->backend->reduce(op, detail::view_of(*x), axes, detail::view_of(*out), correction);
+  }
   Array r(out);
   return keepdims ? reshape(r, kept) : r;
 }

@@ -228,6 +228,19 @@ int Kernel::max_potential_block_size(std::size_t dynamic_shared_bytes, int* min_
   return block;
 }
 
+int Kernel::max_active_blocks(int block_threads, std::size_t dynamic_shared_bytes) const {
+  if (!state_) throw ValueError("max_active_blocks on an empty xp::Kernel");
+  if (block_threads <= 0) throw ValueError("max_active_blocks: block_threads must be positive");
+  state_->device.activate();
+  const auto& api = detail::api_for_use();
+  int blocks = 0;
+  detail::check(
+      detail::need(api.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor")(
+          &blocks, state_->function, block_threads, dynamic_shared_bytes),
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
 void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count) const {
   if (!state_) throw ValueError("launch of an empty xp::Kernel (get one from Program::kernel)");
   const detail::KernelState& k = *state_;

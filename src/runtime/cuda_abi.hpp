@@ -112,6 +112,7 @@ using PFN_cuFuncSetAttribute = CUresult (*)(CUfunction, int, int);
 using PFN_cuLaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                         unsigned, CUstream, void**, void**);
 using PFN_cuOccupancyMaxPotentialBlockSize = CUresult (*)(int*, int*, CUfunction, CUoccupancyB2DSize, std::size_t, int);
+using PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor = CUresult (*)(int*, CUfunction, int, std::size_t);
 using PFN_cuFuncGetParamInfo = CUresult (*)(CUfunction, std::size_t, std::size_t*, std::size_t*);
 
 }  // namespace xp::detail::cu

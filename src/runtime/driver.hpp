@@ -22,48 +22,49 @@ namespace xp::detail {
 // legacy default-stream semantics. Required ones are never null once the table loaded.
 // X(name, required, ABI version asked for): 12000 for everything that existed in CUDA 12.0;
 // newer optional entry points are asked at the version that introduced them.
-#define XP_DRIVER_FUNCTIONS(X)                      \
-  X(cuDriverGetVersion, true, 12000)                \
-  X(cuInit, true, 12000)                            \
-  X(cuGetErrorName, true, 12000)                    \
-  X(cuGetErrorString, true, 12000)                  \
-  X(cuDeviceGetCount, true, 12000)                  \
-  X(cuDeviceGet, true, 12000)                       \
-  X(cuDeviceGetName, true, 12000)                   \
-  X(cuDeviceGetAttribute, true, 12000)              \
-  X(cuDeviceTotalMem, true, 12000)                  \
-  X(cuDeviceGetUuid, false, 12000)                  \
-  X(cuDeviceGetPCIBusId, false, 12000)              \
-  X(cuDevicePrimaryCtxRetain, true, 12000)          \
-  X(cuDevicePrimaryCtxRelease, true, 12000)         \
-  X(cuCtxGetCurrent, true, 12000)                   \
-  X(cuCtxSetCurrent, true, 12000)                   \
-  X(cuCtxSynchronize, true, 12000)                  \
-  X(cuMemGetInfo, true, 12000)                      \
-  X(cuMemAlloc, false, 12000)                       \
-  X(cuMemFree, false, 12000)                        \
-  X(cuMemcpyHtoDAsync, false, 12000)                \
-  X(cuMemcpyDtoHAsync, false, 12000)                \
-  X(cuMemcpyDtoDAsync, false, 12000)                \
-  X(cuMemsetD8Async, false, 12000)                  \
-  X(cuMemHostAlloc, false, 12000)                   \
-  X(cuMemFreeHost, false, 12000)                    \
-  X(cuStreamCreate, false, 12000)                   \
-  X(cuStreamDestroy, false, 12000)                  \
-  X(cuStreamSynchronize, false, 12000)              \
-  X(cuEventCreate, false, 12000)                    \
-  X(cuEventDestroy, false, 12000)                   \
-  X(cuEventRecord, false, 12000)                    \
-  X(cuEventSynchronize, false, 12000)               \
-  X(cuEventElapsedTime, false, 12000)               \
-  X(cuModuleLoadData, false, 12000)                 \
-  X(cuModuleUnload, false, 12000)                   \
-  X(cuModuleGetFunction, false, 12000)              \
-  X(cuModuleGetGlobal, false, 12000)                \
-  X(cuFuncGetAttribute, false, 12000)               \
-  X(cuFuncSetAttribute, false, 12000)               \
-  X(cuLaunchKernel, false, 12000)                   \
-  X(cuOccupancyMaxPotentialBlockSize, false, 12000) \
+#define XP_DRIVER_FUNCTIONS(X)                                 \
+  X(cuDriverGetVersion, true, 12000)                           \
+  X(cuInit, true, 12000)                                       \
+  X(cuGetErrorName, true, 12000)                               \
+  X(cuGetErrorString, true, 12000)                             \
+  X(cuDeviceGetCount, true, 12000)                             \
+  X(cuDeviceGet, true, 12000)                                  \
+  X(cuDeviceGetName, true, 12000)                              \
+  X(cuDeviceGetAttribute, true, 12000)                         \
+  X(cuDeviceTotalMem, true, 12000)                             \
+  X(cuDeviceGetUuid, false, 12000)                             \
+  X(cuDeviceGetPCIBusId, false, 12000)                         \
+  X(cuDevicePrimaryCtxRetain, true, 12000)                     \
+  X(cuDevicePrimaryCtxRelease, true, 12000)                    \
+  X(cuCtxGetCurrent, true, 12000)                              \
+  X(cuCtxSetCurrent, true, 12000)                              \
+  X(cuCtxSynchronize, true, 12000)                             \
+  X(cuMemGetInfo, true, 12000)                                 \
+  X(cuMemAlloc, false, 12000)                                  \
+  X(cuMemFree, false, 12000)                                   \
+  X(cuMemcpyHtoDAsync, false, 12000)                           \
+  X(cuMemcpyDtoHAsync, false, 12000)                           \
+  X(cuMemcpyDtoDAsync, false, 12000)                           \
+  X(cuMemsetD8Async, false, 12000)                             \
+  X(cuMemHostAlloc, false, 12000)                              \
+  X(cuMemFreeHost, false, 12000)                               \
+  X(cuStreamCreate, false, 12000)                              \
+  X(cuStreamDestroy, false, 12000)                             \
+  X(cuStreamSynchronize, false, 12000)                         \
+  X(cuEventCreate, false, 12000)                               \
+  X(cuEventDestroy, false, 12000)                              \
+  X(cuEventRecord, false, 12000)                               \
+  X(cuEventSynchronize, false, 12000)                          \
+  X(cuEventElapsedTime, false, 12000)                          \
+  X(cuModuleLoadData, false, 12000)                            \
+  X(cuModuleUnload, false, 12000)                              \
+  X(cuModuleGetFunction, false, 12000)                         \
+  X(cuModuleGetGlobal, false, 12000)                           \
+  X(cuFuncGetAttribute, false, 12000)                          \
+  X(cuFuncSetAttribute, false, 12000)                          \
+  X(cuLaunchKernel, false, 12000)                              \
+  X(cuOccupancyMaxPotentialBlockSize, false, 12000)            \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, false, 12000) \
   X(cuFuncGetParamInfo, false, 12040)
 
 struct DriverApi {

@@ -27,6 +27,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
@@ -846,16 +847,41 @@ void write_data_files(const fs::path& dir, const ArrayHostData& h) {
   }
 }
 
+// CUDA events on xp's stream of the device, or the host clock on the CPU.
+class DeviceTimer {
+ public:
+  explicit DeviceTimer(const xp::Device& dev)
+      : dev_(dev),
+        start_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt),
+        stop_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt) {}
+  void sync() {
+    if (dev_.is_cuda()) xp::Stream::default_for(dev_).synchronize();
+  }
+  void start() {
+    if (start_) {
+      start_->record(xp::Stream::default_for(dev_));
+    } else {
+      t0_ = Clock::now();
+    }
+  }
+  double stop() {
+    if (!stop_) return ms_between(t0_, Clock::now());
+    stop_->record(xp::Stream::default_for(dev_));
+    stop_->synchronize();
+    return xp::Event::elapsed_ms(*start_, *stop_);
+  }
+
+ private:
+  xp::Device dev_;
+  std::optional<xp::Event> start_, stop_;
+  Clock::time_point t0_;
+};
+
 // One array row in this process: "xp-add" (c = a + b, a new array each call), "xp-add-out"
 // (add(a, b, out)) or "xp-fma" (d = a*b + c, fused into one pass, a new array each call).
 class ArrayOps {
  public:
-  ArrayOps(const std::string& kind, const xp::Device& dev, const ArrayHostData& h)
-      : kind_(kind),
-        dev_(dev),
-        h_(h),
-        start_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt),
-        stop_(dev.is_cuda() ? std::optional<xp::Event>(xp::Event(dev)) : std::nullopt) {
+  ArrayOps(const std::string& kind, const xp::Device& dev, const ArrayHostData& h) : kind_(kind), h_(h), timer_(dev) {
     const xp::Shape shape{static_cast<std::int64_t>(h.n)};
     a_ = xp::asarray(h.a, shape, dev);
     b_ = xp::asarray(h.b, shape, dev);
@@ -890,22 +916,9 @@ class ArrayOps {
       last_.eval();
     }
   }
-  void sync() {
-    if (dev_.is_cuda()) xp::Stream::default_for(dev_).synchronize();
-  }
-  void start() {
-    if (start_) {
-      start_->record(xp::Stream::default_for(dev_));
-    } else {
-      t0_ = Clock::now();
-    }
-  }
-  double stop() {
-    if (!stop_) return ms_between(t0_, Clock::now());
-    stop_->record(xp::Stream::default_for(dev_));
-    stop_->synchronize();
-    return xp::Event::elapsed_ms(*start_, *stop_);
-  }
+  void sync() { timer_.sync(); }
+  void start() { timer_.start(); }
+  double stop() { return timer_.stop(); }
   // The first mismatch against the reference (or -1) and the rounding it matched.
   long long check(std::size_t n, std::string& text, std::string& rounding) {
     const xp::Array& r = kind_ == "xp-add-out" ? views_[n][3] : last_;
@@ -933,29 +946,35 @@ class ArrayOps {
 
  private:
   std::string kind_;
-  xp::Device dev_;
   const ArrayHostData& h_;
-  std::optional<xp::Event> start_, stop_;
-  Clock::time_point t0_;
+  DeviceTimer timer_;
   xp::Array a_, b_, c_, out_, nan_, last_;
   std::map<std::size_t, std::array<xp::Array, 5>> views_;
 };
 
+// The device of an array child: --on cuda (xp's default device, which must be a GPU) or cpu.
+xp::Device child_device(const BenchLaunchArgs& args) {
+  if (args.on == "cpu") return xp::Device::cpu();
+  if (args.on != "cuda") throw xp::ValueError("--on " + args.on + ": expected cuda or cpu");
+  const xp::Device dev = xp::default_device();
+  if (!dev.is_cuda()) throw std::runtime_error("xp's default device is " + dev.str() + ", not a GPU");
+  dev.activate();
+  return dev;
+}
+
+int checked_child(const BenchLaunchArgs& args);
+
 int array_child(const BenchLaunchArgs& args) {
+  if (args.label == "xp-sum" || args.label == "xp-matmul-f32" || args.label == "xp-matmul-f16")
+    return checked_child(args);
   const std::vector<std::size_t> sizes = args.sizes.empty() ? std::vector<std::size_t>{} : parse_sizes(args.sizes);
   const auto n = max_size(static_cast<std::size_t>(args.n), sizes);
   json s = new_sample(args.label, n);
   try {
     if (args.label != "xp-add" && args.label != "xp-add-out" && args.label != "xp-fma")
-      throw xp::ValueError("--label " + args.label + ": expected xp-add, xp-add-out or xp-fma");
-    xp::Device dev = xp::Device::cpu();
-    if (args.on == "cuda") {
-      dev = xp::default_device();
-      if (!dev.is_cuda()) throw std::runtime_error("xp's default device is " + dev.str() + ", not a GPU");
-      dev.activate();
-    } else if (args.on != "cpu") {
-      throw xp::ValueError("--on " + args.on + ": expected cuda or cpu");
-    }
+      throw xp::ValueError("--label " + args.label +
+                           ": expected xp-add, xp-add-out, xp-fma, xp-sum, xp-matmul-f32 or xp-matmul-f16");
+    const xp::Device dev = child_device(args);
     s["device"] = dev.str();
     s["threads"] = xp::num_threads();
     ArrayHostData h(n);
@@ -1031,6 +1050,202 @@ int array_child(const BenchLaunchArgs& args) {
       const xp::KernelCacheInfo cache = xp::kernel_cache_info();
       s["cache_folder"] = cache.folder;
       s["cache_usable"] = cache.usable;
+    }
+    s["ok"] = true;
+  } catch (const std::exception& e) {
+    s["error"] = e.what();
+  }
+  print_sample(s);
+  return flag(s, "ok") ? 0 : 1;
+}
+
+// ---- sum and matmul rows: xp::Array on the GPU or the CPU, checked within a bound ---------------
+
+bool is_matmul_op(const std::string& op) {
+  return op == "matmul-f32" || op == "matmul-f16";
+}
+
+bool is_checked_op(const std::string& op) {
+  return op == "sum" || is_matmul_op(op);
+}
+
+// The size a row of `op` runs at: the elementwise rows at n (--n), the sum rows at 2^28 on a GPU
+// (n on the CPU), the matmul rows at 8192 x 8192 x 8192 on a GPU (512 on the CPU).
+std::size_t size_for(const std::string& op, bool gpu, std::size_t n) {
+  if (op == "sum") return gpu ? static_cast<std::size_t>(bn::kSumN) : n;
+  if (is_matmul_op(op)) return static_cast<std::size_t>(gpu ? bn::kMatmulN : bn::kMatmulCpuN);
+  return n;
+}
+
+// Records one checked result in the sample; the first failure of a row is kept.
+void record_check(json& s, const bn::BoundCheck& c, const std::string& stage, const std::string& what) {
+  if (c.ok) {
+    if (s["within_bound"].is_null()) s["within_bound"] = true;
+    return;
+  }
+  if (s["within_bound"].is_boolean() && !s["within_bound"].get<bool>()) return;
+  s["within_bound"] = false;
+  char text[300];
+  std::snprintf(text, sizeof text, "after the %s, %s: |error| %.9g > bound %.9g", stage.c_str(), what.c_str(), c.error,
+                c.bound);
+  s["mismatch"] = text;
+}
+
+// What the check found, over every call checked: the largest error relative to its bound.
+void record_worst(json& s, const char* key, double value) {
+  if (!s.contains(key) || !s[key].is_number() || s[key].get<double>() < value) s[key] = value;
+}
+
+// Row "xp-sum": xp::sum(a) of n float32 from bn::sum_input, a 0-d array on the device each call.
+// The value is read back (item) after the first call and after the timed calls, for the check;
+// the timed calls are not read back: events around them measure the device's work.
+void run_sum(const xp::Device& dev, std::size_t n, json& s) {
+  std::vector<float> host(n);
+  for (std::size_t i = 0; i < n; ++i) host[i] = bn::sum_input(i);
+  const bn::SumReference ref = bn::reference_sum(host.data(), n);
+  s["reference"] = ref.sum;
+  s["abs_sum"] = ref.abs_sum;
+  s["bound"] = bn::kSumRelBound * ref.abs_sum;
+  s["bound_rel"] = bn::kSumRelBound;
+  const std::size_t host_n = std::min<std::size_t>(n, bn::kHostN);
+  const xp::Array a = xp::asarray(host, xp::Shape{static_cast<std::int64_t>(n)}, dev);
+  const xp::Array small = a.slice({xp::Slice(0, static_cast<std::int64_t>(host_n))});
+  host = std::vector<float>();  // 1 GiB at 2^28: not kept
+  DeviceTimer timer(dev);
+  timer.sync();
+  auto check = [&](const xp::Array& r, const char* stage) {
+    const double got = static_cast<double>(r.item<float>());
+    s["result"] = got;
+    const bn::BoundCheck c = bn::check_sum(got, ref);
+    record_worst(s, "rel_error", c.error / ref.abs_sum);
+    char what[160];
+    std::snprintf(what, sizeof what, "the sum is %.9g, the float64 reference %.17g", got, ref.sum);
+    record_check(s, c, stage, what);
+  };
+  const auto t0 = Clock::now();
+  xp::Array r = xp::sum(a);
+  r.eval();
+  timer.sync();
+  s["first_ms"] = ms_between(t0, Clock::now());
+  s["total_ms"] = s["first_ms"];
+  check(r, "first call");
+  for (int i = 0; i < bn::kWarmups; ++i) xp::sum(a).eval();
+  timer.start();
+  for (int i = 0; i < bn::kTimed; ++i) {
+    r = xp::sum(a);
+    r.eval();
+  }
+  const double steady = timer.stop() / bn::kTimed;
+  s["steady_ms"] = steady;
+  s["gbps"] = 4.0 * static_cast<double>(n) / (steady * 1e-3) / 1e9;
+  check(r, "timed calls");
+  for (int i = 0; i < bn::kHostWarmups; ++i) xp::sum(small).eval();
+  timer.sync();
+  const auto h0 = Clock::now();
+  for (int i = 0; i < bn::kHostLaunches; ++i) xp::sum(small).eval();
+  const auto h1 = Clock::now();
+  timer.sync();
+  s["host_us"] = ms_between(h0, h1) * 1e3 / bn::kHostLaunches;
+  s["host_n"] = host_n;
+}
+
+// Rows "xp-matmul-f32" and "xp-matmul-f16": C = xp::matmul(A, B), m x m times m x m, a new array
+// each call. Checked after the first call and after the timed calls at the sampled entries, each
+// read back alone.
+void run_matmul(const xp::Device& dev, std::int64_t m, bool half, json& s) {
+  const auto mm = static_cast<std::size_t>(m) * static_cast<std::size_t>(m);
+  std::vector<float> ha(mm), hb(mm);
+  for (std::size_t i = 0; i < mm; ++i) {
+    ha[i] = bn::matmul_input(half, 0, i);
+    hb[i] = bn::matmul_input(half, 1, i);
+  }
+  const std::vector<bn::MatmulSample> samples = bn::matmul_samples(ha.data(), hb.data(), m, half, bn::kMatmulSamples);
+  const xp::DType dtype = half ? xp::DType::float16 : xp::DType::float32;
+  auto upload_matrix = [&](const std::vector<float>& h) {
+    xp::Array x = xp::asarray(h, xp::Shape{m, m}, dev);
+    if (half) x = x.astype(dtype);  // exact: small integers
+    return x.eval();
+  };
+  const xp::Array a = upload_matrix(ha), b = upload_matrix(hb);
+  ha = std::vector<float>();
+  hb = std::vector<float>();
+  const std::int64_t hm = std::min<std::int64_t>(m, bn::kHostMatmulN);
+  const xp::Array a_small = a.slice({xp::Slice(0, hm), xp::Slice(0, hm)}).copy().eval();
+  const xp::Array b_small = b.slice({xp::Slice(0, hm), xp::Slice(0, hm)}).copy().eval();
+  s["compute_type"] = dev.is_cuda() ? (half ? "CUBLAS_COMPUTE_32F, float32 split-k" : "CUBLAS_COMPUTE_32F (no TF32)")
+                                    : "float32 (xp's CPU matmul)";
+  s["note"] = dev.is_cuda()
+                  ? "xp calls cublasGemmStridedBatchedEx with CUBLAS_COMPUTE_32F on a handle whose math mode is "
+                    "CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION (docs/semantics.md)"
+                  : "float16 and float32 computed in float32 on the CPU (docs/semantics.md)";
+  DeviceTimer timer(dev);
+  timer.sync();
+  auto check = [&](const xp::Array& c, const char* stage) {
+    json values = json::array();
+    double worst = 0;
+    for (const auto& e : samples) {
+      const double got = static_cast<double>(c.slice({xp::Index(e.i), xp::Index(e.j)}).item<float>());
+      values.push_back(got);
+      const bn::BoundCheck k = bn::check_bound(got, e.ref, e.bound);
+      worst = std::max(worst, k.error == 0 ? 0.0 : k.bound > 0 ? k.error / k.bound : 1e300);
+      char what[160];
+      std::snprintf(what, sizeof what, "C[%lld][%lld] is %.9g, the float64 reference %.17g",
+                    static_cast<long long>(e.i), static_cast<long long>(e.j), got, e.ref);
+      record_check(s, k, stage, what);
+    }
+    record_worst(s, "error_of_bound", worst);
+    s["values"] = values;
+  };
+  const auto t0 = Clock::now();
+  xp::Array c = xp::matmul(a, b);
+  c.eval();
+  timer.sync();
+  s["first_ms"] = ms_between(t0, Clock::now());
+  s["total_ms"] = s["first_ms"];
+  check(c, "first call");
+  c = xp::Array();
+  for (int i = 0; i < bn::kWarmups; ++i) xp::matmul(a, b).eval();
+  timer.start();
+  for (int i = 0; i < bn::kTimed; ++i) {
+    c = xp::matmul(a, b);
+    c.eval();
+  }
+  const double steady = timer.stop() / bn::kTimed;
+  s["steady_ms"] = steady;
+  s["tflops"] = 2.0 * std::pow(static_cast<double>(m), 3) / (steady * 1e-3) / 1e12;
+  check(c, "timed calls");
+  c = xp::Array();
+  for (int i = 0; i < bn::kHostWarmups; ++i) xp::matmul(a_small, b_small).eval();
+  timer.sync();
+  const auto h0 = Clock::now();
+  for (int i = 0; i < bn::kHostLaunches; ++i) xp::matmul(a_small, b_small).eval();
+  const auto h1 = Clock::now();
+  timer.sync();
+  s["host_us"] = ms_between(h0, h1) * 1e3 / bn::kHostLaunches;
+  s["host_n"] = hm;
+}
+
+// An array child for "xp-sum", "xp-matmul-f32" or "xp-matmul-f16" (--n: elements, or the matrices'
+// size).
+int checked_child(const BenchLaunchArgs& args) {
+  const auto n = static_cast<std::size_t>(args.n);
+  json s = new_sample(args.label, n);
+  s["within_bound"] = nullptr;
+  try {
+    if (!args.sizes.empty()) throw xp::ValueError(args.label + " has one size: no --sizes");
+    const xp::Device dev = child_device(args);
+    s["device"] = dev.str();
+    s["threads"] = xp::num_threads();
+    if (args.label == "xp-sum") {
+      s["build_in_first_call"] = dev.is_cuda();
+      s["build_note"] = dev.is_cuda() ? "the reduction kernel is generated and compiled, or found in a cache, inside "
+                                        "the first call"
+                                      : "no build step";
+      run_sum(dev, n, s);
+    } else {
+      if (n > static_cast<std::size_t>(INT_MAX)) throw xp::ValueError("--n: matrices too large");
+      s["build_note"] = dev.is_cuda() ? "cuBLAS is opened inside the first call" : "no build step";
+      run_matmul(dev, static_cast<std::int64_t>(n), args.label == "xp-matmul-f16", s);
     }
     s["ok"] = true;
   } catch (const std::exception& e) {
@@ -1160,11 +1375,68 @@ std::string bits_cell(const Samples& samples) {
   return c;
 }
 
+// A sample's check passed: within its bound (sum and matmul rows) or bit for bit (the others).
+bool passed(const json& s) {
+  return s.contains("within_bound") && !s["within_bound"].is_null() ? flag(s, "within_bound") : flag(s, "bits_ok");
+}
+
 bool failed(const Samples& samples) {
   if (!skip_text(samples).empty()) return false;
   for (const auto& s : samples)
-    if (!flag(s, "ok") || !flag(s, "bits_ok")) return true;
+    if (!flag(s, "ok") || !passed(s)) return true;
   return false;
+}
+
+std::optional<double> largest(const Samples& samples, const char* key) {
+  std::optional<double> m;
+  for (const auto& s : samples)
+    if (flag(s, "ok") && s.contains(key) && s[key].is_number()) m = std::max(m.value_or(0.0), s[key].get<double>());
+  return m;
+}
+
+// The check column of the sum and matmul rows: within bound in how many samples, the largest error
+// seen, and for matmul how many sampled entries equal xp's (`xp`: xp's samples of the same table).
+std::string check_cell(const Samples& samples, const std::string& op, const Samples* xp) {
+  if (const std::string skip = skip_text(samples); !skip.empty()) return "skipped: " + first_line(skip);
+  std::size_t ran = 0;
+  for (const auto& s : samples) {
+    if (!flag(s, "ok")) {
+      const std::string e = text_of(s, "error").empty() ? "failed" : text_of(s, "error");
+      return "error: " + first_line(e, 100);
+    }
+    ++ran;
+    if (!passed(s))
+      return "OUT OF BOUND " + (text_of(s, "mismatch").empty() ? std::string("(not checked)") : text_of(s, "mismatch"));
+  }
+  if (ran == 0) return "n/a";
+  std::string c = "within bound (" + std::to_string(ran) + "/" + std::to_string(ran) + ")";
+  char buf[160];
+  if (op == "sum") {
+    if (const auto e = largest(samples, "rel_error")) {
+      std::snprintf(buf, sizeof buf, ", rel. error <= %.2g (bound %g)", *e, bn::kSumRelBound);
+      c += buf;
+    }
+  } else if (const auto e = largest(samples, "error_of_bound")) {
+    std::snprintf(buf, sizeof buf, ", worst error %.0f%% of its bound", *e * 100);
+    c += buf;
+  }
+  if (xp != nullptr && is_matmul_op(op)) {
+    // The fewest sampled entries equal to xp's, over every pair of samples (all should be equal).
+    std::optional<std::size_t> fewest;
+    std::size_t total = 0;
+    for (const auto& s : samples)
+      for (const auto& x : *xp) {
+        if (!flag(x, "ok") || !s.contains("values") || !x.contains("values")) continue;
+        const json &v = s["values"], &w = x["values"];
+        if (v.size() != w.size()) continue;
+        std::size_t equal = 0;
+        for (std::size_t i = 0; i < v.size(); ++i) equal += v[i] == w[i] ? 1 : 0;
+        fewest = std::min(fewest.value_or(equal), equal);
+        total = v.size();
+      }
+    if (fewest) c += ", = xp at " + std::to_string(*fewest) + "/" + std::to_string(total);
+  }
+  return c;
 }
 
 std::string version_text(int v) {
@@ -1230,20 +1502,22 @@ std::optional<double> median_of(const std::optional<Stat>& a) {
 // One row of the benchmark: a command run in fresh processes (or, for the in-process rows, code
 // of the parent).
 struct Row {
-  std::string id, label, device, op, source;  // device "gpu"/"cpu", op "add"/"fma", source "C++"/"Python"
-  std::string skipped;                        // why the row does not run at all
+  // device "gpu"/"cpu"; op "add", "fma", "sum", "matmul-f32" or "matmul-f16"; source "C++"/"Python"
+  std::string id, label, device, op, source;
+  std::string skipped;  // why the row does not run at all
   std::string note;
   // The command for size n (or the sweep's sizes), its caches under cache_root.
   std::function<std::string(std::size_t n, const std::string& sizes, const fs::path& cache_root)> command;
-  std::size_t n_override = 0;  // the row's own n (xp at 2^22)
+  std::size_t n_override = 0;  // the row's own n (xp at 2^22, sum and matmul: size_for)
   bool in_process = false;
   Samples first, second;  // samples of the first and the second fresh process (in-process: first only)
 };
 
 // The variables that point every cache a row may use into cache_root: a new empty folder before a
-// row's first process, kept for its second.
-std::string cache_env(const fs::path& root) {
-  std::string e = "env";
+// row's first process, kept for its second. For the matmul rows also no CUPY_TF32 (CuPy would
+// compute float32 in TF32) and no NVIDIA_TF32_OVERRIDE: each library's own setting decides.
+std::string cache_env(const fs::path& root, const std::string& op = "") {
+  std::string e = is_matmul_op(op) ? "env -u CUPY_TF32 -u NVIDIA_TF32_OVERRIDE" : "env";
   for (const auto& [var, sub] :
        std::vector<std::pair<const char*, const char*>>{{"XP_CACHE_DIR", "xp"},
                                                         {"CUDA_CACHE_PATH", "cuda"},
@@ -1363,6 +1637,55 @@ Setup make_setup(const BenchLaunchArgs& args) {
   return st;
 }
 
+std::vector<std::string> split_ids(const std::string& list) {
+  std::vector<std::string> ids;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', pos), list.size());
+    if (comma > pos) ids.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return ids;
+}
+
+// Why a row named in --only is not among this mode's rows; sets op when the row is known.
+std::string why_not_here(const Setup& st, const std::string& id, bool sweep, std::string& op) {
+  static const std::map<std::string, std::pair<std::string, bool>> cpp_rows = {
+      // id -> op, on the GPU only
+      {"raw", {"add", true}},
+      {"xp", {"add", true}},
+      {"xp-4M", {"add", true}},
+      {"nvcc", {"add", true}},
+      {"raw-in-process", {"add", true}},
+      {"xp-in-process", {"add", true}},
+      {"xp-add", {"add", false}},
+      {"xp-add-out", {"add", false}},
+      {"xp-fma", {"fma", false}},
+      {"xp-sum", {"sum", false}},
+      {"xp-matmul-f32", {"matmul-f32", false}},
+      {"xp-matmul-f16", {"matmul-f16", false}}};
+  std::optional<std::string> device;  // the Python row's, when listed
+  if (const auto it = cpp_rows.find(id); it != cpp_rows.end()) {
+    op = it->second.first;
+    device = it->second.second ? "gpu" : (st.gpu ? "gpu" : "cpu");
+  } else if (st.python_list.is_object()) {
+    for (const auto& pr : st.python_list["rows"])
+      if (pr.value("id", "") == id) {
+        op = pr.value("op", "add");
+        device = pr.value("device", "");
+      }
+  }
+  if (!device) {
+    if (!st.python_skip.empty()) return "not a C++ row, and the Python rows are skipped: " + st.python_skip;
+    return "no such row";
+  }
+  if (*device == "gpu" && !st.gpu) return "a GPU row: " + st.gpu_skip;
+  if (*device == "cpu" && st.gpu) return "a CPU row: it runs with --cpu or where no GPU is usable";
+  if (sweep && (is_checked_op(op) || id == "xp-4M" || id == "raw-in-process" || id == "xp-in-process"))
+    return "not in the sweep: it runs at one size (xp bench launch)";
+  return "not run here";
+}
+
 bool wanted(const BenchLaunchArgs& args, const std::string& id) {
   if (args.only.empty()) return true;
   std::size_t pos = 0;
@@ -1433,10 +1756,26 @@ std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sw
     };
     rows.push_back(r);
   }
+  // sum and matmul: one size each (not in the sweep), checked within a bound.
+  for (const auto& [id, label, op] :
+       std::vector<std::array<std::string, 3>>{{"xp-sum", "xp sum(a)", "sum"},
+                                               {"xp-matmul-f32", "xp matmul(A, B) float32", "matmul-f32"},
+                                               {"xp-matmul-f16", "xp matmul(A, B) float16", "matmul-f16"}}) {
+    if (sweep) break;
+    Row r{id, label + (st.gpu ? "" : " on the CPU"), st.gpu ? "gpu" : "cpu", op, "C++", "", "", {}, 0, false, {}, {}};
+    r.n_override = size_for(op, st.gpu, 0);
+    const std::string name = id, row_op = op;
+    r.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
+      return "exec " + cache_env(root, row_op) + " " + child("array-child", n, sizes) + " --label " + name + " --on " +
+             on;
+    };
+    rows.push_back(r);
+  }
   if (st.python_list.is_object()) {
     for (const auto& pr : st.python_list["rows"]) {
       const std::string device = pr.value("device", "");
       if (device != (st.gpu ? "gpu" : "cpu")) continue;
+      if (sweep && is_checked_op(pr.value("op", "add"))) continue;
       Row r{pr.value("id", ""),
             pr.value("label", ""),
             device,
@@ -1452,9 +1791,11 @@ std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sw
       const std::string base = shell_quote(st.python) + " " + shell_quote(st.python_rows.string()) + " run --row " +
                                shell_quote(r.id) + " --threads " + std::to_string(st.threads) +
                                (st.kernel_file.empty() ? "" : " --kernel-file " + shell_quote(st.kernel_file.string()));
+      r.n_override = size_for(r.op, st.gpu, 0);
+      const std::string op = r.op;
       r.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
         // --data is appended by the caller, which owns the data folder.
-        return "exec " + cache_env(root) + " " + base + " --n " + std::to_string(n) +
+        return "exec " + cache_env(root, op) + " " + base + " --n " + std::to_string(n) +
                (sizes.empty() ? "" : " --sizes " + sizes) + " --cache-root " + shell_quote(root.string());
       };
       rows.push_back(r);
@@ -1463,6 +1804,15 @@ std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sw
   std::vector<Row> kept;
   for (auto& r : rows)
     if (wanted(args, r.id)) kept.push_back(std::move(r));
+  // A row named in --only that is not here is listed, skipped, with the reason.
+  for (const std::string& id : split_ids(args.only)) {
+    bool found = st.gpu && !sweep && (id == "raw-in-process" || id == "xp-in-process");
+    for (const auto& r : kept) found = found || r.id == id;
+    if (found) continue;
+    Row r{id, id, st.gpu ? "gpu" : "cpu", "add", "C++", "", "", {}, 0, false, {}, {}};
+    r.skipped = why_not_here(st, id, sweep, r.op);
+    kept.push_back(r);
+  }
   return kept;
 }
 
@@ -1480,35 +1830,156 @@ bool any_python(const std::vector<Row>& rows) {
   return false;
 }
 
-void print_table(Report& out, const std::vector<Row>& rows, bool second, bool gpu) {
-  out("| row | build ms | first ms | build+first ms | mean ms | GB/s | host us/call (n=%d) | bits |\n", bn::kHostN);
-  out("|---|---:|---:|---:|---:|---:|---:|---|\n");
-  for (const Row& r : rows) {
-    if (r.in_process && second) continue;
-    std::string label = r.label;
-    const Samples& s = second ? r.second : r.first;
-    if (r.id == "nvcc" && !s.empty() && !text_of(s.front(), "arch").empty())
-      label = "nvcc -arch=" + text_of(s.front(), "arch") + " program";
-    if (r.source == "Python") label += " [Python]";
-    if (!r.skipped.empty()) {
-      out("| %s | | | | | | | skipped: %s |\n", label.c_str(), r.skipped.c_str());
-      continue;
+void write_floats(const fs::path& file, const std::vector<float>& v) {
+  std::ofstream f(file, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+  if (!f) throw std::runtime_error("cannot write " + file.string());
+}
+
+// sum.f32 (n floats of bn::sum_input) and sum.json: the float64 reference and the bound.
+void write_sum_data(const fs::path& dir, std::size_t n) {
+  std::vector<float> a(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = bn::sum_input(i);
+  const bn::SumReference ref = bn::reference_sum(a.data(), n);
+  write_floats(dir / "sum.f32", a);
+  write_json((dir / "sum.json").string(), json{{"n", n},
+                                               {"sum", ref.sum},
+                                               {"abs_sum", ref.abs_sum},
+                                               {"bound", bn::kSumRelBound * ref.abs_sum},
+                                               {"bound_rel", bn::kSumRelBound}});
+}
+
+// OP_a.f32 and OP_b.f32 (m x m float32, row-major, small integers: the float16 rows convert them,
+// exactly) and OP.json: the sampled entries [i, j, reference, bound].
+void write_matmul_data(const fs::path& dir, const std::string& op, std::size_t m) {
+  const bool half = op == "matmul-f16";
+  std::vector<float> a(m * m), b(m * m);
+  for (std::size_t i = 0; i < m * m; ++i) {
+    a[i] = bn::matmul_input(half, 0, i);
+    b[i] = bn::matmul_input(half, 1, i);
+  }
+  json samples = json::array();
+  for (const auto& e : bn::matmul_samples(a.data(), b.data(), static_cast<std::int64_t>(m), half, bn::kMatmulSamples))
+    samples.push_back({e.i, e.j, e.ref, e.bound});
+  write_floats(dir / (op + "_a.f32"), a);
+  write_floats(dir / (op + "_b.f32"), b);
+  write_json((dir / (op + ".json")).string(),
+             json{{"m", m}, {"dtype", half ? "float16" : "float32"}, {"samples", samples}});
+}
+
+// The inputs and references of the Python rows that will run, written once into dir.
+void write_python_data(const fs::path& dir, const std::vector<Row>& rows, std::size_t n, bool gpu) {
+  std::set<std::string> ops;
+  for (const auto& r : rows)
+    if (r.source == "Python" && r.skipped.empty()) ops.insert(r.op);
+  bool elementwise = false;
+  for (const auto& op : ops) elementwise = elementwise || !is_checked_op(op);
+  if (elementwise) write_data_files(dir, ArrayHostData(std::max<std::size_t>(n, bn::kHostN)));
+  if (ops.count("sum") != 0) write_sum_data(dir, size_for("sum", gpu, n));
+  for (const char* op : {"matmul-f32", "matmul-f16"})
+    if (ops.count(op) != 0) write_matmul_data(dir, op, size_for(op, gpu, n));
+}
+
+std::string row_label(const Row& r, const Samples& s) {
+  std::string label = r.label;
+  if (r.id == "nvcc" && !s.empty() && !text_of(s.front(), "arch").empty())
+    label = "nvcc -arch=" + text_of(s.front(), "arch") + " program";
+  if (r.source == "Python") label += " [Python]";
+  return label;
+}
+
+std::string build_cell(const Row& r, const Samples& s, bool gpu) {
+  if (r.id == "nvcc") return "n/a (ahead of time)";
+  const std::string build = cell(s, "build_ms");
+  if (build != "n/a") return build;
+  if (!skip_text(s).empty()) return "";
+  for (const auto& x : s)
+    if (flag(x, "build_in_first_call")) return "in first call";
+  if ((r.id.rfind("xp-", 0) == 0 && gpu && !is_matmul_op(r.op)) || r.id == "torch-compile-fma") return "in first call";
+  return "none";
+}
+
+// The tables of one process (the first or the second of each row): the elementwise rows, then the
+// sum rows and the matmul rows, each in a table of its own.
+void print_table(Report& out, const std::vector<Row>& rows, bool second, bool gpu, std::size_t n) {
+  auto rows_of = [&](auto pred) {
+    std::vector<const Row*> v;
+    for (const Row& r : rows)
+      if (!(r.in_process && second) && pred(r.op)) v.push_back(&r);
+    return v;
+  };
+  const auto elementwise = rows_of([](const std::string& op) { return !is_checked_op(op); });
+  const auto sums = rows_of([](const std::string& op) { return op == "sum"; });
+  auto matmuls = rows_of([](const std::string& op) { return is_matmul_op(op); });
+  std::stable_sort(matmuls.begin(), matmuls.end(),
+                   [](const Row* a, const Row* b) { return a->op == "matmul-f32" && b->op != "matmul-f32"; });
+  if (!elementwise.empty() || (sums.empty() && matmuls.empty())) {
+    out("| row | build ms | first ms | build+first ms | mean ms | GB/s | host us/call (n=%d) | bits |\n", bn::kHostN);
+    out("|---|---:|---:|---:|---:|---:|---:|---|\n");
+    for (const Row* r : elementwise) {
+      const Samples& s = second ? r->second : r->first;
+      const std::string label = row_label(*r, s);
+      if (!r->skipped.empty()) {
+        out("| %s | | | | | | | skipped: %s |\n", label.c_str(), r->skipped.c_str());
+        continue;
+      }
+      const bool skip = !skip_text(s).empty();
+      auto c = [&](const char* key) { return skip ? std::string() : cell(s, key); };
+      out("| %s | %s | %s | %s | %s | %s | %s | %s |\n", label.c_str(), build_cell(*r, s, gpu).c_str(),
+          c("first_ms").c_str(), c("total_ms").c_str(), c("steady_ms").c_str(), c("gbps").c_str(), c("host_us").c_str(),
+          bits_cell(s).c_str());
     }
-    std::string build = cell(s, "build_ms");
-    if (r.id == "nvcc")
-      build = "n/a (ahead of time)";
-    else if (build == "n/a" && !skip_text(s).empty())
-      build = "";
-    else if (build == "n/a" && r.id.rfind("xp-", 0) == 0 && gpu)
-      build = "in first call";
-    else if (build == "n/a" && r.id == "torch-compile-fma")
-      build = "in first call";
-    else if (build == "n/a")
-      build = "none";
-    const bool skip = !skip_text(s).empty();
-    auto c = [&](const char* key) { return skip ? std::string() : cell(s, key); };
-    out("| %s | %s | %s | %s | %s | %s | %s | %s |\n", label.c_str(), build.c_str(), c("first_ms").c_str(),
-        c("total_ms").c_str(), c("steady_ms").c_str(), c("gbps").c_str(), c("host_us").c_str(), bits_cell(s).c_str());
+  }
+  if (!sums.empty()) {
+    const std::size_t sn = size_for("sum", gpu, n);
+    if (!elementwise.empty()) out("\n");
+    out("sum(a) of n = %zu float32 (%.4g MiB read per call), checked against a float64 reference:\n\n", sn,
+        static_cast<double>(sn) * 4 / (1 << 20));
+    out("| row | build ms | first ms | build+first ms | mean ms | GB/s | host us/call (n=%d) | check |\n", bn::kHostN);
+    out("|---|---:|---:|---:|---:|---:|---:|---|\n");
+    for (const Row* r : sums) {
+      const Samples& s = second ? r->second : r->first;
+      const std::string label = row_label(*r, s);
+      if (!r->skipped.empty()) {
+        out("| %s | | | | | | | skipped: %s |\n", label.c_str(), r->skipped.c_str());
+        continue;
+      }
+      const bool skip = !skip_text(s).empty();
+      auto c = [&](const char* key) { return skip ? std::string() : cell(s, key); };
+      out("| %s | %s | %s | %s | %s | %s | %s | %s |\n", label.c_str(), build_cell(*r, s, gpu).c_str(),
+          c("first_ms").c_str(), c("total_ms").c_str(), c("steady_ms").c_str(), c("gbps").c_str(), c("host_us").c_str(),
+          check_cell(s, r->op, nullptr).c_str());
+    }
+  }
+  if (!matmuls.empty()) {
+    const std::size_t m = size_for("matmul-f32", gpu, n);
+    if (!elementwise.empty() || !sums.empty()) out("\n");
+    out("matmul C = A @ B, %zu x %zu times %zu x %zu (2 n^3 = %.3g flop per call), checked at %d entries against "
+        "float64:\n\n",
+        m, m, m, m, 2.0 * std::pow(static_cast<double>(m), 3), bn::kMatmulSamples);
+    out("| row | compute type | first ms | mean ms | TFLOP/s | host us/call (%dx%d) | check |\n", bn::kHostMatmulN,
+        bn::kHostMatmulN);
+    out("|---|---|---:|---:|---:|---:|---|\n");
+    for (const Row* r : matmuls) {
+      const Samples& s = second ? r->second : r->first;
+      const std::string label = row_label(*r, s);
+      if (!r->skipped.empty()) {
+        out("| %s | | | | | | skipped: %s |\n", label.c_str(), r->skipped.c_str());
+        continue;
+      }
+      // xp's samples of the same dtype, to compare the sampled entries with.
+      const Samples* xp = nullptr;
+      for (const Row* x : matmuls)
+        if (x != r && x->op == r->op && x->id.rfind("xp-", 0) == 0 && x->skipped.empty())
+          xp = second ? &x->second : &x->first;
+      std::string compute;
+      for (const auto& x : s)
+        if (compute.empty()) compute = text_of(x, "compute_type");
+      const bool skip = !skip_text(s).empty();
+      auto c = [&](const char* key) { return skip ? std::string() : cell(s, key); };
+      out("| %s | %s | %s | %s | %s | %s | %s |\n", label.c_str(), compute.c_str(), c("first_ms").c_str(),
+          c("steady_ms").c_str(), c("tflops").c_str(), c("host_us").c_str(), check_cell(s, r->op, xp).c_str());
+    }
   }
 }
 
@@ -1618,6 +2089,29 @@ std::vector<Ratio> ratios_of(const std::vector<Row>& rows, bool gpu, std::size_t
     out.push_back({"xp first c = a + b in a new process, warm disk cache, ms",
                    median_of(stat(second("xp-add"), "first_ms")), 1.0, K::at_most,
                    "not a ratio; second process, to completion"});
+    {
+      // The better of CuPy and PyTorch: the smaller median of the two.
+      const auto cupy = stat(second("cupy-sum"), "steady_ms");
+      const auto torch = stat(second("torch-sum"), "steady_ms");
+      const bool use_cupy = cupy && (!torch || cupy->median <= torch->median);
+      const auto best = use_cupy ? cupy : torch;
+      out.push_back(
+          {"xp sum speed / speed of the better of CuPy and PyTorch sum",
+           divide(best, stat(second("xp-sum"), "steady_ms")), 0.98, K::at_least,
+           !best ? std::string("mean ms of the second processes")
+                 : std::string("mean ms of the second processes; the better: ") + (use_cupy ? "CuPy" : "PyTorch")});
+    }
+    out.push_back({"xp matmul float32 speed / CuPy A @ B float32 speed",
+                   speed(second("xp-matmul-f32"), second("cupy-matmul-f32")), 0.98, K::at_least,
+                   "both CUBLAS_COMPUTE_32F, no TF32; mean ms of the second processes"});
+    out.push_back({"xp matmul float16 speed / CuPy A @ B float16 speed",
+                   speed(second("xp-matmul-f16"), second("cupy-matmul-f16")), 0.98, K::at_least,
+                   "both CUBLAS_COMPUTE_32F (float32 accumulation); mean ms of the second processes"});
+    out.push_back({"xp matmul float32 speed / PyTorch A @ B float32 speed",
+                   speed(second("xp-matmul-f32"), second("torch-matmul-f32")), 0, K::info, "allow_tf32 = False"});
+    out.push_back({"xp matmul float16 speed / PyTorch A @ B float16 speed",
+                   speed(second("xp-matmul-f16"), second("torch-matmul-f16")), 0, K::info,
+                   "allow_fp16_reduced_precision_reduction = False"});
   } else {
     out.push_back({"xp add(out=) speed / NumPy add(out=) speed", speed(second("xp-add-out"), second("numpy-add-out")),
                    0, K::info, ""});
@@ -1627,6 +2121,9 @@ std::vector<Ratio> ratios_of(const std::vector<Row>& rows, bool gpu, std::size_t
     out.push_back({"xp c = a + b host us / NumPy a + b host us",
                    divide(stat(second("xp-add"), "host_us"), stat(second("numpy-add"), "host_us")), 0, K::info,
                    "n = 1024"});
+    out.push_back({"xp sum speed / NumPy sum speed", speed(second("xp-sum"), second("numpy-sum")), 0, K::info, ""});
+    out.push_back({"xp matmul float32 speed / NumPy A @ B float32 speed",
+                   speed(second("xp-matmul-f32"), second("numpy-matmul-f32")), 0, K::info, ""});
   }
   return out;
 }
@@ -1716,11 +2213,15 @@ json row_json(const Row& r) {
                                       std::pair<const char*, const Samples*>{"second_process", &r.second}}) {
     if (r.in_process && std::string(name) == "second_process") continue;
     json summary = json::object();
-    for (const char* k : {"build_ms", "first_ms", "total_ms", "launch_call_ms", "to_launch_ms", "steady_ms", "gbps",
-                          "host_us", "nvrtc_ms", "load_ms", "function_ms", "program_ms", "kernel_ms", "lookup_us",
-                          "new_program_lookup_us", "relookup_us", "import_ms"})
+    for (const char* k : {"build_ms",    "first_ms",   "total_ms",  "launch_call_ms", "to_launch_ms",
+                          "steady_ms",   "gbps",       "host_us",   "nvrtc_ms",       "load_ms",
+                          "function_ms", "program_ms", "kernel_ms", "lookup_us",      "new_program_lookup_us",
+                          "relookup_us", "import_ms",  "tflops",    "rel_error",      "error_of_bound"})
       if (auto sj = stat_json(*samples, k); !sj.is_null()) summary[k] = sj;
-    rj[name] = {{"summary", summary}, {"bits", bits_cell(*samples)}, {"samples", *samples}};
+    if (is_checked_op(r.op))
+      rj[name] = {{"summary", summary}, {"check", check_cell(*samples, r.op, nullptr)}, {"samples", *samples}};
+    else
+      rj[name] = {{"summary", summary}, {"bits", bits_cell(*samples)}, {"samples", *samples}};
   }
   return rj;
 }
@@ -1729,8 +2230,10 @@ int parent(const BenchLaunchArgs& args) {
   Setup st = make_setup(args);
   const auto n = static_cast<std::size_t>(args.n != 0 ? args.n : (st.gpu ? 134217728LL : 16777216LL));
   json doc;
-  doc["schema"] = "xp.bench.launch/2";
+  doc["schema"] = "xp.bench.launch/3";  // 3: the sum and matmul rows, with "check" for "bits"
   doc["n"] = n;
+  doc["sum_n"] = size_for("sum", st.gpu, n);
+  doc["matmul_n"] = size_for("matmul-f32", st.gpu, n);
   doc["runs"] = args.runs;
   doc["mode"] = st.gpu ? "gpu" : "cpu";
   Report out;
@@ -1747,7 +2250,7 @@ int parent(const BenchLaunchArgs& args) {
   std::optional<TempDir> data;
   if (any_python(rows)) {
     data.emplace("xp-bench-data-");
-    write_data_files(data->path, ArrayHostData(std::max<std::size_t>(n, bn::kHostN)));
+    write_python_data(data->path, rows, n, st.gpu);
   }
 
   std::optional<HostData> h;
@@ -1829,9 +2332,9 @@ int parent(const BenchLaunchArgs& args) {
   // ---- Report ----
   out("%s\n\n", kCachesLine);
   out("### First process of each row (caches emptied)\n\n");
-  print_table(out, rows, false, st.gpu);
+  print_table(out, rows, false, st.gpu, n);
   out("\n### Second process of each row (caches as the first process left them)\n\n");
-  print_table(out, rows, true, st.gpu);
+  print_table(out, rows, true, st.gpu, n);
   out("\nMedian (min..max) of %d run%s, each in a new process (in this process: the parent's own run, same "
       "buffers).\n",
       args.runs, args.runs == 1 ? "" : "s");
@@ -1849,10 +2352,39 @@ int parent(const BenchLaunchArgs& args) {
         "calls at n = %d. NumPy runs elementwise loops on one thread; numexpr and xp get %d.\n",
         bn::kTimed, bn::kWarmups, bn::kTimed, bn::kHostLaunches, bn::kHostN, st.threads);
   }
-  out("bits: every output NaN-filled before the row runs (rows that allocate their result return a new array) and "
-      "compared bit for bit with the CPU reference after the first call and after the timed calls; a*b+c rows are "
-      "compared with a*b+c rounded twice, and, when that differs, with fmaf(a, b, c): the column says which "
-      "matched.\n");
+  bool any_elementwise = false;
+  for (const Row& r : rows) any_elementwise = any_elementwise || !is_checked_op(r.op);
+  if (any_elementwise)
+    out("bits: every output NaN-filled before the row runs (rows that allocate their result return a new array) and "
+        "compared bit for bit with the CPU reference after the first call and after the timed calls; a*b+c rows are "
+        "compared with a*b+c rounded twice, and, when that differs, with fmaf(a, b, c): the column says which "
+        "matched.\n");
+  bool any_sum = false, any_matmul = false;
+  for (const Row& r : rows) {
+    any_sum = any_sum || (r.op == "sum" && r.skipped.empty());
+    any_matmul = any_matmul || (is_matmul_op(r.op) && r.skipped.empty());
+  }
+  if (any_sum)
+    out("sum: xp::sum(a), cupy.sum(a), torch.sum(a) (numpy.sum(a) on the CPU) of n float32 in [1, 2) from the seed; "
+        "each call returns a 0-d array left on the device: the timed calls are not read back (the clock measures the "
+        "work), the value is read back after the first call and after the timed calls for the check. GB/s: 4 n bytes "
+        "read / mean. check: |s - ref| <= %g sum|a| against the float64 sum (exact for this input), not bit for bit: "
+        "each library adds in its own order (the bound's reasons: tools/xp/bench_launch.hpp).\n",
+        bn::kSumRelBound);
+  if (any_matmul)
+    out("matmul: xp::matmul(A, B), A @ B in CuPy and PyTorch (NumPy on the CPU), a new C each call. TFLOP/s: 2 n^3 / "
+        "mean. The inputs are small integers (float32: A in [-4095, 4095], B in {-1, 0, 1}; float16: both in [-8, 8]) "
+        "so that a float32 accumulation is exact in any order: at %d entries (the corners, then random (i, j)) C "
+        "must equal the float64 reference up to the output's rounding (2^-24 |ref|, float16: 2^-11 |ref|), which a "
+        "TF32 product (A needs 12 significant bits) or a float16 accumulation would not; \"= xp\": sampled entries "
+        "equal to xp's. Such regular inputs toggle fewer bits than random data: where a GPU runs at its power limit, "
+        "every row's TFLOP/s can be a little above what random inputs give.\n",
+        bn::kMatmulSamples);
+  if (any_matmul && st.gpu)
+    out("compute types: xp CUBLAS_COMPUTE_32F, reduced-precision reductions disallowed (docs/semantics.md); CuPy its "
+        "default, CUBLAS_COMPUTE_32F for float32 (CUPY_TF32 unset) and float16, with the handle's reduced-precision "
+        "reductions disallowed for float16 as xp's; PyTorch allow_tf32 = False and "
+        "allow_fp16_reduced_precision_reduction = False. NVIDIA_TF32_OVERRIDE is unset in these rows' processes.\n");
   for (const Row& r : rows) {
     std::string note;
     for (const Samples* ss : {&r.first, &r.second})
@@ -1880,8 +2412,9 @@ int parent(const BenchLaunchArgs& args) {
         const json& s = (*samples)[i];
         if (!flag(s, "ok"))
           out("\n%s, %s, run %zu: error: %s", r.id.c_str(), which, i + 1, text_of(s, "error").c_str());
-        else if (!flag(s, "bits_ok"))
-          out("\n%s, %s, run %zu: bits differ: %s", r.id.c_str(), which, i + 1, text_of(s, "mismatch").c_str());
+        else if (!passed(s))
+          out("\n%s, %s, run %zu: %s: %s", r.id.c_str(), which, i + 1,
+              is_checked_op(r.op) ? "out of bound" : "bits differ", text_of(s, "mismatch").c_str());
       }
     }
   }
@@ -1981,7 +2514,7 @@ int sweep(const BenchLaunchArgs& args) {
   std::optional<TempDir> data;
   if (any_python(rows)) {
     data.emplace("xp-bench-data-");
-    write_data_files(data->path, ArrayHostData(std::max<std::size_t>(n_max, bn::kHostN)));
+    write_python_data(data->path, rows, n_max, st.gpu);
   }
   std::size_t runnable = 0;
   for (const Row& r : rows) runnable += r.skipped.empty() ? 1 : 0;

@@ -2,12 +2,14 @@
 
 // `xp bench launch`: one vector_add kernel launched through the raw driver API + NVRTC, through xp
 // (empty disk cache, warm disk cache, in-process hit) and as an nvcc-built program, timed the same
-// way and checked bit for bit against one CPU reference.
+// way and checked bit for bit against one CPU reference; then xp's arrays against CuPy and PyTorch
+// (a + b, a*b + c, sum, matmul).
 //
-// The inputs, the reference and the bit check are defined here, inline and in C++17 with standard
+// The inputs, the references and the checks are defined here, inline and in C++17 with standard
 // headers only, because bench/nvcc/vector_add_nvcc.cu includes this header too: every process of
 // the benchmark then computes the same bytes.
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -17,7 +19,7 @@
 namespace xp_cli {
 
 struct BenchLaunchArgs {
-  long long n = 0;  // elements per buffer; 0: 2^27 on a GPU, 2^24 for the CPU rows
+  long long n = 0;  // elements per buffer; 0: 2^27 on a GPU, 2^24 for the CPU rows (sum, matmul: kSumN, kMatmulN)
   int runs = 5;
   std::string json_file;           // write everything here as JSON
   std::string md_file;             // write the tables here as Markdown
@@ -117,6 +119,140 @@ inline std::uint32_t float_bits(float f) {
   std::uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   return u;
+}
+
+// ---- The sum and matmul rows ---------------------------------------------------------------------
+// Their results depend on the order of the additions, which each library chooses, so they are not
+// compared bit for bit: each is checked against a float64 reference of the same input within a
+// bound stated here (BoundCheck), and the parent passes the references and the bounds to the Python
+// rows, so that every row is held to the same numbers.
+
+constexpr std::uint64_t kSumN = std::uint64_t{1} << 28;  // GPU sum rows: 1 GiB of float32, whatever --n
+constexpr int kMatmulN = 8192;                           // GPU matmul rows: 8192 x 8192 times 8192 x 8192
+constexpr int kMatmulCpuN = 512;                         // the same rows on the CPU
+constexpr int kHostMatmulN = 32;                         // host-cost loop: 32 x 32 matrices (1024 elements)
+constexpr int kMatmulSamples = 256;                      // entries of C checked against the reference
+
+// |s - ref| <= kSumRelBound * sum|a|. The input lies in [1, 2), so sum|a| is the sum itself and
+// the bound is a relative error of 1e-6, about 17 units of float32 rounding (u = 2^-24): the
+// float32 result alone is rounded by up to u, and the rounding errors of a float32 tree of partial
+// sums over values of one binade add up like a random walk; simulated on this input, chains of up
+// to 2^18 elements per partial sum stay below 4e-7. What the bound catches: a lost or repeated
+// block of 270 or more elements, a float32 sum that runs serially (it stops growing near 2^25),
+// anything not a sum. The worst case of a float32 sum, (longest chain) * u * sum|a|, is no bound
+// here: it grows with the chain each library picks.
+constexpr double kSumRelBound = 1e-6;
+
+// Element i of the sum rows' input: 1 plus 23 random mantissa bits, in [1, 2).
+inline float sum_input(std::uint64_t i) {
+  const std::uint64_t r = mix64((kSeed ^ 0x5a3e7d1c2b4f6089ULL) + 0x9e3779b97f4a7c15ULL * (i + 1));
+  const std::uint32_t bits = 0x3f800000u | static_cast<std::uint32_t>(r & 0x7fffffu);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+struct SumReference {
+  double sum = 0;      // the float64 sum of the input
+  double abs_sum = 0;  // the float64 sum of |input|
+};
+
+// A float64 sum in index order. For sum_input it is exact: every value is a multiple of 2^-23 below
+// 2, so every partial sum of up to 2^29 of them is a multiple of 2^-23 below 2^30, which float64's 53
+// bits hold.
+inline SumReference reference_sum(const float* a, std::size_t n) {
+  SumReference r;
+  for (std::size_t i = 0; i < n; ++i) {
+    r.sum += static_cast<double>(a[i]);
+    r.abs_sum += std::fabs(static_cast<double>(a[i]));
+  }
+  return r;
+}
+
+// A value checked against its reference: ok when |got - ref| <= bound (a NaN or an infinity
+// never is); error is |got - ref|.
+struct BoundCheck {
+  bool ok = false;
+  double error = 0;
+  double bound = 0;
+};
+
+inline BoundCheck check_bound(double got, double ref, double bound) {
+  BoundCheck c;
+  c.error = std::fabs(got - ref);
+  c.bound = bound;
+  c.ok = std::isfinite(got) && c.error <= bound;
+  return c;
+}
+
+inline BoundCheck check_sum(double got, const SumReference& ref) {
+  return check_bound(got, ref.sum, kSumRelBound * ref.abs_sum);
+}
+
+// Element i (row-major) of input `which` (0 = A, 1 = B) of the matmul rows. Small integers, so
+// that float32 accumulation is exact and the check can be tight:
+// - float32: A in [-4095, 4095], B in {-1, 0, 1}. |A| above 2048 needs 12 significant bits, which
+//   TF32 (11) does not hold: a TF32 product would be off, and the check would say so.
+// - float16: A and B in [-8, 8], exact in float16; C stays far below float16's 65504.
+inline float matmul_input(bool half, int which, std::uint64_t i) {
+  const std::uint64_t stream = half ? 0x4d3a1f0e2c5b6978ULL : 0x1b2c3d4e5f607182ULL;
+  const std::uint64_t r =
+      mix64((kSeed ^ stream) + 0x9e3779b97f4a7c15ULL * (2 * i + static_cast<std::uint64_t>(which) + 1));
+  const std::uint64_t span = half ? 17 : (which == 0 ? 8191 : 3);
+  return static_cast<float>(static_cast<std::int64_t>((r >> 11) % span) - static_cast<std::int64_t>(span / 2));
+}
+
+// The bound for one entry C[i][j] = sum over l < k of A[i][l] * B[l][j], `ref` its float64 value
+// and `abs_dot` the sum of |A[i][l] * B[l][j]|, for a float32 accumulation (the compute type of
+// every matmul row) and an output rounded to float32 or float16 (`half`):
+// - when every product is an integer and abs_dot <= 2^24 (`integer_terms`; the inputs above), every
+//   partial sum, in any order and with or without FMA, is an integer of at most 2^24 in magnitude,
+//   which float32 holds: the accumulation is exact, and only the output's rounding remains,
+//   u_out * |ref| (u_out = 2^-24, or 2^-11 for float16);
+// - otherwise the bound of a float32 inner product in any order (Higham, Accuracy and Stability of
+//   Numerical Algorithms, 3.1), gamma_k * abs_dot with gamma_k = k u / (1 - k u), plus the same
+//   output rounding.
+inline double matmul_bound(double ref, double abs_dot, std::int64_t k, bool integer_terms, bool half) {
+  const double u = std::ldexp(1.0, -24);
+  const double u_out = half ? std::ldexp(1.0, -11) : u;
+  const double output = u_out * std::fabs(ref);
+  if (integer_terms && abs_dot <= std::ldexp(1.0, 24)) return output;
+  const double ku = static_cast<double>(k) * u;
+  return ku / (1 - ku) * abs_dot + output;
+}
+
+// One checked entry of C.
+struct MatmulSample {
+  std::int64_t i = 0, j = 0;
+  double ref = 0, abs_dot = 0, bound = 0;
+};
+
+// The entries checked: the four corners, then random (i, j) from the seed; their float64
+// references (exact: integer products, sums far below 2^53) and bounds. a is m x m, b is m x m, row-major.
+inline std::vector<MatmulSample> matmul_samples(const float* a, const float* b, std::int64_t m, bool half, int count) {
+  std::vector<MatmulSample> out;
+  for (int s = 0; s < count; ++s) {
+    MatmulSample e;
+    if (s < 4) {
+      e.i = (s & 1) ? m - 1 : 0;
+      e.j = (s & 2) ? m - 1 : 0;
+    } else {
+      const std::uint64_t r =
+          mix64((kSeed ^ 0x7e57ab1e5a3b1e5ULL) + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(s));
+      e.i = static_cast<std::int64_t>((r >> 32) % static_cast<std::uint64_t>(m));
+      e.j = static_cast<std::int64_t>((r & 0xffffffffu) % static_cast<std::uint64_t>(m));
+    }
+    bool integer_terms = true;
+    for (std::int64_t l = 0; l < m; ++l) {
+      const double p = static_cast<double>(a[e.i * m + l]) * static_cast<double>(b[l * m + e.j]);
+      e.ref += p;
+      e.abs_dot += std::fabs(p);
+      integer_terms = integer_terms && p == std::floor(p);
+    }
+    e.bound = matmul_bound(e.ref, e.abs_dot, m, integer_terms, half);
+    out.push_back(e);
+  }
+  return out;
 }
 
 }  // namespace bench

@@ -1,9 +1,10 @@
 // The CUDA backend: device memory through a caching allocator (XP_GPU_MEMORY_LIMIT, statistics),
 // copies through pinned staging buffers (staging.cpp), fused elementwise programs turned into CUDA
 // source (ew_source.cpp), reductions and scans (reduce_source.cpp) and Philox random numbers
-// (random_source.cpp) compiled by NVRTC through xp's kernel caches, matmul through cuBLAS or xp's
-// exact integer kernel (cublas.cpp, linalg.cpp); all on xp's stream of the device. `take`, and the
-// rare layouts the kernels do not take, run on the host (the data goes to the CPU backend and back).
+// (random_source.cpp) and `take` (take_source.cpp) compiled by NVRTC through xp's kernel caches,
+// matmul through cuBLAS or xp's exact integer kernel (cublas.cpp, linalg.cpp); all on xp's stream of
+// the device. The rare layouts the kernels do not take run on the host (the data goes to the CPU
+// backend and back).
 
 #include "backend/cuda/cuda_backend.hpp"
 
@@ -20,6 +21,7 @@
 #include "backend/cuda/random_source.hpp"
 #include "backend/cuda/reduce_source.hpp"
 #include "backend/cuda/staging.hpp"
+#include "backend/cuda/take_source.hpp"
 #include "memory/stats.hpp"
 #include "runtime/driver.hpp"
 #include "xp/config.hpp"
@@ -226,24 +228,30 @@ class CudaBackend final : public Backend {
       return;
     }
     device_.activate();
-    const std::string key = reduce_key(op, plan.in_dtype, plan.family);
-    const auto source = [&plan] { return reduce_source(plan.op, plan.in_dtype, plan.family); };
-    const bool split = plan.splits > 1;
-    Allocation part, aux;  // stream-ordered scratch: back to the cache once the launches are enqueued
-    if (split) part = allocate(static_cast<std::size_t>(plan.units()) * kReduceStateBytes);
-    if (plan.two_pass()) aux = allocate(static_cast<std::size_t>(plan.M) * sizeof(double));
-    const Stream st = stream();
-    for (int pass = 0; pass < (plan.two_pass() ? 2 : 1); ++pass) {
-      const bool deviations = pass == 1;
-      ReduceArgs args = reduce_args(plan, address(part.data), address(aux.data), !split);
-      launch_one(generated_kernel(key, reduce_kernel_name(plan.family, deviations), source), reduce_grid(plan), &args,
-                 sizeof args, st);
-      if (split) {
-        args.final = 1;
-        launch_one(generated_kernel(key, reduce_finish_name(deviations), source), finish_grid(plan), &args, sizeof args,
-                   st);
-      }
-    }
+    const std::int64_t warps = resident_warps(plan, nullptr);
+    launch_reduce(warps > 0 ? plan_reduce(op, in, axes, out, correction, multiprocessors(), warps) : plan, nullptr,
+                  nullptr);
+  }
+  // A reduction of a fused value (contiguous or scalar inputs) in the reduction kernels themselves:
+  // each element computed from the value's inputs where the plain kernels load it. The plan is the
+  // one a C-contiguous array of the value's dtype would get, so the answer has the same bits as
+  // evaluating the value first and reducing it.
+  bool reduce_fused(ReduceOp op, const FusedProgram& p, std::span<const int> axes, const View& out,
+                    int correction) override {
+    if (!value_program(p)) return false;
+    std::int64_t n = 1;
+    for (int d = 0; d < p.ndim; ++d) n *= p.shape[d];
+    if (n == 0) return false;
+    const ReducePlan plan = plan_fused_reduce(op, p, axes, out, correction, multiprocessors());  // checks first
+    if (!plan.on_device) return false;
+    if (plan.M == 0) return true;
+    const GeneratedValue& value = generated_value(p);
+    if (sizeof(ReduceArgs) + value.argument_bytes > kMaxArgumentBytes) return false;
+    device_.activate();
+    const std::int64_t warps = resident_warps(plan, &value);
+    launch_reduce(warps > 0 ? plan_fused_reduce(op, p, axes, out, correction, multiprocessors(), warps) : plan, &value,
+                  &p);
+    return true;
   }
   // Sequential along the axis on the device (the CPU's order and bits), reduce_source.hpp.
   void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) override {
@@ -294,6 +302,53 @@ class CudaBackend final : public Backend {
     cfg.stream = st;
     k.launch_packed(cfg, &arg, &size, 1);
   }
+  // The warps the first-pass kernel of a rows plan keeps resident on the whole device (its occupancy
+  // at kReduceBlock threads), which the splits follow; 0 for the columns class.
+  std::int64_t resident_warps(const ReducePlan& plan, const GeneratedValue* value) {
+    if (plan.family == ReduceFamily::columns) return 0;
+    const Kernel& k =
+        generated_kernel(reduce_key(plan.op, plan.in_dtype, plan.family, value), reduce_kernel_name(plan.family, false),
+                         [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); });
+    if (api_for_use().cuOccupancyMaxActiveBlocksPerMultiprocessor == nullptr) return 0;  // an old driver: 64 per SM
+    int blocks = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = occupancy_.find(k.handle());
+      if (it != occupancy_.end()) blocks = it->second;
+    }
+    if (blocks == 0) {
+      blocks = k.max_active_blocks(static_cast<int>(kReduceBlock));
+      std::lock_guard<std::mutex> lock(mutex_);
+      occupancy_[k.handle()] = blocks;
+    }
+    return static_cast<std::int64_t>(blocks) * (kReduceBlock / 32) * multiprocessors();
+  }
+  std::unordered_map<const void*, int> occupancy_;  // blocks per SM of each first-pass kernel, by CUfunction
+  // The launches of a plan (of a fused value's program `p` when value is not null).
+  void launch_reduce(const ReducePlan& plan, const GeneratedValue* value, const FusedProgram* p) {
+    const std::string key = reduce_key(plan.op, plan.in_dtype, plan.family, value);
+    const auto source = [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); };
+    const bool split = plan.splits > 1, wide = wide_finish(plan);
+    Allocation part, aux;  // stream-ordered scratch: back to the cache once the launches are enqueued
+    if (split) part = allocate(static_cast<std::size_t>(plan.units()) * kReduceStateBytes);
+    if (plan.two_pass()) aux = allocate(static_cast<std::size_t>(plan.M) * sizeof(double));
+    const Stream st = stream();
+    std::vector<std::byte> bytes(sizeof(ReduceArgs));  // ReduceArgs, then the fused value's xp_fargs
+    if (p != nullptr) pack_value_arguments(*p, bytes);
+    for (int pass = 0; pass < (plan.two_pass() ? 2 : 1); ++pass) {
+      const bool deviations = pass == 1;
+      ReduceArgs args = reduce_args(plan, address(part.data), address(aux.data), !split);
+      std::memcpy(bytes.data(), &args, sizeof args);
+      launch_one(generated_kernel(key, reduce_kernel_name(plan.family, deviations), source), reduce_grid(plan),
+                 bytes.data(), bytes.size(), st);
+      if (split) {
+        args.final = 1;
+        std::memcpy(bytes.data(), &args, sizeof args);
+        launch_one(generated_kernel(key, reduce_finish_name(deviations, wide), source), finish_grid(plan), bytes.data(),
+                   bytes.size(), st);
+      }
+    }
+  }
   std::unordered_map<std::string, Program> programs_;  // generated reduction and scan programs, by key
 
  public:
@@ -309,10 +364,23 @@ class CudaBackend final : public Backend {
     cpu_backend().vecdot(ha.view, hb.view, hout.view);
     write_back(hout, out);
   }
+  // A gather kernel per element size (take_source.hpp), through the generated programs' cache, on the
+  // device's stream.
   void take(const View& in, const View& indices, int axis, const View& out) override {
-    HostMirror hin = mirror(in, true), hix = mirror(indices, true), hout = mirror(out, true);
-    cpu_backend().take(hin.view, hix.view, axis, hout.view);
-    write_back(hout, out);
+    static_assert(kTakeBlock == kReduceBlock, "launch_one launches kReduceBlock threads per block");
+    const TakePlan plan = plan_take(in, indices, axis, out);  // checks first
+    if (plan.n == 0) return;
+    if (!plan.on_device) {  // more merged dimensions than the kernel takes, or misaligned data: exact, slow
+      HostMirror hin = mirror(in, true), hix = mirror(indices, true), hout = mirror(out, true);
+      cpu_backend().take(hin.view, hix.view, axis, hout.view);
+      write_back(hout, out);
+      return;
+    }
+    device_.activate();
+    const int size = plan.element_size;
+    TakeArgs args = take_args(plan);
+    launch_one(generated_kernel(take_key(size), take_kernel_name(), [size] { return take_source(size); }),
+               take_grid(plan.n, multiprocessors()), &args, sizeof args, stream());
   }
   void fill_random(const RandomRequest& request, const View& out) override {
     // The CPU's Philox streams, computed on the device (random_source.hpp): uniform and integers
@@ -359,9 +427,23 @@ class CudaBackend final : public Backend {
 
   Stream stream() const { return Stream::default_for(device_); }
 
+  // Generating the source is cheap next to compiling, but not next to a launch: programs of one
+  // structure are generated once, keyed by a structural signature.
   const Generated& generated(const FusedProgram& p, const Variant& v) {
-    // Generating the source is cheap next to compiling, but not next to a launch: programs of one
-    // structure are generated once, keyed by a structural signature.
+    const std::string sig = signature(p, v);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = generated_.find(sig);
+    if (it == generated_.end()) it = generated_.emplace(sig, generate(p, v)).first;
+    return it->second;
+  }
+  const GeneratedValue& generated_value(const FusedProgram& p) {
+    const std::string sig = signature(p, Variant{});
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = generated_values_.find(sig);
+    if (it == generated_values_.end()) it = generated_values_.emplace(sig, generate_value(p)).first;
+    return it->second;
+  }
+  static std::string signature(const FusedProgram& p, const Variant& v) {
     std::string sig;
     sig.reserve(64);
     sig += static_cast<char>(v.layout);
@@ -380,10 +462,7 @@ class CudaBackend final : public Backend {
     }
     for (const View& out : p.outputs) sig += static_cast<char>(out.dtype);
     for (std::int32_t o : p.output_instr) sig.append(reinterpret_cast<const char*>(&o), sizeof o);
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = generated_.find(sig);
-    if (it == generated_.end()) it = generated_.emplace(sig, generate(p, v)).first;
-    return it->second;
+    return sig;
   }
 
   const Kernel& kernel_for(const Generated& g) {
@@ -443,6 +522,7 @@ class CudaBackend final : public Backend {
   std::mutex mutex_;
   std::unordered_map<std::string, Kernel> kernels_;
   std::unordered_map<std::string, Generated> generated_;
+  std::unordered_map<std::string, GeneratedValue> generated_values_;  // fused values of reductions, likewise
   int sm_count_ = 0;
 };
 

@@ -90,12 +90,39 @@ inline Generated generate(const FusedProgram& p, Layout layout) {
 void pack_arguments(const FusedProgram& p, Variant variant, std::int64_t n, std::vector<std::byte>& out);
 std::vector<std::byte> pack_arguments(const FusedProgram& p, Variant variant, std::int64_t n);
 
-// A grid and block for n elements: kBlockSize threads, enough blocks for one chunk per thread up to
-// 32 blocks per multiprocessor (the loops stride over the rest).
+// A grid and block for n elements: kBlockSize threads, enough blocks for one chunk per thread (at
+// most kMaxGridBlocks: the loops stride over the rest).
+constexpr std::int64_t kMaxGridBlocks = 0x7FFFFFFF;
 struct LaunchShape {
   unsigned grid = 1, block = kBlockSize;
 };
 LaunchShape launch_shape(std::int64_t n, const Generated& g, int multiprocessors) noexcept;
+
+// ---- a fused program as the value a reduction reads (reduce_source.hpp) ----
+//
+// A program with no output views and one output_instr (the value reduced), whose inputs are all
+// C-contiguous or broadcast scalars over its shape: the value of element e (C order) is the element
+// function applied to element e of every input. The source defines, after the prelude:
+//   struct xp_fargs { u64 ptr[inputs]; u64 konst[constants]; }    (ptr[1] when there is no input)
+//   XP_D T xp_fused_at(const xp_fargs& f, i64 e)                   one element
+//   XP_D void xp_fused_vec(const xp_fargs& f, i64 e, T* y)         16 / sizeof(T) elements from e,
+//        e a multiple of that count, every non-scalar input 16-byte aligned: vector loads
+// where T is ctype(dtype). The key names what the source depends on, as generate's does.
+struct GeneratedValue {
+  std::string source;
+  std::string key;
+  DType dtype = DType::float32;
+  std::size_t argument_bytes = 0;  // of xp_fargs
+};
+// Whether the program is one the value generator takes (no output views, one output_instr, every
+// input C-contiguous or a broadcast scalar).
+bool value_program(const FusedProgram& p);
+// Throws ValueError as generate does, and for a program value_program refuses.
+GeneratedValue generate_value(const FusedProgram& p);
+// Appends xp_fargs' bytes (the inputs' addresses, the constants' bits) to `out`.
+void pack_value_arguments(const FusedProgram& p, std::vector<std::byte>& out);
+// Whether every non-scalar input starts 16-byte aligned (xp_fused_vec may be called).
+bool value_vector_aligned(const FusedProgram& p);
 
 // The NVRTC options the source is meant for: --fmad=false (the source also uses the _rn
 // intrinsics, which are never contracted) and nothing that changes IEEE behaviour.

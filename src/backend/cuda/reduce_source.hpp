@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/cuda/ew_source.hpp"
 #include "backend/ir.hpp"
 
 namespace xp::detail::cuda {
@@ -76,18 +77,32 @@ struct ReducePlan {
 
 // Checks the request as the CPU backend does (the same ValueErrors: axes, shapes, the output dtype,
 // min/max/argmin/argmax of nothing), before anything is launched, and plans it for a device of
-// `multiprocessors` SMs.
+// `multiprocessors` SMs on which the first-pass kernel keeps `resident_warps` warps at once (0: 64
+// per SM, the most an SM holds).
 ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction,
-                       int multiprocessors);
+                       int multiprocessors, std::int64_t resident_warps = 0);
+// The plan for reducing a fused value (ew_source.hpp, value_program(p) true): the value as a
+// C-contiguous array of its dtype, at a stand-in base address that lets the plan pick rows_vector
+// only when every non-scalar input is 16-byte aligned; plan.in is null (the kernels never read it).
+ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const int> axes, const View& out,
+                             int correction, int multiprocessors, std::int64_t resident_warps = 0);
 
 // The one translation unit of (op, dtype, class): kernels named by reduce_kernel_name and
-// reduce_finish_name.
-std::string reduce_source(ReduceOp op, DType in, ReduceFamily family);
+// reduce_finish_name. With a fused value (ew_source.hpp, generate_value; its dtype is `in`), the
+// kernels compute each element from the value's inputs instead of loading it: the plan is made for
+// the value as a C-contiguous array of `in` (see plan_fused_reduce), the argument is ReduceArgs
+// followed by the value's xp_fargs, and a.in is never read.
+std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
 // A cache key: equal keys <=> identical source.
-std::string reduce_key(ReduceOp op, DType in, ReduceFamily family);
+std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
 // "xp_rows_vec", "xp_rows_strided", "xp_cols"; the second pass of var/std adds "_dev".
 std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass);
-std::string reduce_finish_name(bool deviation_pass);  // "xp_finish" / "xp_finish_dev"
+// "xp_finish" (a warp per output) or, wide, "xp_finish_wide" (a block per output); "_dev" for the
+// second pass of var/std.
+std::string reduce_finish_name(bool deviation_pass, bool wide = false);
+// Outputs of kWideFinishStates or more splits are finished by a block each.
+constexpr std::int64_t kWideFinishStates = 256;
+bool wide_finish(const ReducePlan& plan) noexcept;
 
 // The kernels' one argument (by value). Every field is 8 bytes:
 //   in, out, part, aux             addresses: input, output, partial states (S > 1), the means of var/std
