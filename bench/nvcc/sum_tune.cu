@@ -1,0 +1,175 @@
+// Shapes of a whole-array float32 sum on the local GPU, timed with CUDA events: the first pass of
+// xp's rows_vector reduction (a warp per split, 16-byte loads, several in flight per lane, a
+// compensated or a plain float sum per lane) with a number of splits per resident warp, then the
+// finish (one block combining the partial states), each timed apart and together; so that xp's
+// plan (src/backend/cuda/reduce_source.cpp) can take the fastest shape.
+//
+//   nvcc -O3 -arch=native -o sum_tune sum_tune.cu && ./sum_tune [log2 n = 28]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(x)                                                    \
+  do {                                                              \
+    cudaError_t e_ = (x);                                           \
+    if (e_ != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                 \
+    }                                                               \
+  } while (0)
+
+struct St {
+  float s, c;
+};
+template <bool COMP>
+__device__ __forceinline__ void add(St& st, float x) {
+  if (COMP) {
+    const float t = __fadd_rn(st.s, x), z = __fsub_rn(t, st.s);
+    st.c = __fadd_rn(st.c, __fadd_rn(__fsub_rn(st.s, __fsub_rn(t, z)), __fsub_rn(x, z)));
+    st.s = t;
+  } else {
+    st.s = __fadd_rn(st.s, x);
+  }
+}
+__device__ __forceinline__ St merge(St a, St b) {
+  St r;
+  r.s = __fadd_rn(a.s, b.s);
+  const float z = __fsub_rn(r.s, a.s);
+  r.c = __fadd_rn(__fadd_rn(a.c, b.c), __fadd_rn(__fsub_rn(a.s, __fsub_rn(r.s, z)), __fsub_rn(b.s, z)));
+  return r;
+}
+__device__ __forceinline__ St shfl(St a, int d) {
+  a.s = __shfl_down_sync(0xffffffffu, a.s, d);
+  a.c = __shfl_down_sync(0xffffffffu, a.c, d);
+  return a;
+}
+
+// Warp u sums elements [u * chunk, min(n, (u + 1) * chunk)) (chunk a multiple of 128).
+template <int F, bool COMP>
+__global__ void __launch_bounds__(256) first(const float* __restrict__ in, long long n, long long chunk,
+                                             long long units, St* part) {
+  const int lane = threadIdx.x & 31;
+  for (long long u = (long long)blockIdx.x * 8 + (threadIdx.x >> 5); u < units; u += (long long)gridDim.x * 8) {
+    const long long k0 = u * chunk, k1 = min(n, k0 + chunk);
+    const uint4* v = (const uint4*)(in + k0);
+    const long long nv = (k1 - k0) / 4;
+    St acc[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[j] = St{-0.0f, 0.0f};
+    long long i = lane;
+    for (; i + 32 * (F - 1) < nv; i += 32 * F) {
+      uint4 x[F];
+#pragma unroll
+      for (int f = 0; f < F; ++f) x[f] = __ldg(v + i + 32 * f);
+#pragma unroll
+      for (int f = 0; f < F; ++f) {
+        add<COMP>(acc[0], __uint_as_float(x[f].x));
+        add<COMP>(acc[1], __uint_as_float(x[f].y));
+        add<COMP>(acc[2], __uint_as_float(x[f].z));
+        add<COMP>(acc[3], __uint_as_float(x[f].w));
+      }
+    }
+    for (; i < nv; i += 32) {
+      const uint4 x = __ldg(v + i);
+      add<COMP>(acc[0], __uint_as_float(x.x));
+      add<COMP>(acc[1], __uint_as_float(x.y));
+      add<COMP>(acc[2], __uint_as_float(x.z));
+      add<COMP>(acc[3], __uint_as_float(x.w));
+    }
+    St st = merge(merge(acc[0], acc[2]), merge(acc[1], acc[3]));
+    for (long long k = k0 + nv * 4 + lane; k < k1; k += 32) add<COMP>(st, in[k]);
+#pragma unroll
+    for (int d = 16; d >= 1; d >>= 1) st = merge(st, shfl(st, d));
+    if (lane == 0) part[u] = st;
+  }
+}
+
+__global__ void __launch_bounds__(256) finish(const St* part, long long S, float* out) {
+  __shared__ St w[8];
+  St st{-0.0f, 0.0f};
+  long long s = threadIdx.x;
+  for (; s + 768 < S; s += 1024) {
+    const St p0 = part[s], p1 = part[s + 256], p2 = part[s + 512], p3 = part[s + 768];
+    st = merge(merge(merge(merge(st, p0), p1), p2), p3);
+  }
+  for (; s < S; s += 256) st = merge(st, part[s]);
+#pragma unroll
+  for (int d = 16; d >= 1; d >>= 1) st = merge(st, shfl(st, d));
+  if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = st;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    St t = w[0];
+    for (int k = 1; k < 8; ++k) t = merge(t, w[k]);
+    *out = t.s + t.c;
+  }
+}
+
+template <class F>
+double time_ms(F f) {
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<double> t;
+  for (int r = 0; r < 7; ++r) {
+    CHECK(cudaEventRecord(e0));
+    for (int i = 0; i < 20; ++i) f();
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms / 20);
+  }
+  CHECK(cudaGetLastError());
+  std::sort(t.begin(), t.end());
+  return t[3];
+}
+
+int sms;
+float *in, *out;
+St* part;
+long long n;
+
+template <int F, bool COMP>
+void row(double per_warp) {
+  int blocks_per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, first<F, COMP>, 256, 0));
+  const long long resident = (long long)blocks_per_sm * 8 * sms;
+  long long units = std::max(1LL, (long long)(resident * per_warp));
+  long long chunk = (n + units - 1) / units;
+  chunk = (chunk + 127) / 128 * 128;
+  units = (n + chunk - 1) / chunk;
+  const unsigned grid = (unsigned)((units + 7) / 8);
+  const double a = time_ms([&] { first<F, COMP><<<grid, 256>>>(in, n, chunk, units, part); });
+  const double b = time_ms([&] { finish<<<1, 256>>>(part, units, out); });
+  const double ab = time_ms([&] {
+    first<F, COMP><<<grid, 256>>>(in, n, chunk, units, part);
+    finish<<<1, 256>>>(part, units, out);
+  });
+  std::printf("%-5s in flight %d  occupancy %d blocks/SM  units %7lld (%.2f per resident warp)  first %.4f ms "
+              "(%4.0f GB/s)  finish %.4f ms  both %.4f ms (%4.0f GB/s)\n",
+              COMP ? "comp" : "plain", F, blocks_per_sm, units, per_warp, a, 4.0 * n / a / 1e6, b, ab,
+              4.0 * n / ab / 1e6);
+}
+
+int main(int argc, char** argv) {
+  n = 1LL << (argc > 1 ? std::atoi(argv[1]) : 28);
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CHECK(cudaMalloc(&in, n * 4));
+  CHECK(cudaMemset(in, 0x3c, n * 4));
+  CHECK(cudaMalloc(&part, sizeof(St) << 20));
+  CHECK(cudaMalloc(&out, 4));
+  const double copy = time_ms([&] { CHECK(cudaMemcpyAsync(part, in, 1 << 20, cudaMemcpyDeviceToDevice)); });
+  (void)copy;
+  std::printf("sum of %lld float32, %d SMs\n", n, sms);
+  for (double pw : {0.5, 1.0, 2.0, 4.0}) {
+    row<4, true>(pw);
+    row<4, false>(pw);
+    row<8, true>(pw);
+    row<2, true>(pw);
+  }
+  return 0;
+}
