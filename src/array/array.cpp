@@ -67,10 +67,12 @@ std::int64_t checked_size(const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape) {
     if (d < 0) throw ValueError("negative dimensions are not allowed: " + shape_str(shape));
-    if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / 16 / d) {
+    // n * d above max / 16 (checked without a division: this runs for every new array).
+    std::int64_t next = 0;
+    if (__builtin_mul_overflow(n, d, &next) || next > std::numeric_limits<std::int64_t>::max() / 16) {
       throw ValueError("array is too big: shape " + shape_str(shape));
     }
-    n *= d;
+    n = next;
   }
   return n;
 }

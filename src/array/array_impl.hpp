@@ -13,6 +13,7 @@
 
 #include "array/shape_text.hpp"
 #include "backend/backend.hpp"
+#include "backend/cpu/spin_lock.hpp"
 #include "xp/array.hpp"
 #include "xp/error.hpp"
 
@@ -27,11 +28,12 @@ struct Storage {
   Allocation alloc;
   bool read_only = false;
   // Lazy arrays whose graphs read this memory: evaluated before anything writes to it, so that they
-  // compute with the values they captured.
-  std::mutex mutex;
+  // compute with the values they captured. Every new lazy node takes this lock once per operand,
+  // hence a spin lock.
+  SpinLock mutex;
   std::vector<std::weak_ptr<ArrayImpl>> readers;
 
-  Storage() = default;
+  Storage() noexcept {}  // user-provided: make_shared then skips zero-filling the object first
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   ~Storage() {
@@ -47,6 +49,10 @@ struct LazyArg {
 };
 
 struct Node {
+  Node() noexcept {}  // user-provided: no zero-filling before the members' initializers run
+  // The operands moved in (unused ones empty): built in place, never default-built then assigned.
+  Node(Op op_, int nargs_, int ops_, LazyArg&& a, LazyArg&& b, LazyArg&& c) noexcept
+      : op(op_), nargs(nargs_), args{std::move(a), std::move(b), std::move(c)}, ops(ops_) {}
   Op op = Op::cast;
   int nargs = 0;
   LazyArg args[3];
@@ -54,6 +60,7 @@ struct Node {
 };
 
 struct ArrayImpl {
+  ArrayImpl() noexcept {}  // user-provided: make_shared then skips zero-filling the object first
   DType dtype = DType::float64;
   Shape shape;
   Shape strides;  // bytes; empty until a lazy array is evaluated (or asked for its strides)

@@ -36,7 +36,7 @@ bool is_16bit_float(DType t) {
 
 // Up to three operands, without allocating.
 struct OperandList {
-  const Operand* items[3] = {nullptr, nullptr, nullptr};
+  const Operand* items[3];  // the first `count` are set
   std::size_t count = 0;
   const Operand* const* begin() const { return items; }
   const Operand* const* end() const { return items + count; }
@@ -45,13 +45,17 @@ struct OperandList {
 };
 
 struct Resolved {
+  Resolved() noexcept {}  // user-provided: the members' initializers only, no zero-filling first
   OperandList ops;
   DType float_common = DType::float64;  // the smallest float every array operand converts to safely
   bool has_array = false;
-  Shape shape;
   Device device;
   Backend* backend = nullptr;
   DType common = DType::float64;
+  // The result's shape: an operand's own (no copy: the common case) or a broadcast one.
+  const Shape* same_shape = nullptr;
+  Shape broadcast;
+  const Shape& shape() const { return same_shape != nullptr ? *same_shape : broadcast; }
 };
 
 DType smallest_float(DType t) {
@@ -80,12 +84,15 @@ Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
     if (first_device == nullptr) {
       first_device = &a->device;
       r.backend = a->backend;
-      r.shape = a->shape;
+      r.same_shape = &a->shape;
       r.common = a->dtype;
       r.float_common = smallest_float(a->dtype);
     } else {
       if (!(a->device == *first_device)) throw DeviceMismatch(name, first_device->str(), a->device.str());
-      if (a->shape != r.shape) r.shape = broadcast_shape(r.shape, a->shape);
+      if (a->shape != r.shape()) {
+        r.broadcast = broadcast_shape(r.shape(), a->shape);
+        r.same_shape = nullptr;
+      }
       r.common = result_type(r.common, a->dtype);
       r.float_common = result_type(r.float_common, smallest_float(a->dtype));
     }
@@ -154,7 +161,8 @@ struct Maker {
   LazyArg cast(LazyArg x, DType t) const {
     const DType from = x.array ? x.array->dtype : x.dtype;
     if (from == t) return x;
-    const Shape shape = x.array ? x.array->shape : Shape{};
+    static const Shape kScalar;
+    const Shape& shape = x.array ? x.array->shape : kScalar;  // x's array outlives the call (the node holds it)
     return LazyArg{node(Op::cast, t, shape, std::move(x))};
   }
 };
@@ -200,14 +208,14 @@ ImplPtr compare(Op op, const Resolved& r, const Maker& m, DType t, Compute&& com
           value = (i == 1) != scalar_is_greater;
           break;
       }
-      return m.node(Op::cast, DType::bool_, r.shape, constant_arg(Scalar(value)));
+      return m.node(Op::cast, DType::bool_, r.shape(), constant_arg(Scalar(value)));
     }
   }
   return compute(t, DType::bool_);
 }
 
-Array finish(const ImplPtr& result, const Out& out, const char* name) {
-  if (out.array() == nullptr) return Array(result);
+Array finish(ImplPtr result, const Out& out, const char* name) {
+  if (out.array() == nullptr) return Array(std::move(result));
   const ImplPtr& o = impl_of(*out.array());
   if (!(o->device == result->device)) throw DeviceMismatch(name, result->device.str(), o->device.str());
   if (broadcast_shape(result->shape, o->shape) != o->shape) {
@@ -232,10 +240,9 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
   const std::size_t n = r.ops.size();
   DType t = r.common;
   DType result = t;
-  auto args_as = [&](DType d) {
-    std::array<LazyArg, 3> a;
-    for (std::size_t k = 0; k < n; ++k) a[k] = m.arg(k, d);
-    return a;
+  auto args_as = [&](DType d) {  // built in place (braced: left to right), not zero-filled then assigned
+    return std::array<LazyArg, 3>{n > 0 ? m.arg(0, d) : LazyArg{}, n > 1 ? m.arg(1, d) : LazyArg{},
+                                  n > 2 ? m.arg(2, d) : LazyArg{}};
   };
   // Computes op on operands converted to `d`, in float32 when d is a 16-bit float, rounding back.
   auto compute = [&](DType d, DType res) -> ImplPtr {
@@ -243,11 +250,12 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       auto a = args_as(d);
       for (std::size_t k = 0; k < n; ++k) a[k] = m.cast(std::move(a[k]), DType::float32);
       const DType inner = res == DType::bool_ ? DType::bool_ : DType::float32;
-      ImplPtr v = m.node(op, inner, r.shape, a[0], a[1], a[2]);
-      return res == inner ? v : m.cast(LazyArg{v}, res).array;
+      ImplPtr v = m.node(op, inner, r.shape(), std::move(a[0]), std::move(a[1]), std::move(a[2]));
+      if (res == inner) return v;
+      return m.cast(LazyArg{std::move(v)}, res).array;
     }
     auto a = args_as(d);
-    return m.node(op, res, r.shape, a[0], a[1], a[2]);
+    return m.node(op, res, r.shape(), std::move(a[0]), std::move(a[1]), std::move(a[2]));
   };
   ImplPtr v;
   switch (rule) {
@@ -294,7 +302,7 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       check_scalars_fit(name, r, t);
       if (op == Op::round && t == DType::bool_) t = DType::float16;
       if (!is_float(t)) {
-        v = m.node(Op::cast, t, r.shape, m.arg(0, t));
+        v = m.node(Op::cast, t, r.shape(), m.arg(0, t));
       } else {
         v = compute(t, t);
       }
@@ -308,13 +316,13 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
         v = compute(x, DType::bool_);
       } else {
         const bool value = op == Op::isfinite;
-        v = m.node(Op::cast, DType::bool_, r.shape, constant_arg(Scalar(value)));
+        v = m.node(Op::cast, DType::bool_, r.shape(), constant_arg(Scalar(value)));
       }
       break;
     }
     case Rule::logical: {
       auto a = args_as(DType::bool_);
-      v = m.node(op, DType::bool_, r.shape, a[0], a[1], a[2]);
+      v = m.node(op, DType::bool_, r.shape(), std::move(a[0]), std::move(a[1]), std::move(a[2]));
       break;
     }
     case Rule::bitwise:
@@ -333,13 +341,13 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       const Resolved xy = resolve(name, {r.ops[1], r.ops[2]});
       result = xy.common;
       check_scalars_fit(name, xy, result);
-      const LazyArg c = m.arg(0, DType::bool_);
-      v = m.node(Op::where, result, r.shape, c, m.arg(1, result), m.arg(2, result));
+      LazyArg c = m.arg(0, DType::bool_);
+      v = m.node(Op::where, result, r.shape(), std::move(c), m.arg(1, result), m.arg(2, result));
       break;
     }
   }
   (void)result;
-  return finish(v, out, name);
+  return finish(std::move(v), out, name);
 }
 
 }  // namespace

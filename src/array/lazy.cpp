@@ -30,12 +30,17 @@ bool lazy_enabled() {
 void register_reader(const ImplPtr& reader, const LazyArg& arg) {
   if (!arg.array || arg.array->lazy()) return;
   Storage& s = *arg.array->storage;
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.readers.size() >= 16) {  // drop the expired before growing
+  std::lock_guard<SpinLock> lock(s.mutex);
+  if (s.readers.size() >= 16) {  // drop the expired and the evaluated before growing
     std::erase_if(s.readers, [](const std::weak_ptr<ArrayImpl>& w) {
       auto p = w.lock();
       return !p || !p->lazy();
     });
+  } else {
+    // Entries of arrays already destroyed go now (a load each, no atomic operation): their blocks
+    // are then freed one or two at a time, which malloc's per-thread cache absorbs, not sixteen at
+    // once, which would overflow it into the locked arena.
+    std::erase_if(s.readers, [](const std::weak_ptr<ArrayImpl>& w) { return w.expired(); });
   }
   s.readers.push_back(reader);
 }
@@ -106,10 +111,10 @@ class Builder {
       for (int k = 0; k < n.nargs; ++k) ids[k] = n.args[k].array ? emit(n.args[k].array) : emit_constant(n.args[k]);
       id = push({n.op, x->dtype, ids[0], ids[1], ids[2], 0});
     } else {
-      ImplPtr src = x;
+      const ArrayImpl* src = x.get();  // not an ImplPtr copy: two atomic operations fewer per input
       if (avoid_ != nullptr && x->storage.get() == avoid_ && !same_layout(*x)) {
-        src = copy_of(x);
-        st_->keep.push_back(src);
+        st_->keep.push_back(copy_of(x));
+        src = st_->keep.back().get();
       }
       const std::size_t index = st_->program.inputs.size();
       const std::size_t nd = shape_.size();
@@ -202,7 +207,7 @@ void prepare_write(Storage& storage) {
   if (storage.read_only) throw ValueError("the array is read-only (it wraps memory given as read-only)");
   std::vector<std::weak_ptr<ArrayImpl>> readers;
   {
-    std::lock_guard<std::mutex> lock(storage.mutex);
+    std::lock_guard<SpinLock> lock(storage.mutex);
     readers.swap(storage.readers);
   }
   for (auto& w : readers) {
@@ -301,16 +306,8 @@ void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {
 
 ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, Backend* backend, LazyArg a, LazyArg b,
                   LazyArg c, bool detached) {
-  auto impl = std::make_shared<ArrayImpl>();
-  impl->dtype = dtype;
-  impl->shape = shape;
-  impl->device = device;
-  impl->backend = backend;
-  Node node;
-  node.op = op;
   LazyArg* args[3] = {&a, &b, &c};
   const int nargs = op_arity(op);
-  node.nargs = nargs;
   int ops = 1;
   for (int k = 0; k < nargs; ++k) {
     if (args[k]->array && args[k]->array->lazy()) ops += args[k]->array->node->ops;
@@ -325,9 +322,12 @@ ImplPtr make_node(Op op, DType dtype, const Shape& shape, const Device& device, 
     ops -= args[best]->array->node->ops;
     materialize(*args[best]->array);
   }
-  node.ops = ops;
-  for (int k = 0; k < nargs; ++k) node.args[k] = std::move(*args[k]);
-  impl->node.emplace(std::move(node));
+  auto impl = std::make_shared<ArrayImpl>();
+  impl->dtype = dtype;
+  impl->shape = shape;
+  impl->device = device;
+  impl->backend = backend;
+  impl->node.emplace(op, nargs, ops, std::move(a), std::move(b), std::move(c));
   if (detached) return impl;
   if (!lazy_enabled()) {
     materialize(*impl);

@@ -2,10 +2,11 @@
 
 #include <sys/mman.h>
 
-#include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -13,6 +14,7 @@
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/cpu/reduce.hpp"
+#include "backend/cpu/spin_lock.hpp"
 #include "backend/philox.hpp"
 #include "xp/error.hpp"
 
@@ -36,168 +38,184 @@ constexpr std::size_t kMaxBytes = std::size_t{1} << 62;
 constexpr int kClasses = 15;  // up to 1 MiB
 constexpr std::size_t kCachedMax = std::size_t{64} << (kClasses - 1);
 constexpr std::size_t kCacheCap = std::size_t{64} << 20;
+// Freed big blocks by exact (rounded) size, at most kBigCacheCap bytes in all.
+constexpr std::size_t kBigCacheCap = std::size_t{1} << 30;
 
+// The smallest k with 64 << k >= bytes (bytes <= kCachedMax).
 int size_class(std::size_t bytes) {
-  int k = 0;
-  while ((std::size_t{64} << k) < bytes) ++k;
-  return k;
+  return bytes <= 64 ? 0 : static_cast<int>(std::bit_width(bytes - 1)) - 6;
 }
 
-class BlockCache {
+std::size_t big_rounded(std::size_t bytes) {
+  const std::size_t align = bytes >= kHugeThreshold ? kHugePage : 64;
+  return (bytes + align - 1) / align * align;
+}
+
+// Host blocks: the caches of freed blocks and the statistics, under one spin lock. A small
+// evaluation allocates and frees one block, so this lock is taken twice per operation; counters kept
+// under it cost no atomic operations of their own.
+class HostBlocks {
  public:
-  void* get(int cls) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto& v = free_[cls];
-    if (v.empty()) return nullptr;
-    void* p = v.back();
-    v.pop_back();
-    cached_ -= std::size_t{64} << cls;
+  // A cached block of `size` bytes (`cls` >= 0: small class cls, else a big block), counted as in
+  // use; nullptr on a miss, counted by note_fresh once the caller has a block.
+  void* take(int cls, std::size_t size) {
+    std::lock_guard<SpinLock> lock(lock_);
+    ++allocations_;
+    void* p = nullptr;
+    if (cls >= 0) {
+      auto& v = free_[cls];
+      if (v.empty()) return nullptr;
+      p = v.back();
+      v.pop_back();
+      cached_ -= size;
+    } else {
+      for (std::size_t i = 0; i < big_.size(); ++i) {
+        if (big_[i].second == size) {
+          p = big_[i].first;
+          big_.erase(big_.begin() + static_cast<std::ptrdiff_t>(i));
+          big_cached_ -= size;
+          break;
+        }
+      }
+      if (p == nullptr) return nullptr;
+    }
+    add_in_use(size);
     return p;
   }
-  void put(void* p, int cls) {
+  void note_fresh(std::size_t size) {
+    std::lock_guard<SpinLock> lock(lock_);
+    add_in_use(size);
+  }
+  // A block given back: kept while the caches have room, else freed.
+  void give_back(void* p, int cls, std::size_t size) {
+    std::vector<void*> evicted;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (cached_ + (std::size_t{64} << cls) <= kCacheCap) {
-        free_[cls].push_back(p);
-        cached_ += std::size_t{64} << cls;
-        return;
+      std::lock_guard<SpinLock> lock(lock_);
+      in_use_ -= size;
+      if (cls >= 0) {
+        if (cached_ + size <= kCacheCap) {
+          free_[cls].push_back(p);
+          cached_ += size;
+          return;
+        }
+      } else if (size <= kBigCacheCap) {
+        // The oldest blocks go first when the cap would be passed (freed after the lock is released).
+        while (!big_.empty() && big_cached_ + size > kBigCacheCap) {
+          evicted.push_back(big_.front().first);
+          big_cached_ -= big_.front().second;
+          big_.erase(big_.begin());
+        }
+        big_.emplace_back(p, size);
+        big_cached_ += size;
+        p = nullptr;
       }
     }
+    for (void* q : evicted) std::free(q);
     std::free(p);
   }
-  std::size_t cached() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return cached_;
-  }
   void release_all() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& v : free_) {
-      for (void* p : v) std::free(p);
-      v.clear();
+    std::vector<void*> blocks;
+    {
+      std::lock_guard<SpinLock> lock(lock_);
+      for (auto& v : free_) {
+        blocks.insert(blocks.end(), v.begin(), v.end());
+        v.clear();
+      }
+      for (auto& [p, n] : big_) blocks.push_back(p);
+      big_.clear();
+      cached_ = big_cached_ = 0;
     }
-    cached_ = 0;
+    for (void* p : blocks) std::free(p);
+  }
+  // Big blocks only (a failed allocation retries after giving them back to the system).
+  void release_big() {
+    std::vector<std::pair<void*, std::size_t>> blocks;
+    {
+      std::lock_guard<SpinLock> lock(lock_);
+      blocks.swap(big_);
+      big_cached_ = 0;
+    }
+    for (auto& [p, n] : blocks) std::free(p);
+  }
+  MemoryStats stats() {
+    std::lock_guard<SpinLock> lock(lock_);
+    MemoryStats s;
+    s.bytes_in_use = in_use_;
+    s.bytes_cached = cached_ + big_cached_;
+    s.peak_bytes_in_use = peak_;
+    s.allocations = allocations_;
+    return s;
+  }
+  std::uint64_t allocations() {
+    std::lock_guard<SpinLock> lock(lock_);
+    return allocations_;
+  }
+  void reset_peak() {
+    std::lock_guard<SpinLock> lock(lock_);
+    peak_ = in_use_;
   }
 
  private:
-  std::mutex mutex_;
+  void add_in_use(std::size_t size) {
+    in_use_ += size;
+    if (in_use_ > peak_) peak_ = in_use_;
+  }
+
+  SpinLock lock_;
   std::vector<void*> free_[kClasses];
   std::size_t cached_ = 0;
+  std::vector<std::pair<void*, std::size_t>> big_;
+  std::size_t big_cached_ = 0;
+  // Bytes of blocks held by arrays (their rounded sizes), and the most held at once.
+  std::uint64_t allocations_ = 0, in_use_ = 0, peak_ = 0;
 };
 
 // Never destroyed: blocks may be freed by arrays that outlive static destruction.
-BlockCache& cache_ = *new BlockCache;
-
-// Freed big blocks by exact (rounded) size, at most kBigCacheCap bytes in all.
-constexpr std::size_t kBigCacheCap = std::size_t{1} << 30;
-class BigBlockCache {
- public:
-  void* get(std::size_t size) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (std::size_t i = 0; i < blocks_.size(); ++i) {
-      if (blocks_[i].second == size) {
-        void* p = blocks_[i].first;
-        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
-        cached_ -= size;
-        return p;
-      }
-    }
-    return nullptr;
-  }
-  void put(void* p, std::size_t size) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // The oldest blocks go first when the cap would be passed.
-    while (!blocks_.empty() && cached_ + size > kBigCacheCap) {
-      std::free(blocks_.front().first);
-      cached_ -= blocks_.front().second;
-      blocks_.erase(blocks_.begin());
-    }
-    if (size > kBigCacheCap) {
-      std::free(p);
-      return;
-    }
-    blocks_.emplace_back(p, size);
-    cached_ += size;
-  }
-  void release_all() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& [p, n] : blocks_) std::free(p);
-    blocks_.clear();
-    cached_ = 0;
-  }
-  std::size_t cached() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return cached_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::pair<void*, std::size_t>> blocks_;
-  std::size_t cached_ = 0;
-};
-BigBlockCache& big_cache_ = *new BigBlockCache;
-
-std::atomic<std::uint64_t> g_allocations{0};
-// Bytes of blocks held by arrays (their rounded sizes), and the most held at once.
-std::atomic<std::uint64_t> g_in_use{0};
-std::atomic<std::uint64_t> g_peak{0};
-
-void note_in_use(std::size_t bytes) noexcept {
-  const std::uint64_t now = g_in_use.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  std::uint64_t peak = g_peak.load(std::memory_order_relaxed);
-  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
-}
-void note_released(std::size_t bytes) noexcept {
-  g_in_use.fetch_sub(bytes, std::memory_order_relaxed);
-}
+HostBlocks& blocks_ = *new HostBlocks;
 
 class CpuBackend final : public Backend {
  public:
   const char* name() const noexcept override { return "cpu"; }
 
   Allocation allocate(std::size_t bytes) override {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
     Allocation a;
     a.bytes = bytes;
     if (bytes <= kCachedMax) {
       // Small blocks come from a cache of freed ones: a fresh 4 KiB malloc makes glibc consolidate
       // its fast bins, which cost more than the whole 1,024-element addition it is for.
       const int cls = size_class(bytes);
-      void* p = cache_.get(cls);
+      const std::size_t size = std::size_t{64} << cls;
+      void* p = blocks_.take(cls, size);
       if (p == nullptr) {
-        if (posix_memalign(&p, 64, std::size_t{64} << cls) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes);
+        if (posix_memalign(&p, 64, size) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes);
+        blocks_.note_fresh(size);
       }
       a.data = static_cast<std::byte*>(p);
       a.release = [](std::byte* q, std::size_t n) {
-        note_released(std::size_t{64} << size_class(n));
-        cache_.put(q, size_class(n));
+        const int c = size_class(n);
+        blocks_.give_back(q, c, std::size_t{64} << c);
       };
-      note_in_use(std::size_t{64} << cls);
       return a;
     }
     // Big blocks on 2 MiB boundaries with transparent huge pages asked for (as NumPy does): the
     // first touch of a fresh 64 MiB block then costs 32 page faults instead of 16,384. Freed big
     // blocks are kept (up to kBigCacheCap bytes) for the next array of the same rounded size, so a
     // loop that makes a new result each time does not fault its pages in again on every call.
+    if (bytes > kMaxBytes) throw OutOfMemory("cpu", bytes);
     const bool huge = bytes >= kHugeThreshold;
     const std::size_t align = huge ? kHugePage : 64;
-    const std::size_t rounded = (bytes + align - 1) / align * align;
-    if (bytes > kMaxBytes) throw OutOfMemory("cpu", bytes);
-    void* p = big_cache_.get(rounded);
+    const std::size_t rounded = big_rounded(bytes);
+    void* p = blocks_.take(-1, rounded);
     if (p == nullptr) {
       if (posix_memalign(&p, align, rounded) != 0 || p == nullptr) {
-        big_cache_.release_all();
+        blocks_.release_big();
         if (posix_memalign(&p, align, rounded) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes);
       }
       if (huge) madvise(p, rounded, MADV_HUGEPAGE);
+      blocks_.note_fresh(rounded);
     }
     a.data = static_cast<std::byte*>(p);
-    a.release = [](std::byte* q, std::size_t n) {
-      const std::size_t al = n >= kHugeThreshold ? kHugePage : 64;
-      note_released((n + al - 1) / al * al);
-      big_cache_.put(q, (n + al - 1) / al * al);
-    };
-    note_in_use(rounded);
+    a.release = [](std::byte* q, std::size_t n) { blocks_.give_back(q, -1, big_rounded(n)); };
     return a;
   }
 
@@ -324,19 +342,9 @@ class CpuBackend final : public Backend {
   }
 
   // Host memory has no xp limit; in use and peak count the blocks of allocate() (rounded sizes).
-  MemoryStats memory_stats() override {
-    MemoryStats s;
-    s.bytes_in_use = g_in_use.load(std::memory_order_relaxed);
-    s.bytes_cached = cache_.cached() + big_cache_.cached();
-    s.peak_bytes_in_use = g_peak.load(std::memory_order_relaxed);
-    s.allocations = g_allocations.load(std::memory_order_relaxed);
-    return s;
-  }
-  void free_cached() override {
-    cache_.release_all();
-    big_cache_.release_all();
-  }
-  void reset_peak() override { g_peak.store(g_in_use.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+  MemoryStats memory_stats() override { return blocks_.stats(); }
+  void free_cached() override { blocks_.release_all(); }
+  void reset_peak() override { blocks_.reset_peak(); }
 };
 
 }  // namespace
@@ -347,7 +355,7 @@ Backend& cpu_backend() {
 }
 
 std::uint64_t cpu_allocations() noexcept {
-  return g_allocations.load(std::memory_order_relaxed);
+  return blocks_.allocations();
 }
 
 }  // namespace xp::detail
