@@ -133,29 +133,33 @@ void expect_cover(const cg::ReducePlan& p) {
 
 // ---- planning (no GPU) ----
 
-TEST(CudaReducePlan, FullContiguousSumIsRowsVectorWithAFullDeviceOfWarps) {
+TEST(CudaReducePlan, FullContiguousSumIsRowsVectorInTilesWithAFullDeviceOfBlocks) {
   FakeView in(DType::float32, {i64{1} << 28});  // 1 GiB
   const auto p = plan(ReduceOp::sum, in, {0});
   EXPECT_TRUE(p.on_device);
   EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector) << cg::family_name(p.family);
+  EXPECT_TRUE(p.tiles);  // one output, fewer than the multiprocessors: a block per unit
   EXPECT_EQ(p.M, 1);
   EXPECT_EQ(p.N, i64{1} << 28);
   EXPECT_EQ(p.nk, 0);
   EXPECT_EQ(p.nr, 1);
   expect_cover(p);
-  EXPECT_EQ(p.chunk % 128, 0);             // whole float4 vectors for the 32 lanes
-  EXPECT_LE(p.splits, kH200 * 64);         // one unit per warp a full device holds (64 per SM)
-  EXPECT_GE(p.splits, kH200 * 64 * 0.95);  // and about that many
-  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>((p.splits + 7) / 8));
-  EXPECT_TRUE(cg::wide_finish(p));  // thousands of states: a block finishes the one output
+  EXPECT_EQ(p.chunk % 1024, 0);                                    // whole float4 vectors for the 256 threads
+  EXPECT_LE(p.splits, kH200 * 8);                                  // one unit per block a full device holds (8 per SM)
+  EXPECT_GE(p.splits, kH200 * 8 * 0.95);                           // and about that many
+  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>(p.splits));  // a block per unit
+  EXPECT_TRUE(cg::wide_finish(p));                                 // a thousand states: a block finishes the one output
   EXPECT_EQ(cg::finish_grid(p), 1u);
-  // With the kernel's occupancy given (48 resident warps per SM), one unit per resident warp.
+  EXPECT_EQ(cg::reduce_kernel_name(p.family, false, p.tiles), "xp_rows_tile");
+  // With the kernel's occupancy given (5 blocks of 8 warps per SM), one unit per resident block.
   {
     const auto out = out_for(in, {0}, DType::float32);
-    const auto r = cg::plan_reduce(ReduceOp::sum, in.v, std::vector<int>{0}, out->v, 0, kH200, kH200 * 48);
+    const auto r = cg::plan_reduce(ReduceOp::sum, in.v, std::vector<int>{0}, out->v, 0, kH200, kH200 * 40);
     expect_cover(r);
-    EXPECT_LE(r.splits, kH200 * 48);
-    EXPECT_GE(r.splits, kH200 * 48 * 0.95);
+    EXPECT_TRUE(r.tiles);
+    EXPECT_LE(r.splits, kH200 * 5);
+    EXPECT_GE(r.splits, kH200 * 5 * 0.95);
+    EXPECT_EQ(cg::reduce_grid(r), static_cast<unsigned>(r.splits));
   }
   // The same request on a device of another size splits differently, on the same one identically.
   FakeView other(DType::float32, {i64{1} << 28}, {}, 1 << 12);
@@ -171,7 +175,10 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
   EXPECT_EQ(p.M, 1000);
   EXPECT_EQ(p.N, 4096);
+  EXPECT_FALSE(p.tiles);   // more outputs than multiprocessors: a warp per unit
   EXPECT_EQ(p.splits, 2);  // ceil(132 * 64 / 1000) = 9, at most N / 2048 = 2
+  EXPECT_EQ(cg::reduce_kernel_name(p.family, false, p.tiles), "xp_rows_vec");
+  EXPECT_EQ(cg::reduce_grid(p), 1000u * 2 / 8);
   EXPECT_FALSE(cg::wide_finish(p));
   EXPECT_EQ(cg::finish_grid(p), 1000u / 8);  // a warp per output
   expect_cover(p);
@@ -209,6 +216,54 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   // Every second element of a full reduction: strided.
   FakeView e(DType::int32, {5000}, {2});
   EXPECT_EQ(plan(ReduceOp::sum, e, {0}).family, cg::ReduceFamily::rows_strided);
+}
+
+// Tiles (a block per rows_vector unit) exactly when the outputs are fewer than the multiprocessors;
+// a block's chunk is whole vectors for its 256 threads, never below 2048 elements, and a short
+// reduction is one unit that finishes its output in the one kernel.
+TEST(CudaReducePlan, TilesForFewerOutputsThanMultiprocessors) {
+  FakeView a(DType::float32, {131, i64{1} << 20});
+  auto p = plan(ReduceOp::sum, a, {1});
+  EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
+  EXPECT_TRUE(p.tiles);
+  EXPECT_EQ(p.splits, 9);  // ceil(132 * 8 / 131) blocks per output
+  EXPECT_EQ(p.chunk % 1024, 0);
+  expect_cover(p);
+  EXPECT_EQ(cg::reduce_grid(p), 131u * 9);
+  EXPECT_FALSE(cg::wide_finish(p));
+  FakeView b(DType::float32, {132, i64{1} << 20});
+  p = plan(ReduceOp::sum, b, {1});
+  EXPECT_FALSE(p.tiles);
+  EXPECT_EQ(p.splits, 64);  // ceil(132 * 64 / 132) warps per output
+  // float64: two elements per vector, chunks of 512; int8: sixteen, chunks of 4096.
+  FakeView c(DType::float64, {3, 100000});
+  p = plan(ReduceOp::argmax, c, {1});
+  EXPECT_TRUE(p.tiles);
+  EXPECT_EQ(p.chunk % 512, 0);
+  expect_cover(p);
+  FakeView d(DType::int8, {1 << 22});
+  p = plan(ReduceOp::any, d, {0});
+  EXPECT_TRUE(p.tiles);
+  EXPECT_EQ(p.chunk % 4096, 0);
+  expect_cover(p);
+  // 1024 floats: one unit, the block writes the output (no finish pass).
+  FakeView e(DType::float32, {1024});
+  p = plan(ReduceOp::sum, e, {0});
+  EXPECT_TRUE(p.tiles);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(cg::reduce_grid(p), 1u);
+  // 5000 floats: ceil(5000 / 2048) = 3 splits, each whole vectors for 256 threads.
+  FakeView f(DType::float32, {5000});
+  p = plan(ReduceOp::mean, f, {0});
+  EXPECT_TRUE(p.tiles);
+  EXPECT_EQ(p.chunk, 2048);
+  EXPECT_EQ(p.splits, 3);
+  expect_cover(p);
+  // Strided rows and columns never take tiles.
+  FakeView g(DType::float32, {5000}, {2});
+  EXPECT_FALSE(plan(ReduceOp::sum, g, {0}).tiles);
+  FakeView h(DType::float32, {1000, 64});
+  EXPECT_FALSE(plan(ReduceOp::sum, h, {0}).tiles);
 }
 
 TEST(CudaReducePlan, MergedAxesAndShortReductions) {
@@ -413,8 +468,22 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
     EXPECT_EQ(s.find("atomic"), std::string::npos);
     EXPECT_EQ(s.find("#include"), std::string::npos);
     EXPECT_NE(s.find("void __launch_bounds__(256) xp_rows_vec("), std::string::npos);
+    // The tile kernel of a float sum or mean asks for six resident blocks per multiprocessor (40
+    // registers without spilling; the fastest float32 sum on an H200, bench/nvcc/xp_sum_kernels.cu);
+    // the others keep the compiler's choice.
+    const bool bounded = op == ReduceOp::sum || op == ReduceOp::mean;
+    EXPECT_NE(
+        s.find(bounded ? "void __launch_bounds__(256, 6) xp_rows_tile(" : "void __launch_bounds__(256) xp_rows_tile("),
+        std::string::npos)
+        << op_name(op);
     EXPECT_EQ(s.find("void __launch_bounds__(256) xp_cols("), std::string::npos);
   }
+  EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::float64, cg::ReduceFamily::rows_vector)
+                .find("void __launch_bounds__(256, 6) xp_rows_tile("),
+            std::string::npos);
+  EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::int8, cg::ReduceFamily::rows_vector)
+                .find("void __launch_bounds__(256) xp_rows_tile("),
+            std::string::npos);
 }
 
 namespace {
@@ -488,6 +557,11 @@ TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
           const bool present = std::find(names.begin(), names.end(), w) != names.end();
           if (present != (!dev || two)) failure += k.what() + ": " + w + (present ? " present\n" : " missing\n");
         }
+        // The tile kernel: in the rows_vector program only.
+        const std::string tile = cg::reduce_kernel_name(cg::ReduceFamily::rows_vector, dev, true);
+        const bool present = std::find(names.begin(), names.end(), tile) != names.end();
+        if (present != ((!dev || two) && k.f == cg::ReduceFamily::rows_vector))
+          failure += k.what() + ": " + tile + (present ? " present\n" : " missing\n");
       }
     } catch (const xp::Error& e) {
       failure += compile_error(k.what(), e);
@@ -657,7 +731,9 @@ TEST(CudaReduceSource, FusedValuesCompileForSm90) {
       const auto stats = prog.compile(xp::Arch::sm(90));
       if (stats.log.find("warning") != std::string::npos) failure += what + ":\n" + stats.log;
       const auto names = prog.kernel_names(xp::Arch::sm(90));
-      for (const std::string& w : {cg::reduce_kernel_name(f, false), cg::reduce_finish_name(false, true)})
+      std::vector<std::string> want{cg::reduce_kernel_name(f, false), cg::reduce_finish_name(false, true)};
+      if (f == cg::ReduceFamily::rows_vector) want.push_back(cg::reduce_kernel_name(f, false, true));
+      for (const std::string& w : want)
         if (std::find(names.begin(), names.end(), w) == names.end()) failure += what + ": " + w + " missing\n";
     } catch (const xp::Error& e) {
       failure += compile_error(what, e);
@@ -1047,6 +1123,52 @@ TEST(CudaReduceGpu, LargeArraysMatchTheCpuAndRepeatBitForBit) {
   check_op(ReduceOp::sum, c2, g2d, std::vector<int>{0}, false, "2^13 x 2^13 axis 0");
   check_op(ReduceOp::sum, c2, g2d, std::vector<int>{1}, false, "2^13 x 2^13 axis 1");
   check_op(ReduceOp::argmax, c2, g2d, std::vector<int>{0}, false, "2^13 x 2^13 axis 0");
+}
+
+// Tiles (a block per rows_vector unit: fewer outputs than multiprocessors) over lengths around a
+// block's vector count and the split boundaries, one row and three, every dtype. The same extreme is
+// planted at both sides of every 512-element boundary (each tile chunk is a multiple of 512
+// elements), so argmax must keep the first index across the splits; float sums within their bound
+// and the same bits on a second run.
+TEST(CudaReduceGpu, TilesMatchTheCpuAroundSplitBoundaries) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  std::uint64_t seed = 100;
+  for (const i64 n : {i64{1}, i64{3}, i64{255}, i64{1024}, i64{1025}, i64{2048}, i64{2049}, i64{5000},
+                      i64{3 * 65536 + 5}, i64{1} << 21}) {
+    for (const i64 rows : {i64{1}, i64{3}}) {
+      if (n == (i64{1} << 21) && rows == 3) continue;
+      xp::random::Generator r(seed++);
+      std::vector<double> v = r.normal({rows * n}, DType::float64, 0, 20, kCpu).to_vector<double>();
+      for (i64 row = 0; row < rows; ++row)
+        for (i64 k = 511; k < n; k += 512) {
+          v[static_cast<std::size_t>(row * n + k)] = 120;  // six standard deviations
+          if (k + 1 < n) v[static_cast<std::size_t>(row * n + k + 1)] = 120;
+        }
+      const Array base = xp::asarray(v, xp::Shape{rows, n}, kCpu);
+      for (DType t : kDTypes) {
+        const Array c = base.astype(t), g = c.to_device(gpu);
+        std::string where = "(";  // appended piece by piece: g++ 12 warns (-Wrestrict) on "(" + ...
+        where += std::to_string(rows);
+        where += ",";
+        where += std::to_string(n);
+        where += ") axis 1";
+        for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::var, ReduceOp::max, ReduceOp::min,
+                            ReduceOp::argmax, ReduceOp::argmin, ReduceOp::any, ReduceOp::all})
+          check_op(op, c, g, std::vector<int>{1}, false, where);
+        if (rows == 1) check_op(ReduceOp::sum, c, g, std::nullopt, false, where + " all");
+        EXPECT_EQ(raw_bits(xp::sum(g, 1)), raw_bits(xp::sum(g, 1))) << xp::name(t) << " " << where;
+        const bool signed_values = t != DType::bool_ && t != DType::uint8 && t != DType::uint16 && t != DType::uint32 &&
+                                   t != DType::uint64;  // negatives wrap to large
+        if (n >= 512 && signed_values) {
+          const auto am = xp::argmax(g, 1).to_device(kCpu).to_vector<std::int64_t>();
+          for (i64 row = 0; row < rows; ++row)
+            EXPECT_EQ(am[static_cast<std::size_t>(row)], 511) << xp::name(t) << " " << where << " row " << row;
+        }
+      }
+    }
+  }
 }
 
 TEST(CudaReduceGpu, CumulativeSumMatchesTheCpuBitForBit) {

@@ -165,8 +165,8 @@ template <class R> XP_D void xp_warp_done(const Args& a, const R& r, typename R:
   }
 }
 
-// rows_vector: 16-byte vectors (W elements, lane l takes vectors l, l + 32, ..., four in flight),
-// W accumulators per lane combined as a tree, then the tail element by element.
+// rows_vector: 16-byte vectors (W elements; a warp per unit: lane l takes vectors l, l + 32, ...,
+// four in flight), W accumulators per lane combined as a tree, then the tail element by element.
 template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x, i64 k) {
   union {
     uint4 v;
@@ -176,6 +176,61 @@ template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x
 #pragma unroll
   for (int j = 0; j < (int)(16 / sizeof(S)); ++j) r.add(acc[j], w.e[j], k + j);
 }
+// rows_vector in tiles (plan.tiles: fewer outputs than multiprocessors; a kernel of its own, so that
+// the warp kernel keeps its registers): a unit is read by a whole block, thread t taking vectors t,
+// t + 256, ... (four in flight), so that each block streams one contiguous run as
+// cub::DeviceReduce does; the lanes as a tree, then the eight warps in order. On an H200 this sums
+// a GiB 2.7% faster than a warp per unit (bench/nvcc/xp_sum_kernels.cu, see kTileMinBlocks).
+template <class R> XP_D void xp_rows_tile_body(const Args& a) {
+  typedef typename R::St St;
+  __shared__ St warps[8];
+  const int W = (int)(16 / sizeof(S));
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const i64 units = a.M * a.S;
+  for (i64 u = blockIdx.x; u < units; u += gridDim.x) {
+    const i64 m = u / a.S, k0 = (u - m * a.S) * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
+    i64 io, oo;
+    xp_kept(a, m, io, oo);
+    const R r(a, m);
+    const i64 base = io + k0 * (i64)sizeof(S);  // 16-byte aligned: the plan checks
+    const i64 nv = (k1 - k0) / W;
+    St acc[16 / sizeof(S)];
+#pragma unroll
+    for (int j = 0; j < W; ++j) acc[j] = r.id();
+    i64 i = threadIdx.x;
+    for (; i + 768 < nv; i += 1024) {
+      const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + 256) * 16),
+                  x2 = xp_ldv(a, base + (i + 512) * 16), x3 = xp_ldv(a, base + (i + 768) * 16);
+      xp_vec_add(r, acc, x0, k0 + i * W);
+      xp_vec_add(r, acc, x1, k0 + (i + 256) * W);
+      xp_vec_add(r, acc, x2, k0 + (i + 512) * W);
+      xp_vec_add(r, acc, x3, k0 + (i + 768) * W);
+    }
+    for (; i < nv; i += 256) xp_vec_add(r, acc, xp_ldv(a, base + i * 16), k0 + i * W);
+#pragma unroll
+    for (int h = W / 2; h >= 1; h /= 2) {
+#pragma unroll
+      for (int j = 0; j < h; ++j) acc[j] = r.merge(acc[j], acc[j + h]);
+    }
+    St st = acc[0];
+    for (i64 k = k0 + nv * W + threadIdx.x; k < k1; k += 256) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+#pragma unroll
+    for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
+    if (lane == 0) warps[w] = st;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      St t = warps[0];
+      for (int k = 1; k < 8; ++k) t = r.merge(t, warps[k]);
+      if (a.final_ != 0) {
+        r.finish(a, m, t, oo);
+      } else {
+        ((St*)a.part)[u] = t;
+      }
+    }
+    __syncthreads();
+  }
+}
+
 template <class R> XP_D void xp_rows_vec_body(const Args& a) {
   typedef typename R::St St;
   const int W = (int)(16 / sizeof(S));
@@ -740,9 +795,14 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   // per resident warp and a warp finishing each output. Columns: about four units per thread of a
   // full device (2048 per SM). No chunk below a minimum. A function of M, N, the class, the
   // multiprocessor count and the occupancy alone.
+  // Tiles: with fewer outputs than multiprocessors, a rows_vector unit is read by a block (one unit
+  // per resident block, none below 2048 elements), as cub::DeviceReduce reads: a GiB 2.7% faster
+  // than a warp per unit on an H200 (bench/nvcc/xp_sum_kernels.cu).
   const i64 sms = std::max(1, multiprocessors);
   const bool warp = p.family != ReduceFamily::columns;
-  const i64 target = warp ? (resident_warps > 0 ? resident_warps : sms * 64) : sms * 8192;
+  p.tiles = p.family == ReduceFamily::rows_vector && p.M < sms;
+  const i64 warps = resident_warps > 0 ? resident_warps : sms * 64;
+  const i64 target = p.tiles ? std::max<i64>(1, warps / (kReduceBlock / 32)) : warp ? warps : sms * 8192;
   const i64 min_chunk = warp ? 2048 : 64;
   if (p.N == 0) {
     p.splits = 1;
@@ -753,7 +813,8 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   if (p.M < target) S = std::max<i64>(1, std::min(ceil_div(target, p.M), ceil_div(p.N, min_chunk)));
   i64 chunk = ceil_div(p.N, S);
   if (p.family == ReduceFamily::rows_vector) {
-    const i64 g = 32 * (16 / isz);  // whole vectors for the lanes: chunk starts stay 16-byte aligned
+    // Whole vectors for the lanes (a warp) or the threads (tiles): chunk starts stay 16-byte aligned.
+    const i64 g = (p.tiles ? kReduceBlock : 32) * (16 / isz);
     chunk = ceil_div(chunk, g) * g;
   }
   p.chunk = chunk;
@@ -784,16 +845,16 @@ ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const
 }
 
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value) {
-  std::string k = std::string("xp-reduce-1:") + op_text(op) + ":" + std::string(name(in)) + ":" + family_name(family);
+  std::string k = std::string("xp-reduce-2:") + op_text(op) + ":" + std::string(name(in)) + ":" + family_name(family);
   if (value != nullptr) k += "|" + value->key;
   return k;
 }
 
-std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass) {
+std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool tiles) {
   std::string n;
   switch (f) {
     case ReduceFamily::rows_vector:
-      n = "xp_rows_vec";
+      n = tiles ? "xp_rows_tile" : "xp_rows_vec";
       break;
     case ReduceFamily::rows_strided:
       n = "xp_rows_strided";
@@ -804,6 +865,23 @@ std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass) {
   }
   return deviation_pass ? n + "_dev" : n;
 }
+
+namespace {
+// The tile kernel's __launch_bounds__: 256 threads and, for the plain float32 and float64 sum and
+// mean, at least kTileMinBlocks resident blocks per multiprocessor. bench/nvcc/xp_sum_kernels.cu
+// times the choices on xp's own float32 sum: on an H200, with no minimum the kernel takes 48
+// registers (5 blocks per SM) and a GiB in 0.2644 ms; with 6, 40 registers and 0.2427 ms (CUB 0.2407
+// ms in the same run); with 8, 32 registers and 0.2452 ms; a warp per unit, 0.2495 ms. Those two ops
+// fit 40 registers without spilling (ptxas -v); the others (wider states, 8 or 16 elements per
+// vector) and fused values (which compute their elements) would spill, and keep the compiler's
+// choice.
+constexpr int kTileMinBlocks = 6;
+std::string tile_bounds(ReduceOp op, DType in, bool fused) {
+  const bool small_state =
+      (op == ReduceOp::sum || op == ReduceOp::mean) && (in == DType::float32 || in == DType::float64);
+  return small_state && !fused ? "256, " + std::to_string(kTileMinBlocks) : std::string("256");
+}
+}  // namespace
 
 std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value) {
   if (!valid(in)) throw ValueError("reduce: unknown dtype");
@@ -833,6 +911,9 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
     const std::string r = pass == 0 ? "R0" : "R1";
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, pass == 1) +
          "(const Args a) { " + body + "<" + r + ">(a); }\n";
+    if (family == ReduceFamily::rows_vector)
+      s += "extern \"C\" __global__ void __launch_bounds__(" + tile_bounds(op, in, value != nullptr) + ") " +
+           reduce_kernel_name(family, pass == 1, true) + "(const Args a) { xp_rows_tile_body<" + r + ">(a); }\n";
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(pass == 1) +
          "(const Args a) { xp_finish_body<" + r + ">(a); }\n";
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(pass == 1, true) +
@@ -880,7 +961,7 @@ constexpr i64 kMaxGrid = i64{1} << 20;  // the kernels stride over what one laun
 }
 
 unsigned reduce_grid(const ReducePlan& p) noexcept {
-  const i64 per_block = p.family == ReduceFamily::columns ? kReduceBlock : kReduceBlock / 32;
+  const i64 per_block = p.family == ReduceFamily::columns ? kReduceBlock : p.tiles ? 1 : kReduceBlock / 32;
   return static_cast<unsigned>(std::clamp<i64>(ceil_div(std::max<i64>(p.units(), 1), per_block), 1, kMaxGrid));
 }
 

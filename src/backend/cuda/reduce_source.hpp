@@ -6,17 +6,20 @@
 // A reduction is M outputs times N reduced elements (the kept and the reduced axes, each list
 // stripped of size-1 axes and merged where the strides allow, C order kept: argmin's index and the
 // order of elements are those of the logical array). The N elements of an output are cut into S
-// splits of `chunk` elements; a unit (output, split) is reduced by one warp (the rows kernels) or one
-// thread (the columns kernel) into a state. With S = 1 the unit finishes its output directly;
-// otherwise the states go to a scratch buffer in a fixed order and a finish kernel combines the S
-// states of each output (one warp per output). S and chunk are a function of M, N, the layout class
-// and the multiprocessor count only, and every combination happens in a fixed order: the same input
+// splits of `chunk` elements; a unit (output, split) is reduced by one warp (the rows kernels), one
+// block (rows_vector in tiles) or one thread (the columns kernel) into a state. With S = 1 the unit
+// finishes its output directly; otherwise the states go to a scratch buffer in a fixed order and a
+// finish kernel combines the S states of each output (a warp or, for many states, a block per
+// output). S, chunk and tiles are a function of M, N, the layout class, the multiprocessor count and
+// the first-pass kernel's occupancy only, and every combination happens in a fixed order: the same input
 // gives the same bits on every run. No atomics.
 //
 // Kernel classes (ReduceFamily):
 //   rows_vector   the N elements of an output are one contiguous run, every run 16-byte aligned
 //                 (reduce the innermost axes of a C-contiguous array, or everything): a warp reads
-//                 16-byte vectors, four in flight per lane;
+//                 16-byte vectors, four in flight per lane; with fewer outputs than multiprocessors
+//                 (plan.tiles: a whole sum, a few long rows), a block per unit, so that each block
+//                 streams one contiguous run, its warps' states combined in order;
 //   rows_strided  any reduced strides (contiguous runs that are not aligned included), a warp over
 //                 consecutive reduced indices;
 //   columns       a thread per unit, adjacent threads on adjacent outputs: for reductions over
@@ -71,6 +74,7 @@ struct ReducePlan {
   bool on_device = true;  // false: more merged axes than the kernels take, or misaligned data
   ReduceFamily family = ReduceFamily::columns;
   std::int64_t splits = 1, chunk = 0;  // S splits of chunk elements per output (chunk * S >= N)
+  bool tiles = false;                  // rows_vector: a block per unit, not a warp (M < multiprocessors)
   std::int64_t units() const noexcept { return M * splits; }
   bool two_pass() const noexcept { return op == ReduceOp::var || op == ReduceOp::std; }
 };
@@ -95,8 +99,9 @@ ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const
 std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
 // A cache key: equal keys <=> identical source.
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
-// "xp_rows_vec", "xp_rows_strided", "xp_cols"; the second pass of var/std adds "_dev".
-std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass);
+// "xp_rows_vec" ("xp_rows_tile" for a plan in tiles, in the same program), "xp_rows_strided",
+// "xp_cols"; the second pass of var/std adds "_dev".
+std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool tiles = false);
 // "xp_finish" (a warp per output) or, wide, "xp_finish_wide" (a block per output); "_dev" for the
 // second pass of var/std.
 std::string reduce_finish_name(bool deviation_pass, bool wide = false);
@@ -119,8 +124,8 @@ struct ReduceArgs {
 static_assert(sizeof(ReduceArgs) == 8 * (12 + 5 * kMaxReduceDims));
 ReduceArgs reduce_args(const ReducePlan& plan, std::uint64_t part, std::uint64_t aux, bool final);
 
-// Blocks for the first pass (units / warps or threads per block, capped: the kernels stride) and for
-// the finish pass (a warp per output).
+// Blocks for the first pass (units / warps or threads per block, a block per unit in tiles; capped:
+// the kernels stride) and for the finish pass (a warp per output, or a block when wide).
 unsigned reduce_grid(const ReducePlan& plan) noexcept;
 unsigned finish_grid(const ReducePlan& plan) noexcept;
 
