@@ -26,13 +26,7 @@ namespace fs = std::filesystem;
 
 using xp_test::TempDir;
 
-// This process's kernel cache, set before anything in xp reads the environment.
-struct ProcessCache {
-  TempDir dir;
-  std::string folder = dir / "kernels";
-  ProcessCache() { ::setenv("XP_CACHE_DIR", folder.c_str(), 1); }
-};
-const ProcessCache g_process_cache;
+const xp_test::ProcessCache g_process_cache;  // this process's kernel cache
 
 std::vector<std::string> files_in(const std::string& folder) {
   std::vector<std::string> out;
@@ -57,12 +51,6 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f << text;
 }
-
-#define REQUIRE_NVRTC()                                                                         \
-  do {                                                                                          \
-    const xp::CompilerInfo info_ = xp::compiler_info();                                         \
-    if (!info_.available) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no NVRTC: " + info_.error); \
-  } while (0)
 
 // Two extern "C" kernels and a template, instantiated through a name expression; a device
 // function that is not a kernel.
@@ -141,7 +129,7 @@ TEST(Program, CpuDeviceIsAValueError) {
 // ---- real kernels through NVRTC ----
 
 TEST(Compile, CubinsForSm80AndSm90) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   xp::Program p(kSource, options_named("two_archs.cu"));
   std::vector<char> cubins[2];
   const int archs[2] = {80, 90};
@@ -174,7 +162,7 @@ TEST(Compile, CubinsForSm80AndSm90) {
 }
 
 TEST(Compile, PtxOnRequest) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   xp::ProgramOptions o = options_named("ptx.cu");
   o.ptx = true;
   xp::Program p(kSource, o);
@@ -194,7 +182,7 @@ TEST(Compile, PtxOnRequest) {
 }
 
 TEST(Compile, NameExpressionIsLowered) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   xp::Program p(kSource, options_named("lowered.cu"));
   EXPECT_EQ(p.lowered_name("scale<float>", xp::Arch::sm(90)), kScaleFloat);
   EXPECT_TRUE(contains(p.kernel_names(xp::Arch::sm(90)), kScaleFloat));
@@ -202,7 +190,7 @@ TEST(Compile, NameExpressionIsLowered) {
 }
 
 TEST(Compile, ToolkitAndCubHeaders) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   const xp::CompilerInfo info = xp::compiler_info();
   ASSERT_FALSE(info.include_dirs.empty()) << "no toolkit include folder found next to " << info.nvrtc_path;
   EXPECT_TRUE(fs::exists(info.include_dirs[0] + "/cuda_fp16.h")) << info.include_dirs[0];
@@ -240,7 +228,7 @@ extern "C" __global__ void block_sum(const float* in, float* out) {
 }
 
 TEST(Compile, UserHeadersAreUsed) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   xp::ProgramOptions o;
   o.name = "with_header.cu";
   o.headers = {{"my_kernel.h", "#define KERNEL_NAME from_header\n#define VALUE 7\n"}};
@@ -249,7 +237,7 @@ TEST(Compile, UserHeadersAreUsed) {
 }
 
 TEST(Compile, HeaderContentIsPartOfTheCacheKey) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   const std::string source = "#include \"value.h\"\nextern \"C\" __global__ void put(int* x) { *x = VALUE; }\n";
   auto with_value = [&](int v) {
     xp::ProgramOptions o;
@@ -279,7 +267,7 @@ TEST(Compile, HeaderContentIsPartOfTheCacheKey) {
 }
 
 TEST(Compile, SyntaxErrorKeepsItsEvidence) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   const std::string bad = "extern \"C\" __global__ void f(int* x) {\n  x[0] = 1;\n  this is not C++;\n}\n";
   xp::ProgramOptions o;
   o.name = "broken.cu";
@@ -300,7 +288,7 @@ TEST(Compile, SyntaxErrorKeepsItsEvidence) {
 }
 
 TEST(Compile, MissingIncludeIsACompileErrorWithItsLine) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   xp::Program p("// a kernel\n#include \"no_such_header.h\"\nextern \"C\" __global__ void f() {}\n",
                 plain("include.cu"));
   try {
@@ -314,7 +302,7 @@ TEST(Compile, MissingIncludeIsACompileErrorWithItsLine) {
 }
 
 TEST(Compile, RejectedOptionIsACompileError) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   xp::ProgramOptions o = options_named("bad_option.cu");
   o.options = {"--no-such-option"};
   xp::Program p(kSource, o);
@@ -328,7 +316,7 @@ TEST(Compile, RejectedOptionIsACompileError) {
 }
 
 TEST(Compile, ArchitectureNvrtcDoesNotKnow) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   if (xp::compiler_info().nvrtc_version.rfind("13.", 0) != 0)
     GTEST_SKIP() << "NVRTC " << xp::compiler_info().nvrtc_version << " is not 13: sm_61 may be supported";
   xp::Program p(kSource, options_named("old_gpu.cu"));
@@ -345,7 +333,7 @@ TEST(Compile, ArchitectureNvrtcDoesNotKnow) {
 }
 
 TEST(Compile, SecondProgramHitsTheMemoryCache) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   xp::Program first(kSource, options_named("memory.cu"));
   const xp::CompileStats s1 = first.compile(xp::Arch::sm(90));
   EXPECT_FALSE(s1.memory_hit);
@@ -389,7 +377,7 @@ xp_test::ProcessResult xp_cli(const std::vector<std::string>& args, const std::s
 }  // namespace
 
 TEST(CompileCli, MissThenDiskHitThenListInfoClear) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   TempDir tmp;
   const std::string file = tmp / "cli_kernel.cu";
   write_file(file, kCliSource);
@@ -451,7 +439,7 @@ TEST(CompileCli, UsageErrorsExit2) {
 }
 
 TEST(CompileCli, SyntaxErrorExits1WithTheLogAndCachesNothing) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   TempDir tmp;
   const std::string file = tmp / "broken.cu";
   write_file(file, "extern \"C\" __global__ void f(int* x) {\n  x[0] = 1;\n  this is not C++;\n}\n");
@@ -470,7 +458,7 @@ TEST(CompileCli, SyntaxErrorExits1WithTheLogAndCachesNothing) {
 }
 
 TEST(CompileCli, MissingKernelExits1) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   TempDir tmp;
   const std::string file = tmp / "k.cu";
   write_file(file, kCliSource);

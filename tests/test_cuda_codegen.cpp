@@ -41,18 +41,7 @@ using xp::detail::View;
 namespace cg = xp::detail::cuda;
 namespace cpu = xp::detail::cpu;
 
-struct ProcessCache {
-  xp_test::TempDir dir;
-  std::string folder = dir / "kernels";
-  ProcessCache() { ::setenv("XP_CACHE_DIR", folder.c_str(), 1); }
-};
-const ProcessCache g_process_cache;
-
-#define REQUIRE_NVRTC()                                                                         \
-  do {                                                                                          \
-    const xp::CompilerInfo info_ = xp::compiler_info();                                         \
-    if (!info_.available) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no NVRTC: " + info_.error); \
-  } while (0)
+const xp_test::ProcessCache g_process_cache;  // this process's kernel cache
 
 constexpr DType kDTypes[] = {DType::bool_,    DType::int8,    DType::int16,  DType::int32,  DType::int64,
                              DType::uint8,    DType::uint16,  DType::uint32, DType::uint64, DType::float16,
@@ -454,7 +443,7 @@ TEST(CudaCodegen, CudaBoundsCoverEveryTranscendental) {
 
 // Every group of combinations in both layouts for sm_90 (the generated sources are the GPU test's).
 TEST(CudaCodegenCompile, EveryCombinationCompilesForSm90) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   for (const Group& group : all_groups({37})) {
     for (cg::Layout layout : {cg::Layout::contiguous, cg::Layout::strided}) {
       const auto g = cg::generate(group.built->p, layout);
@@ -473,7 +462,7 @@ TEST(CudaCodegenCompile, EveryCombinationCompilesForSm90) {
 
 // The other variants, and the oldest architecture this NVRTC compiles for (sm_70 or sm_75).
 TEST(CudaCodegenCompile, VariantsAndOldestArchitecture) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   std::vector<std::unique_ptr<Built>> programs;
   programs.push_back(ops_group(DType::int8, {37}));
   programs.push_back(ops_group(DType::float64, {37}));

@@ -32,12 +32,7 @@ using xp::DType;
 using xp::detail::View;
 using i64 = std::int64_t;
 
-struct ProcessCache {
-  xp_test::TempDir dir;
-  std::string folder = dir / "kernels";
-  ProcessCache() { ::setenv("XP_CACHE_DIR", folder.c_str(), 1); }
-};
-const ProcessCache g_process_cache;
+const xp_test::ProcessCache g_process_cache;  // this process's kernel cache
 
 // A float64 view over its own buffer: `shape`, element strides, and the element the view starts at.
 struct HostView {

@@ -30,18 +30,7 @@ using xp::DType;
 using xp::detail::RandomKind;
 namespace cr = xp::detail::cuda;
 
-struct ProcessCache {
-  xp_test::TempDir dir;
-  std::string folder = dir / "kernels";
-  ProcessCache() { ::setenv("XP_CACHE_DIR", folder.c_str(), 1); }
-};
-const ProcessCache g_process_cache;
-
-#define REQUIRE_NVRTC()                                                                         \
-  do {                                                                                          \
-    const xp::CompilerInfo info_ = xp::compiler_info();                                         \
-    if (!info_.available) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no NVRTC: " + info_.error); \
-  } while (0)
+const xp_test::ProcessCache g_process_cache;  // this process's kernel cache
 
 constexpr DType kFloats[] = {DType::float16, DType::bfloat16, DType::float32, DType::float64};
 constexpr DType kIntegers[] = {DType::int8,  DType::int16,  DType::int32,  DType::int64,
@@ -80,7 +69,7 @@ TEST(CudaRandom, EmbeddedPhiloxIsTheSourceFile) {
 }
 
 TEST(CudaRandom, PhiloxHeaderCompilesUnderNvrtc) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   // Every core function of philox.hpp called from device code.
   const std::string source = R"(#include "xp_philox.hpp"
 namespace px = xp::philox;
@@ -102,7 +91,7 @@ extern "C" __global__ void every_function(float* f, double* d, unsigned short* h
 }
 
 TEST(CudaRandom, EveryKernelCompilesWithNvrtc) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   for (const Combo& c : every_combo()) {
     const cr::RandomKernel k = cr::random_kernel(c.kind, c.dtype);
     for (int arch : {75, 90}) {

@@ -36,18 +36,7 @@ using xp::detail::View;
 namespace cg = xp::detail::cuda;
 using i64 = std::int64_t;
 
-struct ProcessCache {
-  xp_test::TempDir dir;
-  std::string folder = dir / "kernels";
-  ProcessCache() { ::setenv("XP_CACHE_DIR", folder.c_str(), 1); }
-};
-const ProcessCache g_process_cache;
-
-#define REQUIRE_NVRTC()                                                                         \
-  do {                                                                                          \
-    const xp::CompilerInfo info_ = xp::compiler_info();                                         \
-    if (!info_.available) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no NVRTC: " + info_.error); \
-  } while (0)
+const xp_test::ProcessCache g_process_cache;  // this process's kernel cache
 
 constexpr DType kDTypes[] = {DType::bool_,    DType::int8,    DType::int16,  DType::int32,  DType::int64,
                              DType::uint8,    DType::uint16,  DType::uint32, DType::uint64, DType::float16,
@@ -540,7 +529,7 @@ std::string compile_error(const std::string& what, const xp::Error& e) {
 // task has its own Program): the kernels of the class and the finish kernel are there, with the
 // second pass exactly for var and std.
 TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   const std::vector<SourceTask> tasks = every_source();
   const auto failures = run_parallel(tasks.size(), [&](std::size_t i) -> std::string {
     const SourceTask& k = tasks[i];
@@ -714,7 +703,7 @@ TEST(CudaReducePlan, FusedValuesPlanAsAContiguousArrayOfTheirDtype) {
 
 // Every fused-value case in every class compiles for sm_90 without a warning, with its kernels.
 TEST(CudaReduceSource, FusedValuesCompileForSm90) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   std::vector<std::pair<ValueCase, cg::ReduceFamily>> tasks;
   for (const ValueCase& c : value_cases())
     for (cg::ReduceFamily f : kFamilies) tasks.emplace_back(c, f);
@@ -745,7 +734,7 @@ TEST(CudaReduceSource, FusedValuesCompileForSm90) {
 }
 
 TEST(CudaReduceSource, EveryScanCompilesForSm90) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   for (DType t : kDTypes) {
     xp::ProgramOptions opt;
     opt.name = "xp_reduce.cu";

@@ -37,18 +37,7 @@ using xp::detail::View;
 namespace cg = xp::detail::cuda;
 using i64 = std::int64_t;
 
-struct ProcessCache {
-  xp_test::TempDir dir;
-  std::string folder = dir / "kernels";
-  ProcessCache() { ::setenv("XP_CACHE_DIR", folder.c_str(), 1); }
-};
-const ProcessCache g_process_cache;
-
-#define REQUIRE_NVRTC()                                                                         \
-  do {                                                                                          \
-    const xp::CompilerInfo info_ = xp::compiler_info();                                         \
-    if (!info_.available) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no NVRTC: " + info_.error); \
-  } while (0)
+const xp_test::ProcessCache g_process_cache;  // this process's kernel cache
 
 // The program name of the compile checks below: not the backend's, so that the kernel cache tells
 // the backend's programs apart from these.
@@ -496,7 +485,7 @@ TEST(CudaTakeSource, OneSourcePerElementSizeKeyedByItAlone) {
 }
 
 TEST(CudaTakeSource, EveryElementSizeCompilesForSm75AndSm90) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   for (int size : {1, 2, 4, 8}) {
     for (int sm : {75, 90}) {
       xp::ProgramOptions opt;
@@ -517,7 +506,7 @@ TEST(CudaTakeSource, EveryElementSizeCompilesForSm75AndSm90) {
 }
 
 TEST(CudaTakeSource, TheKernelsArgumentIsHeldToTheHostsTakeArgs) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   // The same source with another argument size does not compile: its static_assert is live.
   std::string s = cg::take_source(4);
   const std::string size = "== " + std::to_string(sizeof(cg::TakeArgs));

@@ -96,12 +96,6 @@ std::size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
-#define REQUIRE_NVRTC()                                                                         \
-  do {                                                                                          \
-    const xp::CompilerInfo info_ = xp::compiler_info();                                         \
-    if (!info_.available) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no NVRTC: " + info_.error); \
-  } while (0)
-
 const char* kKernelSource =
     "extern \"C\" __global__ void racer(float* x, int n) {\n"
     "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -369,7 +363,7 @@ std::string key_in(const std::vector<char>& entry) {
 }  // namespace
 
 TEST(DiskCache, EightProcessesCompilingOneKernel) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   TempDir tmp;
   const std::string source = tmp / "racer.cu";
   std::ofstream(source) << kKernelSource;
@@ -436,7 +430,7 @@ TEST(DiskCache, FolderThatCannotBeCreated) {
 }
 
 TEST(DiskCache, CompilingWithoutACacheWarnsOnce) {
-  REQUIRE_NVRTC();
+  XP_REQUIRE_NVRTC();
   if (xp_test::env_flag("XP_TEST_DISABLED_CACHE_CHILD")) {
     // The child: XP_CACHE_DIR cannot be created. Three compiles, each looking the cache up.
     EXPECT_FALSE(xp::kernel_cache_info().usable);

@@ -102,6 +102,15 @@ class TempDir {
   std::string path_;
 };
 
+// This process's kernel cache (XP_CACHE_DIR) in a folder of its own, set when constructed: a test
+// file defines one at namespace scope, so that it is set before anything in xp reads the environment
+// and no test reads kernels another process stored.
+struct ProcessCache {
+  TempDir dir;
+  std::string folder = dir / "kernels";
+  ProcessCache() { ::setenv("XP_CACHE_DIR", folder.c_str(), 1); }
+};
+
 inline bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && std::string(v) == "1";
@@ -152,6 +161,14 @@ inline PythonReference run_python_reference(const std::string& script, const std
   do {                                                                           \
     if ((ref).missing) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", *(ref).missing); \
     if ((ref).error) FAIL() << *(ref).error;                                     \
+  } while (0)
+
+// Skips a test that compiles with NVRTC with "no NVRTC: error", or fails it under
+// XP_TEST_REQUIRE_NVRTC=1. (Needs xp/compile.hpp, or xp/xp.hpp, included before use.)
+#define XP_REQUIRE_NVRTC()                                                                      \
+  do {                                                                                          \
+    const ::xp::CompilerInfo info_ = ::xp::compiler_info();                                     \
+    if (!info_.available) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no NVRTC: " + info_.error); \
   } while (0)
 
 // Skips a GPU test with "no GPU (reason: detail)", or fails it under XP_TEST_REQUIRE_GPU=1.

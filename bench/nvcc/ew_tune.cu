@@ -13,26 +13,25 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                  \
-  do {                                                                            \
-    cudaError_t e_ = (x);                                                         \
-    if (e_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));               \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
+#include "timing.cuh"
 
 template <int HINT>
 __device__ __forceinline__ float4 ld(const float4* p) {
-  if constexpr (HINT == 1) return __ldcs(p);
-  else if constexpr (HINT == 2) return __ldlu(p);
-  else return *p;
+  if constexpr (HINT == 1)
+    return __ldcs(p);
+  else if constexpr (HINT == 2)
+    return __ldlu(p);
+  else
+    return *p;
 }
 template <int HINT>
 __device__ __forceinline__ void st(float4* p, float4 v) {
-  if constexpr (HINT == 1) __stcs(p, v);
-  else if constexpr (HINT == 2) __stcs(p, v);
-  else *p = v;
+  if constexpr (HINT == 1)
+    __stcs(p, v);
+  else if constexpr (HINT == 2)
+    __stcs(p, v);
+  else
+    *p = v;
 }
 
 // OP 0: c = a + b; OP 1: d = a * b + c, rounded twice. V = float4 vectors per view per thread.
@@ -106,25 +105,7 @@ struct Buffers {
 
 template <class Launch>
 double time_ms(Launch launch) {
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  for (int i = 0; i < 5; ++i) launch();
-  CHECK(cudaDeviceSynchronize());
-  std::vector<double> t;
-  for (int r = 0; r < 7; ++r) {
-    CHECK(cudaEventRecord(e0));
-    const int reps = 20;
-    for (int i = 0; i < reps; ++i) launch();
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms / reps);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median_ms(launch, 5, 7);
 }
 
 int sms = 0;
@@ -136,12 +117,17 @@ void row(const Buffers& B, int block, int cap, double bytes) {
   if (cap > 0) blocks = std::min<unsigned>(blocks, sms * cap);
   const unsigned step = blocks * per_block;
   const double ms = time_ms([&] {
-    if (SPREAD) ew_spread<OP, V, HINT><<<blocks, block>>>(B.a, B.b, B.c, B.d, B.nv, step);
-    else ew<OP, V, HINT><<<blocks, block>>>(B.a, B.b, B.c, B.d, B.nv, step);
+    if (SPREAD)
+      ew_spread<OP, V, HINT><<<blocks, block>>>(B.a, B.b, B.c, B.d, B.nv, step);
+    else
+      ew<OP, V, HINT><<<blocks, block>>>(B.a, B.b, B.c, B.d, B.nv, step);
   });
   std::printf("%-4s block %4d  vec/thread %2d  %-7s cap %3d (grid %7u)  hint %-6s  %.4f ms  %6.0f GB/s\n",
               OP == 0 ? "add" : "fma", block, V, SPREAD ? "spread" : "consec", cap, blocks,
-              HINT == 0 ? "plain" : HINT == 1 ? "cs" : "lu/cs", ms, bytes / ms / 1e6);
+              HINT == 0   ? "plain"
+              : HINT == 1 ? "cs"
+                          : "lu/cs",
+              ms, bytes / ms / 1e6);
 }
 
 template <int OP>

@@ -24,14 +24,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                    \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
+#include "timing.cuh"
 
 struct St {
   float s, c;
@@ -256,23 +249,7 @@ __global__ void __launch_bounds__(256) tile_last(const float* __restrict__ in, l
 
 template <class F>
 double time_ms(F f) {
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int r = 0; r < 9; ++r) {
-    CHECK(cudaEventRecord(e0));
-    for (int i = 0; i < 20; ++i) f();
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms / 20);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[4];
+  return median_ms(f, 3, 9);
 }
 
 int sms;

@@ -12,14 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                    \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
+#include "timing.cuh"
 
 struct St {
   float s, c;
@@ -49,8 +42,8 @@ __device__ __forceinline__ St shfl(St a, int d) {
 
 // Warp u sums elements [u * chunk, min(n, (u + 1) * chunk)) (chunk a multiple of 128).
 template <int F, bool COMP>
-__global__ void __launch_bounds__(256) first(const float* __restrict__ in, long long n, long long chunk,
-                                             long long units, St* part) {
+__global__ void __launch_bounds__(256)
+    first(const float* __restrict__ in, long long n, long long chunk, long long units, St* part) {
   const int lane = threadIdx.x & 31;
   for (long long u = (long long)blockIdx.x * 8 + (threadIdx.x >> 5); u < units; u += (long long)gridDim.x * 8) {
     const long long k0 = u * chunk, k1 = min(n, k0 + chunk);
@@ -109,23 +102,7 @@ __global__ void __launch_bounds__(256) finish(const St* part, long long S, float
 
 template <class F>
 double time_ms(F f) {
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int r = 0; r < 7; ++r) {
-    CHECK(cudaEventRecord(e0));
-    for (int i = 0; i < 20; ++i) f();
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms / 20);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[3];
+  return median_ms(f, 3, 7);
 }
 
 int sms;
@@ -149,10 +126,10 @@ void row(double per_warp) {
     first<F, COMP><<<grid, 256>>>(in, n, chunk, units, part);
     finish<<<1, 256>>>(part, units, out);
   });
-  std::printf("%-5s in flight %d  occupancy %d blocks/SM  units %7lld (%.2f per resident warp)  first %.4f ms "
-              "(%4.0f GB/s)  finish %.4f ms  both %.4f ms (%4.0f GB/s)\n",
-              COMP ? "comp" : "plain", F, blocks_per_sm, units, per_warp, a, 4.0 * n / a / 1e6, b, ab,
-              4.0 * n / ab / 1e6);
+  std::printf(
+      "%-5s in flight %d  occupancy %d blocks/SM  units %7lld (%.2f per resident warp)  first %.4f ms "
+      "(%4.0f GB/s)  finish %.4f ms  both %.4f ms (%4.0f GB/s)\n",
+      COMP ? "comp" : "plain", F, blocks_per_sm, units, per_warp, a, 4.0 * n / a / 1e6, b, ab, 4.0 * n / ab / 1e6);
 }
 
 int main(int argc, char** argv) {

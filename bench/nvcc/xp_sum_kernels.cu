@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "timing.cuh"
+
 #include "xp_sum_f32.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) tile_nomin(const Args a) {
@@ -31,34 +33,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) vec_min6(const Args a) {
   xp_rows_vec_body<R0>(a);
 }
 
-#define CHECK(x)                                                    \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
-
 template <class F>
 double time_ms(F f) {
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int r = 0; r < 9; ++r) {
-    CHECK(cudaEventRecord(e0));
-    for (int i = 0; i < 20; ++i) f();
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms / 20);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[4];
+  return median_ms(f, 3, 9);
 }
 
 int sms;

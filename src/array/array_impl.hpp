@@ -13,7 +13,7 @@
 
 #include "array/shape_text.hpp"
 #include "backend/backend.hpp"
-#include "backend/cpu/spin_lock.hpp"
+#include "runtime/spin_lock.hpp"
 #include "xp/array.hpp"
 #include "xp/error.hpp"
 

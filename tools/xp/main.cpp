@@ -40,10 +40,13 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   auto* bench_launch = bench->add_subcommand(
       "launch",
-      "vector_add and a*b+c through the raw driver API, xp, nvcc, CuPy, cuda.core, Numba, PyCUDA and PyTorch "
-      "(without a GPU: xp on the CPU against NumPy and numexpr), each row in two fresh processes");
+      "vector_add and a*b+c through the raw driver API, xp, nvcc, CuPy, cuda.core, Numba, PyCUDA and PyTorch, "
+      "sum of 2^28 float32 and 8192^3 matmul (float32, float16) in xp, CuPy and PyTorch (without a GPU: xp on the "
+      "CPU against NumPy and numexpr), each row in two fresh processes");
   auto* bench_sweep = bench->add_subcommand(
-      "sweep", "Every row of `bench launch` at n = 2^10 .. 2^28: JSON, CSV and an SVG plot of time and GB/s against n");
+      "sweep",
+      "Every elementwise row of `bench launch` at n = 2^10 .. 2^28: JSON, CSV and an SVG plot of time and GB/s "
+      "against n");
   for (auto* sub : {bench_launch, bench_sweep}) {
     sub->add_option("--json", bench_args.json_file, "Also write everything to this JSON file");
     sub->add_option("--md", bench_args.md_file, "Also write the tables to this Markdown file");

@@ -14,8 +14,8 @@
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/cpu/reduce.hpp"
-#include "backend/cpu/spin_lock.hpp"
 #include "backend/philox.hpp"
+#include "runtime/spin_lock.hpp"
 #include "xp/error.hpp"
 
 namespace xp::detail {

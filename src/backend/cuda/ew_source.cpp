@@ -114,7 +114,10 @@ template <class I, class F> XP_D I xp_ftoi(F x, F lo, F hi, I mn, I mx) {
   return (I)x;  // lo < x < hi: the truncated value fits
 }
 
-// ---- float16 and bfloat16 (bits in a u16) ----
+)";
+
+// The 16-bit conversions (half_conversions()), between kPrelude and kPreludeRest.
+constexpr std::string_view kHalfConversions = R"(// ---- float16 and bfloat16 (bits in a u16) ----
 XP_D float xp_f16_to_f32(u16 h) {
   const u32 sign = ((u32)h & 0x8000u) << 16;
   const u32 o = ((u32)h & 0x7FFFu) << 13;
@@ -160,7 +163,10 @@ XP_D u16 xp_f32_to_bf16(float f) {
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (u16)((x >> 16) | 0x40u);
   return (u16)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
-// float64 -> 16 bits in one rounding. P: fraction bits (10 or 7), E: exponent bias (15 or 127).
+)";
+
+constexpr std::string_view kPreludeRest =
+    R"(// float64 -> 16 bits in one rounding. P: fraction bits (10 or 7), E: exponent bias (15 or 127).
 template <int P, int E> XP_D u16 xp_f64_to_16(double d) {
   const int kDrop = 52 - P;
   const u64 kMinNormal = (u64)(1023 - E + 1) << 52;
@@ -1061,6 +1067,10 @@ std::int64_t element_count(const FusedProgram& p) {
 
 }  // namespace
 
+std::string_view half_conversions() noexcept {
+  return kHalfConversions;
+}
+
 const char* ctype(DType d) {
   switch (d) {
     case DType::bool_:
@@ -1137,6 +1147,8 @@ Generated generate(const FusedProgram& p, Variant variant) {
   std::string& s = g.source;
   s.reserve(16384);
   s += kPrelude;
+  s += kHalfConversions;
+  s += kPreludeRest;
   s += float_helpers(kF32);
   s += float_helpers(kF64);
   s += "\n// ---- this program ----\n";
@@ -1205,6 +1217,8 @@ GeneratedValue generate_value(const FusedProgram& p) {
   std::string& s = g.source;
   s.reserve(16384);
   s += kPrelude;
+  s += kHalfConversions;
+  s += kPreludeRest;
   s += float_helpers(kF32);
   s += float_helpers(kF64);
   s += "\n// ---- the reduced value ----\n// " + g.key + "\n";

@@ -49,53 +49,6 @@ XP_D float xp_nan(float) { return __uint_as_float(0x7FC00000u); }
 XP_D double xp_nan(double) { return __longlong_as_double(0x7FF8000000000000ll); }
 )";
 
-constexpr std::string_view kHalf = R"(
-// ---- float16 and bfloat16 (bits in a u16): exact to float32, rounded to nearest even back ----
-XP_D float xp_f16_to_f32(u16 h) {
-  const u32 sign = ((u32)h & 0x8000u) << 16;
-  const u32 o = ((u32)h & 0x7FFFu) << 13;
-  const u32 e = o & 0x0F800000u;
-  u32 r;
-  if (e == 0x0F800000u) {
-    r = (o + 0x70000000u) | ((o & 0x7FFFFFu) != 0 ? 0x400000u : 0u);  // inf, quiet NaN
-  } else if (e == 0) {
-    r = __float_as_uint(__fsub_rn(__uint_as_float(o + 0x38800000u), __uint_as_float(0x38800000u)));
-  } else {
-    r = o + 0x38000000u;
-  }
-  return __uint_as_float(r | sign);
-}
-XP_D u16 xp_f32_to_f16(float f) {
-  const u32 x = __float_as_uint(f);
-  const u32 sign = (x >> 16) & 0x8000u;
-  const u32 ax = x & 0x7FFFFFFFu;
-  if (ax > 0x7F800000u) return (u16)(sign | 0x7E00u | ((ax >> 13) & 0x3FFu));
-  if (ax >= 0x477FF000u) return (u16)(sign | 0x7C00u);
-  if (ax >= 0x38800000u) {
-    const u32 v = ax - 0x38000000u;
-    return (u16)(sign | ((v + 0x0FFFu + ((v >> 13) & 1u)) >> 13));
-  }
-  const u32 e = ax >> 23;
-  if (e < 102u) return (u16)sign;
-  const u32 m = (ax & 0x7FFFFFu) | 0x800000u;
-  const u32 shift = 126u - e;
-  u32 q = m >> shift;
-  const u32 rem = m & ((1u << shift) - 1u);
-  const u32 half = 1u << (shift - 1u);
-  if (rem > half || (rem == half && (q & 1u) != 0)) ++q;
-  return (u16)(sign | q);
-}
-XP_D float xp_bf16_to_f32(u16 h) {
-  const u32 x = (u32)h << 16;
-  return __uint_as_float((x & 0x7FFFFFFFu) > 0x7F800000u ? (x | 0x400000u) : x);
-}
-XP_D u16 xp_f32_to_bf16(float f) {
-  const u32 x = __float_as_uint(f);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (u16)((x >> 16) | 0x40u);
-  return (u16)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
-)";
-
 constexpr std::string_view kReduceGeometry = R"(
 struct Args {
   u64 in, out, part, aux;
@@ -176,6 +129,39 @@ template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x
 #pragma unroll
   for (int j = 0; j < (int)(16 / sizeof(S)); ++j) r.add(acc[j], w.e[j], k + j);
 }
+// One thread's state over the contiguous elements [k0, k1) of a unit that T threads read together
+// (T = 32: a warp; 256: a block), the thread being number t of them: 16-byte vectors t, t + T, ...
+// (four in flight; W elements each, W accumulators), the accumulators as a tree, then the elements
+// past the last whole vector, t, t + T, ...
+template <class R, int T>
+XP_D typename R::St xp_run_state(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
+  typedef typename R::St St;
+  const int W = (int)(16 / sizeof(S));
+  const i64 base = io + k0 * (i64)sizeof(S);  // 16-byte aligned: the plan checks
+  const i64 nv = (k1 - k0) / W;
+  St acc[16 / sizeof(S)];
+#pragma unroll
+  for (int j = 0; j < W; ++j) acc[j] = r.id();
+  i64 i = t;
+  for (; i + 3 * T < nv; i += 4 * T) {
+    const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + T) * 16),
+                x2 = xp_ldv(a, base + (i + 2 * T) * 16), x3 = xp_ldv(a, base + (i + 3 * T) * 16);
+    xp_vec_add(r, acc, x0, k0 + i * W);
+    xp_vec_add(r, acc, x1, k0 + (i + T) * W);
+    xp_vec_add(r, acc, x2, k0 + (i + 2 * T) * W);
+    xp_vec_add(r, acc, x3, k0 + (i + 3 * T) * W);
+  }
+  for (; i < nv; i += T) xp_vec_add(r, acc, xp_ldv(a, base + i * 16), k0 + i * W);
+#pragma unroll
+  for (int h = W / 2; h >= 1; h /= 2) {
+#pragma unroll
+    for (int j = 0; j < h; ++j) acc[j] = r.merge(acc[j], acc[j + h]);
+  }
+  St st = acc[0];
+  for (i64 k = k0 + nv * W + t; k < k1; k += T) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+  return st;
+}
+
 // rows_vector in tiles (plan.tiles: fewer outputs than multiprocessors; a kernel of its own, so that
 // the warp kernel keeps its registers): a unit is read by a whole block, thread t taking vectors t,
 // t + 256, ... (four in flight), so that each block streams one contiguous run as
@@ -184,7 +170,6 @@ template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x
 template <class R> XP_D void xp_rows_tile_body(const Args& a) {
   typedef typename R::St St;
   __shared__ St warps[8];
-  const int W = (int)(16 / sizeof(S));
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const i64 units = a.M * a.S;
   for (i64 u = blockIdx.x; u < units; u += gridDim.x) {
@@ -192,28 +177,7 @@ template <class R> XP_D void xp_rows_tile_body(const Args& a) {
     i64 io, oo;
     xp_kept(a, m, io, oo);
     const R r(a, m);
-    const i64 base = io + k0 * (i64)sizeof(S);  // 16-byte aligned: the plan checks
-    const i64 nv = (k1 - k0) / W;
-    St acc[16 / sizeof(S)];
-#pragma unroll
-    for (int j = 0; j < W; ++j) acc[j] = r.id();
-    i64 i = threadIdx.x;
-    for (; i + 768 < nv; i += 1024) {
-      const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + 256) * 16),
-                  x2 = xp_ldv(a, base + (i + 512) * 16), x3 = xp_ldv(a, base + (i + 768) * 16);
-      xp_vec_add(r, acc, x0, k0 + i * W);
-      xp_vec_add(r, acc, x1, k0 + (i + 256) * W);
-      xp_vec_add(r, acc, x2, k0 + (i + 512) * W);
-      xp_vec_add(r, acc, x3, k0 + (i + 768) * W);
-    }
-    for (; i < nv; i += 256) xp_vec_add(r, acc, xp_ldv(a, base + i * 16), k0 + i * W);
-#pragma unroll
-    for (int h = W / 2; h >= 1; h /= 2) {
-#pragma unroll
-      for (int j = 0; j < h; ++j) acc[j] = r.merge(acc[j], acc[j + h]);
-    }
-    St st = acc[0];
-    for (i64 k = k0 + nv * W + threadIdx.x; k < k1; k += 256) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+    St st = xp_run_state<R, 256>(a, r, io, k0, k1, threadIdx.x);
 #pragma unroll
     for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
     if (lane == 0) warps[w] = st;
@@ -233,7 +197,6 @@ template <class R> XP_D void xp_rows_tile_body(const Args& a) {
 
 template <class R> XP_D void xp_rows_vec_body(const Args& a) {
   typedef typename R::St St;
-  const int W = (int)(16 / sizeof(S));
   const int lane = threadIdx.x & 31;
   const i64 units = a.M * a.S, step = (i64)gridDim.x * 8;
   for (i64 u = (i64)blockIdx.x * 8 + (threadIdx.x >> 5); u < units; u += step) {
@@ -241,28 +204,7 @@ template <class R> XP_D void xp_rows_vec_body(const Args& a) {
     i64 io, oo;
     xp_kept(a, m, io, oo);
     const R r(a, m);
-    const i64 base = io + k0 * (i64)sizeof(S);  // 16-byte aligned: the plan checks
-    const i64 nv = (k1 - k0) / W;
-    St acc[16 / sizeof(S)];
-#pragma unroll
-    for (int j = 0; j < W; ++j) acc[j] = r.id();
-    i64 i = lane;
-    for (; i + 96 < nv; i += 128) {
-      const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + 32) * 16),
-                  x2 = xp_ldv(a, base + (i + 64) * 16), x3 = xp_ldv(a, base + (i + 96) * 16);
-      xp_vec_add(r, acc, x0, k0 + i * W);
-      xp_vec_add(r, acc, x1, k0 + (i + 32) * W);
-      xp_vec_add(r, acc, x2, k0 + (i + 64) * W);
-      xp_vec_add(r, acc, x3, k0 + (i + 96) * W);
-    }
-    for (; i < nv; i += 32) xp_vec_add(r, acc, xp_ldv(a, base + i * 16), k0 + i * W);
-#pragma unroll
-    for (int h = W / 2; h >= 1; h /= 2) {
-#pragma unroll
-      for (int j = 0; j < h; ++j) acc[j] = r.merge(acc[j], acc[j + h]);
-    }
-    St st = acc[0];
-    for (i64 k = k0 + nv * W + lane; k < k1; k += 32) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+    const St st = xp_run_state<R, 32>(a, r, io, k0, k1, lane);
     xp_warp_done<R>(a, r, st, u, m, lane);
   }
 }
@@ -895,7 +837,8 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
   } else {
     s += kTypes;
     s += kHelpers;
-    s += kHalf;
+    s += "\n";
+    s += half_conversions();
     s += "// " + reduce_key(op, in, family) + "\n";
   }
   s += kReduceGeometry;
@@ -1163,7 +1106,8 @@ std::string scan_source(DType in) {
   if (!valid(in)) throw ValueError("cumulative_sum: unknown dtype");
   std::string s(kTypes);
   s += kHelpers;
-  s += kHalf;
+  s += "\n";
+  s += half_conversions();
   s += "// " + scan_key(in) + "\n";
   s += kScanGeometry;
   s += element_defs(in);
