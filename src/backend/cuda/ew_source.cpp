@@ -288,6 +288,15 @@ std::string float_helpers(const FloatNames& f) {
   return s;
 }
 
+// The types, conversions and helpers every generated elementwise source starts with.
+void append_prelude(std::string& s) {
+  s += kPrelude;
+  s += kHalfConversions;
+  s += kPreludeRest;
+  s += float_helpers(kF32);
+  s += float_helpers(kF64);
+}
+
 // ---- dtype facts ----
 
 bool is_half(DType d) {
@@ -1146,11 +1155,7 @@ Generated generate(const FusedProgram& p, Variant variant) {
   g.argument_bytes = argument_words(d) * 8;
   std::string& s = g.source;
   s.reserve(16384);
-  s += kPrelude;
-  s += kHalfConversions;
-  s += kPreludeRest;
-  s += float_helpers(kF32);
-  s += float_helpers(kF64);
+  append_prelude(s);
   s += "\n// ---- this program ----\n";
   s += "// " + g.key + "\n";
   s += args_struct(d);
@@ -1216,11 +1221,7 @@ GeneratedValue generate_value(const FusedProgram& p) {
   const int W = static_cast<int>(16 / itemsize(g.dtype));
   std::string& s = g.source;
   s.reserve(16384);
-  s += kPrelude;
-  s += kHalfConversions;
-  s += kPreludeRest;
-  s += float_helpers(kF32);
-  s += float_helpers(kF64);
+  append_prelude(s);
   s += "\n// ---- the reduced value ----\n// " + g.key + "\n";
   s += "struct xp_fargs {\n  u64 ptr[" + std::to_string(std::max<std::size_t>(nin, 1)) + "];\n";
   if (!d.konst.empty()) s += "  u64 konst[" + std::to_string(d.konst.size()) + "];\n";
