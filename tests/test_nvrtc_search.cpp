@@ -2,11 +2,16 @@
 // along DESIGN.md's search order (each case in a process of its own: the search is cached).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
+#include "jit/nvrtc_compiler.hpp"
 #include "runtime/dynlib.hpp"
 #include "runtime/nvrtc_search.hpp"
 #include "test_util.hpp"
+#include "xp/program.hpp"
 
 using xp::LibraryInfo;
 using xp::detail::choose_nvrtc;
@@ -190,4 +195,61 @@ TEST(DriverLibrary, ToolkitStubIsRecognised) {
   bool reported = false;
   for (const auto& p : j["problems"]) reported = reported || p["id"] == "driver_is_stub";
   EXPECT_TRUE(reported);
+}
+
+// ---- The toolkit headers' version (the cuda.h line that goes into every kernel cache key) -------
+
+namespace {
+
+std::string write_file(const xp_test::TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir / name;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  EXPECT_NE(f, nullptr) << path;
+  if (f != nullptr) {
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  return path;
+}
+
+}  // namespace
+
+TEST(ToolkitHeaders, CudaVersionLineAnywhereInTheFile) {
+  using xp::detail::cuda_version_define;
+  xp_test::TempDir dir;
+  EXPECT_EQ(cuda_version_define(write_file(dir, "first.h", "#define CUDA_VERSION 13000\nint x;\n")), "13000");
+  EXPECT_EQ(cuda_version_define(write_file(dir, "last.h", "int x;\n#define CUDA_VERSION 12080")), "12080");
+  // Lines that only look like it come first; the first real one wins.
+  EXPECT_EQ(
+      cuda_version_define(write_file(dir, "near.h",
+                                     " #define CUDA_VERSION 1\n#define CUDA_VERSIONS 2\n// #define CUDA_VERSION 3\n"
+                                     "#define CUDA_VERSION 12090\n#define CUDA_VERSION 4\n")),
+      "12090");
+  // Far in, and across every offset of the 16 KB read steps: the same answer.
+  for (std::size_t pad : {std::size_t{16384 - 30}, std::size_t{16384 - 5}, std::size_t{16384}, std::size_t{40000}}) {
+    std::string text;
+    while (text.size() < pad) text += "/* filler filler filler */\n";
+    text.resize(pad - 1);
+    text += "\n#define CUDA_VERSION 13010\r\nint y;\n";
+    EXPECT_EQ(cuda_version_define(write_file(dir, "far.h", text)), "13010\r") << "pad " << pad;  // as getline gives it
+  }
+  EXPECT_EQ(cuda_version_define(write_file(dir, "none.h", "int x;\n#define CUDA_VERSION\n")), "");
+  EXPECT_EQ(cuda_version_define(write_file(dir, "empty.h", "")), "");
+  EXPECT_EQ(cuda_version_define(dir / "absent.h"), "");
+}
+
+TEST(ToolkitHeaders, TheCompilerReportsTheLineOfItsCudaH) {
+  XP_REQUIRE_NVRTC();
+  const xp::CompilerInfo info = xp::compiler_info();
+  ASSERT_FALSE(info.include_dirs.empty()) << "NVRTC at " << info.nvrtc_path << " has no toolkit headers beside it";
+  std::string want;  // an independent reading: std::getline until the first such line
+  std::ifstream h(info.include_dirs.front() + "/cuda.h");
+  for (std::string line; std::getline(h, line);) {
+    if (line.rfind("#define CUDA_VERSION ", 0) == 0) {
+      want = line.substr(21);
+      break;
+    }
+  }
+  ASSERT_FALSE(want.empty()) << info.include_dirs.front() << "/cuda.h has no CUDA_VERSION line";
+  EXPECT_EQ(info.toolkit_headers_version, want);
 }

@@ -30,6 +30,10 @@ struct CompileOutput {
   double ms = 0;
 };
 
+// The text after "#define CUDA_VERSION " on the first line of the file that starts so ("13000"),
+// or "" (no such line, no such file).
+std::string cuda_version_define(const std::string& path);
+
 // The NVRTC xp compiles with, loaded from the library the search chose, with the toolkit
 // headers found next to it.
 class NvrtcCompiler {
