@@ -24,28 +24,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "compensated.cuh"
 #include "timing.cuh"
 
-struct St {
-  float s, c;
-};
-__device__ __forceinline__ void add(St& st, float x) {
-  const float t = __fadd_rn(st.s, x), z = __fsub_rn(t, st.s);
-  st.c = __fadd_rn(st.c, __fadd_rn(__fsub_rn(st.s, __fsub_rn(t, z)), __fsub_rn(x, z)));
-  st.s = t;
-}
-__device__ __forceinline__ St merge(St a, St b) {
-  St r;
-  r.s = __fadd_rn(a.s, b.s);
-  const float z = __fsub_rn(r.s, a.s);
-  r.c = __fadd_rn(__fadd_rn(a.c, b.c), __fadd_rn(__fsub_rn(a.s, __fsub_rn(r.s, z)), __fsub_rn(b.s, z)));
-  return r;
-}
-__device__ __forceinline__ St shfl(St a, int d) {
-  a.s = __shfl_down_sync(0xffffffffu, a.s, d);
-  a.c = __shfl_down_sync(0xffffffffu, a.c, d);
-  return a;
-}
 template <bool HINT>
 __device__ __forceinline__ uint4 load(const uint4* p) {
   if (HINT) {
@@ -75,18 +56,12 @@ __device__ __forceinline__ St warp_state(const float* __restrict__ in, long long
     for (int f = 0; f < F; ++f) x[f] = load<HINT>(v + i + 32 * f);
 #pragma unroll
     for (int f = 0; f < F; ++f) {
-      add(acc[0], __uint_as_float(x[f].x));
-      add(acc[1], __uint_as_float(x[f].y));
-      add(acc[2], __uint_as_float(x[f].z));
-      add(acc[3], __uint_as_float(x[f].w));
+      add4(acc, x[f]);
     }
   }
   for (; i < nv; i += 32) {
     const uint4 x = load<HINT>(v + i);
-    add(acc[0], __uint_as_float(x.x));
-    add(acc[1], __uint_as_float(x.y));
-    add(acc[2], __uint_as_float(x.z));
-    add(acc[3], __uint_as_float(x.w));
+    add4(acc, x);
   }
   St st = merge(merge(acc[0], acc[2]), merge(acc[1], acc[3]));
   for (long long k = k0 + nv * 4 + lane; k < k1; k += 32) add(st, in[k]);
@@ -190,18 +165,12 @@ __device__ __forceinline__ St block_state(const float* __restrict__ in, long lon
     for (int f = 0; f < F; ++f) x[f] = __ldg(v + i + 256 * f);
 #pragma unroll
     for (int f = 0; f < F; ++f) {
-      add(acc[0], __uint_as_float(x[f].x));
-      add(acc[1], __uint_as_float(x[f].y));
-      add(acc[2], __uint_as_float(x[f].z));
-      add(acc[3], __uint_as_float(x[f].w));
+      add4(acc, x[f]);
     }
   }
   for (; i < nv; i += 256) {
     const uint4 x = __ldg(v + i);
-    add(acc[0], __uint_as_float(x.x));
-    add(acc[1], __uint_as_float(x.y));
-    add(acc[2], __uint_as_float(x.z));
-    add(acc[3], __uint_as_float(x.w));
+    add4(acc, x);
   }
   St st = merge(merge(acc[0], acc[2]), merge(acc[1], acc[3]));
   for (long long k = k0 + nv * 4 + threadIdx.x; k < k1; k += 256) add(st, in[k]);

@@ -12,32 +12,16 @@
 #include <cstdlib>
 #include <vector>
 
+#include "compensated.cuh"
 #include "timing.cuh"
 
-struct St {
-  float s, c;
-};
 template <bool COMP>
 __device__ __forceinline__ void add(St& st, float x) {
   if (COMP) {
-    const float t = __fadd_rn(st.s, x), z = __fsub_rn(t, st.s);
-    st.c = __fadd_rn(st.c, __fadd_rn(__fsub_rn(st.s, __fsub_rn(t, z)), __fsub_rn(x, z)));
-    st.s = t;
+    add(st, x);  // the compensated add of compensated.cuh
   } else {
     st.s = __fadd_rn(st.s, x);
   }
-}
-__device__ __forceinline__ St merge(St a, St b) {
-  St r;
-  r.s = __fadd_rn(a.s, b.s);
-  const float z = __fsub_rn(r.s, a.s);
-  r.c = __fadd_rn(__fadd_rn(a.c, b.c), __fadd_rn(__fsub_rn(a.s, __fsub_rn(r.s, z)), __fsub_rn(b.s, z)));
-  return r;
-}
-__device__ __forceinline__ St shfl(St a, int d) {
-  a.s = __shfl_down_sync(0xffffffffu, a.s, d);
-  a.c = __shfl_down_sync(0xffffffffu, a.c, d);
-  return a;
 }
 
 // Warp u sums elements [u * chunk, min(n, (u + 1) * chunk)) (chunk a multiple of 128).

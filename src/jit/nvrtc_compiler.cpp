@@ -57,7 +57,6 @@ std::string cuda_version_define(const std::string& path) {
   if (fd < 0) return {};
   std::string text;
   std::size_t searched = 0;  // lines starting before this offset are done
-  std::string found;
   for (;;) {
     const std::size_t old = text.size();
     text.resize(old + 16384);
@@ -73,9 +72,8 @@ std::string cuda_version_define(const std::string& path) {
       if (end == std::string::npos && !eof) break;
       const std::size_t stop = end == std::string::npos ? text.size() : end;
       if (stop - searched >= kTagLength && text.compare(searched, kTagLength, kTag) == 0) {
-        found = text.substr(searched + kTagLength, stop - searched - kTagLength);
         ::close(fd);
-        return found;
+        return text.substr(searched + kTagLength, stop - searched - kTagLength);
       }
       if (end == std::string::npos) break;
       searched = end + 1;
