@@ -16,8 +16,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <random>
@@ -902,4 +904,62 @@ TEST(CudaCodegenGpu, StridedAndMisalignedViewsMatchTheCpu) {
   out2.copy_to_host(h2.data(), h2.size());
   compare_output("misaligned views", m.p, 0, std::vector<std::byte>(h2.begin() + 12, h2.begin() + 12 + n * 4), mwant[0],
                  mlogical, n);
+}
+
+// generate_key gives what generate gives, the source aside, and writes no source: the key alone
+// finds a cached kernel (jit/generated.hpp).
+TEST(CudaCodegen, GenerateKeyIsGenerateWithoutTheSource) {
+  for (cg::Layout layout : {cg::Layout::contiguous, cg::Layout::strided}) {
+    for (bool index64 : {false, true}) {
+      auto group = ops_group(DType::float32, {3, 5});
+      const cg::Variant v = variant(layout, false, index64);
+      const std::uint64_t before = cg::sources_written();
+      const cg::Generated k = cg::generate_key(group->p, v);
+      EXPECT_EQ(cg::sources_written(), before);
+      const cg::Generated g = cg::generate(group->p, v);
+      EXPECT_EQ(cg::sources_written(), before + 1);
+      EXPECT_TRUE(k.source.empty());
+      EXPECT_FALSE(g.source.empty());
+      EXPECT_EQ(k.key, g.key);
+      EXPECT_EQ(k.kernel_name, g.kernel_name);
+      EXPECT_EQ(k.variant, g.variant);
+      EXPECT_EQ(k.elements_per_thread, g.elements_per_thread);
+      EXPECT_EQ(k.argument_bytes, g.argument_bytes);
+    }
+  }
+  Built bad({3});
+  bad.output(bad.op(Op::negative, DType::int32, 5), DType::int32);  // a forward reference
+  EXPECT_THROW(cg::generate_key(bad.p, cg::Variant{}), xp::ValueError);
+}
+
+// A process whose kernel is in the disk cache runs it without writing its source: the first
+// process compiles a + b (one source), a second one with the same cache writes none and gets the
+// same answer. Each runs the disabled case below in a process of its own.
+TEST(CudaCodegenGpu, ASecondProcessFindsTheKernelWithoutWritingItsSource) {
+  XP_REQUIRE_GPU();
+  std::string dir = (std::filesystem::temp_directory_path() / "xp-test-generated-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  auto child = [&] {
+    return xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
+                                 "--gtest_filter=CudaCodegenGpu.DISABLED_FirstAddOfAProcess"},
+                                {{"XP_CACHE_DIR", dir}}, {"FORCE_CPU", "XP_DEVICE"});
+  };
+  const auto first = child(), second = child();
+  EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("sources written: 1"), std::string::npos) << first.out;
+  EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_NE(second.out.find("sources written: 0"), std::string::npos) << second.out;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+TEST(CudaCodegenGpu, DISABLED_FirstAddOfAProcess) {
+  const xp::Device dev = xp::Device::cuda(0);
+  const std::vector<float> h = {1.5f, -2.0f, 3.25f, 1e30f, 7.0f};
+  const xp::Array a = xp::asarray(h, xp::Shape{5}, dev), b = xp::asarray(h, xp::Shape{5}, dev);
+  const std::uint64_t before = cg::sources_written();
+  const std::vector<float> got = (a + b).to_vector<float>();
+  std::printf("sources written: %llu\n", static_cast<unsigned long long>(cg::sources_written() - before));
+  ASSERT_EQ(got.size(), h.size());
+  for (std::size_t i = 0; i < h.size(); ++i) EXPECT_EQ(got[i], h[i] + h[i]) << i;
 }

@@ -22,7 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "jit/build_id.hpp"
 #include "jit/disk_cache.hpp"
+#include "jit/generated.hpp"
 #include "jit/hash.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
@@ -643,4 +645,37 @@ TEST(DiskCache, EntriesTotalAndClear) {
   EXPECT_TRUE(exists_no_follow(folder + "/README"));
   EXPECT_TRUE(exists_no_follow(folder + "/folder.xpk"));
   EXPECT_EQ(cache.clear(), 0u);
+}
+
+// Generated kernels are cached under the build ID of xp's code, NVRTC's version, the target, the
+// options, the kernel's name and the generator's key (jit/generated.hpp): any of them changed
+// gives another key; an architecture NVRTC cannot compile for gives none (xp::Program says why).
+TEST(GeneratedKernels, KeyMaterialNamesEverythingTheKernelDependsOn) {
+  const std::string& id = xp::detail::build_id();
+  ASSERT_EQ(id.size(), 40u) << "a SHA-1 build ID, linked with --build-id=sha1: '" << id << "'";
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+  XP_REQUIRE_NVRTC();
+  using xp::detail::generated_key_material;
+  xp::ProgramOptions o;
+  o.name = "xp_fused.cu";
+  o.options = {"--fmad=false"};
+  const std::string k = generated_key_material("xp-ew-1;contiguous;add", o, "xp_ew_1", 90);
+  ASSERT_FALSE(k.empty());
+  EXPECT_EQ(generated_key_material("xp-ew-1;contiguous;add", o, "xp_ew_1", 90), k);
+  for (const std::string& part :
+       {id, std::string("sm_90"), std::string("--fmad=false"), std::string("xp-ew-1;contiguous;add"),
+        std::string("xp_ew_1"), std::string("xp_fused.cu"), xp::compiler_info().nvrtc_version})
+    EXPECT_NE(k.find(part), std::string::npos) << part << " not in\n" << k;
+  EXPECT_NE(generated_key_material("xp-ew-1;contiguous;mul", o, "xp_ew_1", 90), k);
+  EXPECT_NE(generated_key_material("xp-ew-1;contiguous;add", o, "xp_ew_2", 90), k);
+  EXPECT_NE(generated_key_material("xp-ew-1;contiguous;add", o, "xp_ew_1", 80), k);
+  xp::ProgramOptions other = o;
+  other.options = {"--fmad=true"};
+  EXPECT_NE(generated_key_material("xp-ew-1;contiguous;add", other, "xp_ew_1", 90), k);
+  other = o;
+  other.ptx = true;
+  EXPECT_NE(generated_key_material("xp-ew-1;contiguous;add", other, "xp_ew_1", 90).find("compute_90"),
+            std::string::npos);
+  EXPECT_EQ(generated_key_material("xp-ew-1;contiguous;add", o, "xp_ew_1", 0), "");
+  EXPECT_EQ(generated_key_material("xp-ew-1;contiguous;add", o, "xp_ew_1", 60), "");  // below NVRTC 13's sm_75
 }

@@ -141,6 +141,9 @@ auto pack_launch_arg(const T& v, KernelArgContext& c) {
 }  // namespace detail
 
 class Program;
+namespace detail {
+struct KernelAccess;  // xp's own kernels of generated programs (src/jit/generated.hpp)
+}
 
 // The NVRTC xp compiles with and the headers it gives it.
 struct CompilerInfo {
@@ -211,6 +214,7 @@ class XP_API Kernel {
 
  private:
   friend class Program;
+  friend struct detail::KernelAccess;
   std::shared_ptr<const detail::KernelState> state_;
 };
 
@@ -241,6 +245,7 @@ class XP_API Program {
   const std::string& name() const;
 
  private:
+  friend struct detail::KernelAccess;
   std::shared_ptr<detail::ProgramState> state_;
 };
 

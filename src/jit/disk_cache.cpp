@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <memory>
 
 #include "jit/hash.hpp"
 #include "runtime/log.hpp"
@@ -34,13 +35,16 @@ std::uint64_t get_u64(const char* p) {
   return v;
 }
 
-bool read_all(int fd, std::vector<char>& out) {
+// The whole file into a buffer of its size, left uninitialised until read (a hit is on the path
+// of a process's first kernel, where zero-filling 16 KB first is a cost of its own).
+bool read_all(int fd, std::unique_ptr<char[]>& out, std::size_t& size) {
   struct stat st {};
-  if (fstat(fd, &st) != 0) return false;
-  out.resize(static_cast<size_t>(st.st_size));
+  if (fstat(fd, &st) != 0 || st.st_size < 0) return false;
+  size = static_cast<std::size_t>(st.st_size);
+  out.reset(new char[size > 0 ? size : 1]);
   size_t got = 0;
-  while (got < out.size()) {
-    const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+  while (got < size) {
+    const ssize_t n = ::read(fd, out.get() + got, size - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     got += static_cast<size_t>(n);
@@ -150,19 +154,21 @@ void DiskCache::open_folder() {
   log_once(LogLevel::warn, "kernel disk cache disabled: " + problem_ + " (kernels are compiled in every process)");
 }
 
-std::string DiskCache::file_for(const std::string& key) const {
-  return folder_ + "/" + hash128(key).hex() + kSuffix;
+std::string DiskCache::file_for(const Hash128& key_hash) const {
+  return folder_ + "/" + key_hash.hex() + kSuffix;
 }
 
-DiskCache::Lookup DiskCache::load(const std::string& key, std::vector<char>& payload, std::string* file_out) {
+DiskCache::Lookup DiskCache::load(const std::string& key, const Hash128& key_hash, std::vector<char>& payload,
+                                  std::string* file_out) {
   if (!usable_) return Lookup::disabled;
-  const std::string file = file_for(key);
+  const std::string file = file_for(key_hash);
   if (file_out != nullptr) *file_out = file;
   const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Lookup::miss;  // absent, or a link (ELOOP): neither is used
-  std::vector<char> data;
+  std::unique_ptr<char[]> bytes;
+  std::size_t size = 0;
   struct stat st {};
-  const bool ok = ::fstat(fd, &st) == 0 && read_all(fd, data);
+  const bool ok = ::fstat(fd, &st) == 0 && read_all(fd, bytes, size);
   if (ok && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 022) == 0 &&
       ::time(nullptr) - st.st_mtim.tv_sec > kTouchAfterSeconds) {
     // Touch the entry: least recently used eviction reads the modification time. Within a minute
@@ -175,28 +181,28 @@ DiskCache::Lookup DiskCache::load(const std::string& key, std::vector<char>& pay
     return Lookup::corrupt_removed;
   };
   if (!ok || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) return remove_corrupt();
+  const char* const data = bytes.get();
   const size_t header = 8 + 8 + 8;
-  if (data.size() < header || std::memcmp(data.data(), kMagic, 8) != 0 || get_u64(data.data() + 8) != kFormat)
-    return remove_corrupt();
-  const std::uint64_t key_len = get_u64(data.data() + 16);
-  if (key_len > data.size() - header || data.size() - header - key_len < 8 + 16) return remove_corrupt();
-  const char* p = data.data() + header;
+  if (size < header || std::memcmp(data, kMagic, 8) != 0 || get_u64(data + 8) != kFormat) return remove_corrupt();
+  const std::uint64_t key_len = get_u64(data + 16);
+  if (key_len > size - header || size - header - key_len < 8 + 16) return remove_corrupt();
+  const char* p = data + header;
   if (key_len != key.size() || std::memcmp(p, key.data(), key.size()) != 0) return Lookup::foreign;
   p += key_len;
   const std::uint64_t payload_len = get_u64(p);
   p += 8;
   const Hash128 stored{get_u64(p), get_u64(p + 8)};
   p += 16;
-  if (payload_len != static_cast<std::uint64_t>(data.data() + data.size() - p)) return remove_corrupt();
+  if (payload_len != static_cast<std::uint64_t>(data + size - p)) return remove_corrupt();
   if (hash128_bytes(p, payload_len, 0x78702d6361636865ull) != stored) return remove_corrupt();
   payload.assign(p, p + payload_len);
   return Lookup::hit;
 }
 
-std::string DiskCache::store(const std::string& key, const std::vector<char>& payload) {
+std::string DiskCache::store(const std::string& key, const Hash128& key_hash, const std::vector<char>& payload) {
   if (!usable_) return {};
-  const std::string file = file_for(key);
-  std::string tmpl = folder_ + "/.tmp-" + hash128(key).hex() + "-XXXXXX";
+  const std::string file = file_for(key_hash);
+  std::string tmpl = folder_ + "/.tmp-" + key_hash.hex() + "-XXXXXX";
   const int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
   if (fd < 0) {
     log_once(LogLevel::warn, "kernel disk cache: cannot write in " + folder_ + ": " + std::strerror(errno));

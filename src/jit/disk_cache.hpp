@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "jit/hash.hpp"
+
 namespace xp::detail {
 
 // Compiled kernels on disk, one file per entry, named by a 128-bit hash of the key material.
@@ -32,11 +34,19 @@ class DiskCache {
   // Why the cache is disabled (empty when usable).
   const std::string& problem() const { return problem_; }
 
-  Lookup load(const std::string& key, std::vector<char>& payload, std::string* file = nullptr);
+  Lookup load(const std::string& key, std::vector<char>& payload, std::string* file = nullptr) {
+    return load(key, hash128(key), payload, file);
+  }
+  // The same with the key's hash128 already at hand (Program has it for its memory cache).
+  Lookup load(const std::string& key, const Hash128& key_hash, std::vector<char>& payload, std::string* file = nullptr);
   // Returns the entry's path, or empty when the cache is not usable or the write failed.
-  std::string store(const std::string& key, const std::vector<char>& payload);
+  std::string store(const std::string& key, const std::vector<char>& payload) {
+    return store(key, hash128(key), payload);
+  }
+  std::string store(const std::string& key, const Hash128& key_hash, const std::vector<char>& payload);
 
-  std::string file_for(const std::string& key) const;
+  std::string file_for(const std::string& key) const { return file_for(hash128(key)); }
+  std::string file_for(const Hash128& key_hash) const;
   std::vector<Entry> entries() const;
   std::uint64_t total_bytes() const;
   std::size_t clear();

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <memory>
 
 #include <algorithm>
 #include <chrono>
@@ -47,38 +49,50 @@ std::string parent(const std::string& path) {
 
 }  // namespace
 
-// Read with plain read(2) in 16 KB steps, not an std::ifstream: the line sits about 14 KB into a
-// 1.3 MB file, and a process's first iostream costs about 0.2 ms of locale set-up, which the first
-// kernel of a process with a warm disk cache would pay (nothing else on that path uses iostreams).
+// Read with plain read(2) in 16 KB steps into a buffer left uninitialised, not an std::ifstream
+// or a zero-filled string: the line sits about 14 KB into a 1.3 MB file, and this runs on the way
+// to a process's first kernel even when the disk cache has it, where a first iostream's locale
+// set-up (about 0.2 ms) or writing 16 KB of zeros before reading them over is a cost of its own.
 std::string cuda_version_define(const std::string& path) {
   static constexpr char kTag[] = "#define CUDA_VERSION ";
   constexpr std::size_t kTagLength = sizeof kTag - 1;
+  constexpr std::size_t kStep = 16384;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};
-  std::string text;
-  std::size_t searched = 0;  // lines starting before this offset are done
-  for (;;) {
-    const std::size_t old = text.size();
-    text.resize(old + 16384);
+  std::unique_ptr<char[]> buf;
+  std::size_t cap = 0, size = 0;  // buf[0, size) holds the unsearched lines (the last one maybe partial)
+  for (bool eof = false; !eof;) {
+    if (cap - size < kStep) {  // a line longer than the buffer: grow it
+      const std::size_t grown = std::max(2 * cap, size + kStep);
+      std::unique_ptr<char[]> next(new char[grown]);
+      if (size > 0) std::memcpy(next.get(), buf.get(), size);
+      buf = std::move(next);
+      cap = grown;
+    }
     ssize_t n = 0;
     do {
-      n = ::read(fd, text.data() + old, 16384);
+      n = ::read(fd, buf.get() + size, kStep);
     } while (n < 0 && errno == EINTR);
-    text.resize(old + static_cast<std::size_t>(n > 0 ? n : 0));
-    const bool eof = n <= 0;
+    size += static_cast<std::size_t>(n > 0 ? n : 0);
+    eof = n <= 0;
     // Whole lines only (the last one too at the end of the file).
+    std::size_t line = 0;
     for (;;) {
-      const std::size_t end = text.find('\n', searched);
-      if (end == std::string::npos && !eof) break;
-      const std::size_t stop = end == std::string::npos ? text.size() : end;
-      if (stop - searched >= kTagLength && text.compare(searched, kTagLength, kTag) == 0) {
+      const void* nl = std::memchr(buf.get() + line, '\n', size - line);
+      if (nl == nullptr && !eof) break;
+      const std::size_t stop =
+          nl == nullptr ? size : static_cast<std::size_t>(static_cast<const char*>(nl) - buf.get());
+      if (stop - line >= kTagLength && std::memcmp(buf.get() + line, kTag, kTagLength) == 0) {
         ::close(fd);
-        return text.substr(searched + kTagLength, stop - searched - kTagLength);
+        return std::string(buf.get() + line + kTagLength, stop - line - kTagLength);
       }
-      if (end == std::string::npos) break;
-      searched = end + 1;
+      if (nl == nullptr) break;
+      line = stop + 1;
     }
-    if (eof) break;
+    if (line > 0) {  // keep only the partial last line
+      std::memmove(buf.get(), buf.get() + line, size - line);
+      size -= line;
+    }
   }
   ::close(fd);
   return {};
@@ -147,10 +161,24 @@ const NvrtcCompiler& NvrtcCompiler::instance() {
     }
     auto* c = new NvrtcCompiler();
     c->lib_ = s.found[static_cast<size_t>(chosen)];
-    DynLib lib = DynLib::open(c->lib_.path);
+    compiler = c;
+  });
+  if (compiler == nullptr) throw Error(failure);
+  return *compiler;
+}
+
+const NvrtcCompiler::Headers& NvrtcCompiler::headers() const {
+  std::call_once(headers_once_, [this] { find_headers(lib_.path, headers_.dirs, headers_.cccl, headers_.version); });
+  return headers_;
+}
+
+// NVRTC's entry points, bound at the first compile (or compiler_info()). The search loaded the
+// library and left it loaded, so this open finds it in the process and only adds a reference.
+const NvrtcCompiler::Api& NvrtcCompiler::api() const {
+  std::call_once(api_once_, [this] {
+    DynLib lib = DynLib::open(lib_.path);
     if (!lib.ok()) {
-      failure = "NVRTC at " + c->lib_.path + " could not be loaded: " + lib.error();
-      delete c;
+      api_failure_ = "NVRTC at " + lib_.path + " could not be loaded: " + lib.error();
       return;
     }
     auto* api = new Api();
@@ -168,18 +196,15 @@ const NvrtcCompiler& NvrtcCompiler::instance() {
       bind(lib, api->lowered, "nvrtcGetLoweredName");
       bind(lib, api->error_string, "nvrtcGetErrorString");
     } catch (const Error& e) {
-      failure = e.what();
+      api_failure_ = e.what();
       delete api;
-      delete c;
       return;
     }
     lib.release();  // NVRTC stays loaded for the life of the process
-    c->api_ = api;
-    find_headers(c->lib_.path, c->include_dirs_, c->has_cccl_, c->headers_version_);
-    compiler = c;
+    api_ = api;
   });
-  if (compiler == nullptr) throw Error(failure);
-  return *compiler;
+  if (api_ == nullptr) throw Error(api_failure_);
+  return *api_;
 }
 
 bool NvrtcCompiler::supports(int arch) const {
@@ -192,6 +217,7 @@ int NvrtcCompiler::newest_arch() const {
 
 CompileOutput NvrtcCompiler::compile(const CompileRequest& req) const {
   static std::once_flag builtins_once;  // at the first compile only: a disk-cache hit never needs it
+  const Api& api = this->api();
   std::call_once(builtins_once, [this] { preload_builtins(lib_.path); });
   CompileOutput out;
   const auto t0 = std::chrono::steady_clock::now();
@@ -201,18 +227,18 @@ CompileOutput NvrtcCompiler::compile(const CompileRequest& req) const {
     header_src.push_back(content.c_str());
   }
   nvrtcProgram prog = nullptr;
-  int r = api_->create(&prog, req.source.c_str(), req.name.c_str(), static_cast<int>(req.headers.size()),
-                       header_src.data(), header_names.data());
+  int r = api.create(&prog, req.source.c_str(), req.name.c_str(), static_cast<int>(req.headers.size()),
+                     header_src.data(), header_names.data());
   if (r != 0) {
     out.nvrtc_result = r;
-    out.nvrtc_error = api_->error_string(r);
+    out.nvrtc_error = api.error_string(r);
     return out;
   }
   struct Guard {
     const Api* api;
     nvrtcProgram* p;
     ~Guard() { api->destroy(p); }
-  } guard{api_, &prog};
+  } guard{&api, &prog};
 
   // A device newer than this NVRTC knows gets PTX of the newest arch it knows; the driver
   // finishes the job.
@@ -226,37 +252,37 @@ CompileOutput NvrtcCompiler::compile(const CompileRequest& req) const {
   out.is_ptx = ptx;
   std::vector<std::string> opts;
   opts.push_back(std::string("--gpu-architecture=") + (ptx ? "compute_" : "sm_") + std::to_string(arch));
-  for (const auto& d : include_dirs_) opts.push_back("-I" + d);
+  for (const auto& d : include_dirs()) opts.push_back("-I" + d);
   for (const auto& o : req.options) opts.push_back(o);
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
-  for (const auto& e : req.name_expressions) api_->add_name(prog, e.c_str());
+  for (const auto& e : req.name_expressions) api.add_name(prog, e.c_str());
 
-  r = api_->compile(prog, static_cast<int>(argv.size()), argv.data());
+  r = api.compile(prog, static_cast<int>(argv.size()), argv.data());
   std::size_t log_size = 0;
-  if (api_->log_size(prog, &log_size) == 0 && log_size > 1) {
+  if (api.log_size(prog, &log_size) == 0 && log_size > 1) {
     out.log.resize(log_size);
-    api_->log(prog, out.log.data());
+    api.log(prog, out.log.data());
     out.log.resize(log_size - 1);
   }
   if (r != 0) {
     out.nvrtc_result = r;
-    out.nvrtc_error = api_->error_string(r);
+    out.nvrtc_error = api.error_string(r);
     return out;
   }
   std::size_t size = 0;
   if (ptx) {
-    api_->ptx_size(prog, &size);
+    api.ptx_size(prog, &size);
     out.binary.resize(size);
-    api_->ptx(prog, out.binary.data());
+    api.ptx(prog, out.binary.data());
   } else {
-    api_->cubin_size(prog, &size);
+    api.cubin_size(prog, &size);
     out.binary.resize(size);
-    api_->cubin(prog, out.binary.data());
+    api.cubin(prog, out.binary.data());
   }
   for (const auto& e : req.name_expressions) {
     const char* lowered = nullptr;
-    if (api_->lowered(prog, e.c_str(), &lowered) == 0 && lowered != nullptr) out.lowered_names.emplace_back(e, lowered);
+    if (api.lowered(prog, e.c_str(), &lowered) == 0 && lowered != nullptr) out.lowered_names.emplace_back(e, lowered);
   }
   out.ok = true;
   out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -273,6 +299,7 @@ CompilerInfo compiler_info() noexcept {
   CompilerInfo i;
   try {
     const auto& c = detail::NvrtcCompiler::instance();
+    (void)c.api();  // an NVRTC that lacks an entry point is not available
     i.available = true;
     i.nvrtc_path = c.library().path;
     i.nvrtc_version = c.library().version;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,23 +46,35 @@ class NvrtcCompiler {
   const LibraryInfo& library() const { return lib_; }
   int version() const { return lib_.version_number; }
   // Folders given to NVRTC with -I: the toolkit's include and include/cccl, when found.
-  const std::vector<std::string>& include_dirs() const { return include_dirs_; }
-  bool has_cccl() const { return has_cccl_; }
+  const std::vector<std::string>& include_dirs() const { return headers().dirs; }
+  bool has_cccl() const { return headers().cccl; }
   bool supports(int arch) const;
   int newest_arch() const;
   // A fingerprint of the toolkit headers' version (the cuda.h CUDA_VERSION line), for cache keys.
-  const std::string& headers_version() const { return headers_version_; }
+  const std::string& headers_version() const { return headers().version; }
 
   CompileOutput compile(const CompileRequest& request) const;
 
+  struct Api;
+  // NVRTC's entry points, bound on first use; throws xp::Error when the library lacks one.
+  const Api& api() const;
+
  private:
   NvrtcCompiler() = default;
+  // The toolkit headers next to the library, looked for on first use: a kernel found in the disk
+  // cache under a key without them (jit/generated.hpp) never needs them.
+  struct Headers {
+    std::vector<std::string> dirs;
+    bool cccl = false;
+    std::string version;
+  };
+  const Headers& headers() const;
   LibraryInfo lib_;
-  std::vector<std::string> include_dirs_;
-  bool has_cccl_ = false;
-  std::string headers_version_;
-  struct Api;
-  const Api* api_ = nullptr;
+  mutable std::once_flag headers_once_;
+  mutable Headers headers_;
+  mutable std::once_flag api_once_;
+  mutable const Api* api_ = nullptr;
+  mutable std::string api_failure_;
 };
 
 }  // namespace xp::detail

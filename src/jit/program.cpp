@@ -8,8 +8,10 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "jit/build_id.hpp"
 #include "jit/cubin.hpp"
 #include "jit/disk_cache.hpp"
+#include "jit/generated.hpp"
 #include "jit/hash.hpp"
 #include "jit/kernel_state.hpp"
 #include "jit/nvrtc_compiler.hpp"
@@ -138,9 +140,14 @@ struct Module {
 
 namespace detail {
 struct ProgramState {
-  std::string source;
   ProgramOptions options;
-  std::string key_base;  // key material minus the target and NVRTC version
+  // The key material minus the target and NVRTC version. It ends with the source and a newline:
+  // the source is kept there only, not in a copy of its own.
+  std::string key_base;
+  std::size_t source_at = 0;
+  std::string_view source() const {
+    return std::string_view(key_base).substr(source_at, key_base.size() - 1 - source_at);
+  }
   std::mutex m;
   std::map<int, std::shared_ptr<const detail::Compiled>> by_target;  // arch * 2 + ptx
   std::map<int, std::shared_ptr<detail::Module>> modules;            // by device ordinal
@@ -151,7 +158,6 @@ Program::Program(std::string source, ProgramOptions options) {
   if (source.find_first_not_of(" \t\r\n") == std::string::npos)
     throw ValueError("xp::Program: the source of " + options.name + " is empty");
   auto s = std::make_shared<detail::ProgramState>();
-  s->source = std::move(source);
   s->options = std::move(options);
   std::string k;
   put_field(k, "name", s->options.name);
@@ -164,8 +170,16 @@ Program::Program(std::string source, ProgramOptions options) {
     put_field(k, "header", n);
     put_field(k, "content", c);
   }
-  put_field(k, "source", s->source);
-  s->key_base = std::move(k);
+  // The last field, put_field(k, "source", source), written around the source in its own buffer:
+  // a generated source has room reserved for it, so its bytes move within memory already touched
+  // rather than being copied to memory that is not (this is on the path of a process's first kernel).
+  k += "source ";
+  k += std::to_string(source.size());
+  k += '\n';
+  s->source_at = k.size();
+  source.insert(0, k);
+  source += '\n';
+  s->key_base = std::move(source);
   state_ = std::move(s);
 }
 
@@ -241,13 +255,16 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
   const bool ptx = want_ptx || arch.number > nvrtc.newest_arch();
   const int target = arch.number > nvrtc.newest_arch() ? nvrtc.newest_arch() : arch.number;
 
-  std::string key = "xp-kernel-cache 1\n";
+  std::string key;
+  key.reserve(256 + st.key_base.size());
+  key += "xp-kernel-cache 1\n";
   put_field(key, "xp", std::string(version()));
   put_field(key, "nvrtc", nvrtc.library().version);
   put_field(key, "toolkit-headers", nvrtc.headers_version());
   put_field(key, "target", (ptx ? "compute_" : "sm_") + std::to_string(target));
   key += st.key_base;
-  const std::string hash = detail::hash128(key).hex();
+  const detail::Hash128 key_hash = detail::hash128(key);
+  const std::string hash = key_hash.hex();
 
   auto& mem = detail::memory_cache();
   std::shared_ptr<const detail::Compiled> result;
@@ -262,14 +279,14 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
     auto& disk = detail::DiskCache::instance();
     std::vector<char> payload;
     auto c = std::make_shared<detail::Compiled>();
-    c->key = key;
-    if (disk.load(key, payload, &stats.cache_file) == detail::DiskCache::Lookup::hit &&
+    c->key = std::move(key);  // used as c->key from here on
+    if (disk.load(c->key, key_hash, payload, &stats.cache_file) == detail::DiskCache::Lookup::hit &&
         detail::unpack_payload(payload, *c)) {
       stats.disk_hit = true;
     } else {
       c->lowered.clear();
       detail::CompileRequest req;
-      req.source = st.source;
+      req.source = std::string(st.source());
       req.name = st.options.name;
       req.options = st.options.options;
       req.name_expressions = st.options.name_expressions;
@@ -284,7 +301,7 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
       c->lowered = std::move(out.lowered_names);
       c->log = std::move(out.log);
       c->info = detail::inspect_module(c->binary.data(), c->binary.size());
-      stats.cache_file = disk.store(key, detail::pack_payload(*c));
+      stats.cache_file = disk.store(c->key, key_hash, detail::pack_payload(*c));
     }
     result = c;
     std::lock_guard<std::mutex> lock(mem.m);
@@ -321,6 +338,25 @@ ModuleCache& module_cache() {
   return *c;
 }
 
+// The module of this code on this device, loaded on first use.
+std::shared_ptr<detail::Module> module_of(const std::shared_ptr<const detail::Compiled>& code, const Device& device) {
+  auto& cache = module_cache();
+  std::shared_ptr<detail::Module> m;
+  {
+    std::lock_guard<std::mutex> lock(cache.m);
+    if (auto it = cache.modules.find({code.get(), device.index()}); it != cache.modules.end()) return it->second;
+  }
+  device.activate();
+  const auto& api = detail::api_for_use();
+  m = std::make_shared<detail::Module>();
+  m->device = device;
+  m->code = code;
+  detail::check(detail::need(api.cuModuleLoadData, "cuModuleLoadData")(&m->handle, code->binary.data()),
+                "cuModuleLoadData");
+  std::lock_guard<std::mutex> lock(cache.m);
+  return cache.modules.emplace(std::make_pair(code.get(), device.index()), m).first->second;
+}
+
 std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st, const Device& device) {
   if (!device.is_cuda())
     throw ValueError("a kernel runs on a CUDA device; " + device.str() + " is not one (xp::Program " + p.name() + ")");
@@ -329,60 +365,150 @@ std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st,
     if (auto it = st.modules.find(device.index()); it != st.modules.end()) return it->second;
   }
   CompileStats stats;
-  auto code = build(st, Arch::sm(device_arch(device)), stats);
-  auto& cache = module_cache();
-  std::shared_ptr<detail::Module> m;
-  {
-    std::lock_guard<std::mutex> lock(cache.m);
-    if (auto it = cache.modules.find({code.get(), device.index()}); it != cache.modules.end()) m = it->second;
-  }
-  if (!m) {
-    device.activate();
-    const auto& api = detail::api_for_use();
-    m = std::make_shared<detail::Module>();
-    m->device = device;
-    m->code = code;
-    detail::check(detail::need(api.cuModuleLoadData, "cuModuleLoadData")(&m->handle, code->binary.data()),
-                  "cuModuleLoadData");
-    std::lock_guard<std::mutex> lock(cache.m);
-    m = cache.modules.emplace(std::make_pair(code.get(), device.index()), m).first->second;
-  }
+  auto m = module_of(build(st, Arch::sm(device_arch(device)), stats), device);
   std::lock_guard<std::mutex> lock(st.m);
   return st.modules.emplace(device.index(), m).first->second;
 }
 
 }  // namespace
 
-Kernel Program::kernel(std::string_view name, const Device& device) {
-  auto module = module_for(*this, *state_, device);
-  Kernel k;
-  {
-    std::lock_guard<std::mutex> lock(module->m);
-    if (auto it = module->kernels.find(name); it != module->kernels.end()) {
-      k.state_ = it->second;
-      return k;
+namespace detail {
+
+struct KernelAccess {
+  // The kernel `name` of a loaded module (of the program called program_name, for messages).
+  static Kernel in_module(const std::shared_ptr<Module>& module, std::string_view name,
+                          const std::string& program_name) {
+    Kernel k;
+    {
+      std::lock_guard<std::mutex> lock(module->m);
+      if (auto it = module->kernels.find(name); it != module->kernels.end()) {
+        k.state_ = it->second;
+        return k;
+      }
     }
+    std::string symbol(name);
+    for (const auto& [e, l] : module->code->lowered)
+      if (e == name) symbol = l;
+    const auto& kernels = module->code->info.kernels;
+    if (std::find(kernels.begin(), kernels.end(), symbol) == kernels.end()) {
+      std::string list;
+      for (const auto& n : kernels) list += (list.empty() ? "" : ", ") + n;
+      throw ValueError("no kernel '" + std::string(name) + "' in " + program_name +
+                       "; it has: " + (list.empty() ? "no __global__ function" : list) +
+                       (symbol == name ? "" : " (looked for the lowered name " + symbol + ")") +
+                       ". A C++ kernel needs extern \"C\" or a name expression in ProgramOptions");
+    }
+    const auto& params = module->code->info.params;
+    const auto found = params.find(symbol);
+    auto state = make_kernel_state(module, module->handle, module->device, std::move(symbol),
+                                   found != params.end() ? &found->second : nullptr);
+    std::lock_guard<std::mutex> lock(module->m);
+    k.state_ = module->kernels.emplace(std::string(name), std::move(state)).first->second;
+    return k;
   }
-  std::string symbol(name);
-  for (const auto& [e, l] : module->code->lowered)
-    if (e == name) symbol = l;
-  const auto& kernels = module->code->info.kernels;
-  if (std::find(kernels.begin(), kernels.end(), symbol) == kernels.end()) {
-    std::string list;
-    for (const auto& n : kernels) list += (list.empty() ? "" : ", ") + n;
-    throw ValueError("no kernel '" + std::string(name) + "' in " + this->name() +
-                     "; it has: " + (list.empty() ? "no __global__ function" : list) +
-                     (symbol == name ? "" : " (looked for the lowered name " + symbol + ")") +
-                     ". A C++ kernel needs extern \"C\" or a name expression in ProgramOptions");
+
+  static Kernel generated(const std::string& generator_key, const std::function<std::string()>& make_source,
+                          const ProgramOptions& options, std::string_view kernel_name, const Device& device);
+};
+
+}  // namespace detail
+
+Kernel Program::kernel(std::string_view name, const Device& device) {
+  return detail::KernelAccess::in_module(module_for(*this, *state_, device), name, this->name());
+}
+
+namespace detail {
+
+namespace {
+
+// Generated kernels by the hash of their key material: the material (to rule out a collision)
+// and the code, the same object as Program's memory cache holds, so that one module serves both.
+struct GeneratedCache {
+  std::mutex m;
+  std::unordered_map<std::string, std::pair<std::string, std::shared_ptr<const Compiled>>> by_hash;
+};
+GeneratedCache& generated_cache() {
+  static GeneratedCache* c = new GeneratedCache();  // never destroyed, as the memory cache
+  return *c;
+}
+
+}  // namespace
+
+std::string generated_key_material(const std::string& generator_key, const ProgramOptions& options,
+                                   std::string_view kernel_name, int arch) {
+  const std::string& id = build_id();
+  if (id.empty() || arch <= 0) return {};
+  const NvrtcCompiler& nvrtc = NvrtcCompiler::instance();
+  if (!nvrtc.supports(arch)) return {};  // xp::Program says why
+  const bool ptx = options.ptx || arch > nvrtc.newest_arch();
+  const int target = std::min(arch, nvrtc.newest_arch());
+  std::string k = "xp-generated-kernel 1\n";
+  put_field(k, "build", id);
+  put_field(k, "xp", std::string(version()));
+  put_field(k, "nvrtc", nvrtc.library().version);
+  put_field(k, "target", (ptx ? "compute_" : "sm_") + std::to_string(target));
+  put_field(k, "name", options.name);
+  put_field(k, "options", std::to_string(options.options.size()));
+  for (const auto& o : options.options) put_field(k, "option", o);
+  put_field(k, "expressions", std::to_string(options.name_expressions.size()));
+  for (const auto& e : options.name_expressions) put_field(k, "expression", e);
+  put_field(k, "headers", std::to_string(options.headers.size()));
+  for (const auto& [n, c] : options.headers) {
+    put_field(k, "header", n);
+    put_field(k, "content", c);
   }
-  const auto& params = module->code->info.params;
-  const auto found = params.find(symbol);
-  auto state = detail::make_kernel_state(module, module->handle, device, std::move(symbol),
-                                         found != params.end() ? &found->second : nullptr);
-  std::lock_guard<std::mutex> lock(module->m);
-  k.state_ = module->kernels.emplace(std::string(name), std::move(state)).first->second;
+  put_field(k, "kernel", std::string(kernel_name));
+  put_field(k, "generator", generator_key);
   return k;
 }
+
+Kernel KernelAccess::generated(const std::string& generator_key, const std::function<std::string()>& make_source,
+                               const ProgramOptions& options, std::string_view kernel_name, const Device& device) {
+  const std::string key = device.is_cuda() && !build_id().empty()
+                              ? generated_key_material(generator_key, options, kernel_name, device_arch(device))
+                              : std::string();
+  if (key.empty()) {
+    Program prog(make_source(), options);
+    return prog.kernel(kernel_name, device);
+  }
+  const Hash128 key_hash = hash128(key);
+  const std::string hash = key_hash.hex();
+  auto& cache = generated_cache();
+  std::shared_ptr<const Compiled> code;
+  {
+    std::lock_guard<std::mutex> lock(cache.m);
+    if (auto it = cache.by_hash.find(hash); it != cache.by_hash.end() && it->second.first == key)
+      code = it->second.second;
+  }
+  auto& disk = DiskCache::instance();
+  if (!code) {
+    std::vector<char> payload;
+    auto c = std::make_shared<Compiled>();
+    if (disk.load(key, key_hash, payload) == DiskCache::Lookup::hit && unpack_payload(payload, *c)) {
+      c->key = key;
+      code = c;
+      std::lock_guard<std::mutex> lock(cache.m);
+      cache.by_hash[hash] = {key, code};
+    }
+  }
+  if (code) return in_module(module_of(code, device), kernel_name, options.name);
+  // A miss: the source, compiled (or found by it) through Program; the code stored under this key.
+  Program prog(make_source(), options);
+  auto module = module_for(prog, *prog.state_, device);
+  disk.store(key, key_hash, pack_payload(*module->code));
+  {
+    std::lock_guard<std::mutex> lock(cache.m);
+    cache.by_hash[hash] = {key, module->code};
+  }
+  return in_module(module, kernel_name, options.name);
+}
+
+Kernel generated_kernel(const std::string& generator_key, const std::function<std::string()>& make_source,
+                        const ProgramOptions& options, std::string_view kernel_name, const Device& device) {
+  return KernelAccess::generated(generator_key, make_source, options, kernel_name, device);
+}
+
+}  // namespace detail
 
 std::uint64_t Program::global_address(std::string_view name, const Device& device, std::size_t* bytes) {
   auto module = module_for(*this, *state_, device);

@@ -22,6 +22,7 @@
 #include "backend/cuda/reduce_source.hpp"
 #include "backend/cuda/staging.hpp"
 #include "backend/cuda/take_source.hpp"
+#include "jit/generated.hpp"
 #include "memory/stats.hpp"
 #include "runtime/driver.hpp"
 #include "xp/config.hpp"
@@ -130,10 +131,15 @@ struct HostMirror {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(Device d)
+  explicit CudaBackend(Device d) : CudaBackend(d, gpu_info(d)) {}
+  // The multiprocessor count is kept from here: asking gpu_info again at a first launch would
+  // also ask the driver for free memory (cuMemGetInfo, 20-30 us on an H200), which a launch does
+  // not need.
+  CudaBackend(Device d, const GpuInfo& info)
       : device_(d),
-        cache_(new BlockCache(d, memory_limit_bytes(config().gpu_memory_limit, gpu_info(d).memory_total))),
-        staging_(new Staging(d)) {}
+        cache_(new BlockCache(d, memory_limit_bytes(config().gpu_memory_limit, info.memory_total))),
+        staging_(new Staging(d)),
+        sm_count_(info.sm_count) {}
 
   const char* name() const noexcept override { return "cuda"; }
 
@@ -201,12 +207,12 @@ class CudaBackend final : public Backend {
       run_fused_on_host(p);  // strides of more views than one kernel argument holds: rare, exact, slow
       return;
     }
-    const Kernel& k = kernel_for(g);
+    const Kernel& k = kernel_for(g, p, variant);
     thread_local std::vector<std::byte> args;
     pack_arguments(p, variant, n, args);
     void* arg = args.data();
     const std::size_t size = args.size();
-    const LaunchShape shape = launch_shape(n, g, sm_count_);
+    const LaunchShape shape = launch_shape(n, g, multiprocessors());
     LaunchConfig cfg;
     cfg.grid = {shape.grid, 1, 1};
     cfg.block = {shape.block, 1, 1};
@@ -428,13 +434,14 @@ class CudaBackend final : public Backend {
 
   Stream stream() const { return Stream::default_for(device_); }
 
-  // Generating the source is cheap next to compiling, but not next to a launch: programs of one
-  // structure are generated once, keyed by a structural signature.
+  // Describing a program is cheap next to compiling, but not next to a launch: programs of one
+  // structure are described once, keyed by a structural signature. Without the source
+  // (generate_key): kernel_for has it written only when no cache has the kernel.
   const Generated& generated(const FusedProgram& p, const Variant& v) {
     const std::string sig = signature(p, v);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = generated_.find(sig);
-    if (it == generated_.end()) it = generated_.emplace(sig, generate(p, v)).first;
+    if (it == generated_.end()) it = generated_.emplace(sig, generate_key(p, v)).first;
     return it->second;
   }
   const GeneratedValue& generated_value(const FusedProgram& p) {
@@ -466,16 +473,17 @@ class CudaBackend final : public Backend {
     return sig;
   }
 
-  const Kernel& kernel_for(const Generated& g) {
+  // The kernel by the generator's key: its source is written only when no cache has the kernel
+  // (jit/generated.hpp), which a process's first kernel would otherwise always pay.
+  const Kernel& kernel_for(const Generated& g, const FusedProgram& p, const Variant& v) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = kernels_.find(g.key);
     if (it != kernels_.end()) return it->second;
     ProgramOptions opt;
     opt.name = "xp_fused.cu";
     opt.options = nvrtc_options();
-    Program prog(g.source, opt);
-    Kernel k = prog.kernel(g.kernel_name, device_);
-    if (sm_count_ == 0) sm_count_ = gpu_info(device_).sm_count;
+    Kernel k = detail::generated_kernel(
+        g.key, [&] { return generate(p, v).source; }, opt, g.kernel_name, device_);
     return kernels_.emplace(g.key, std::move(k)).first->second;
   }
 

@@ -18,9 +18,12 @@
 #include "backend/cuda/ew_source.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "xp/error.hpp"
@@ -269,32 +272,61 @@ constexpr FloatNames kF64 = {"double",
                              "0.5",
                              "__longlong_as_double(0x7FF0000000000000ll)"};
 
-void replace_all(std::string& s, std::string_view from, std::string_view to) {
-  for (std::size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
-    s.replace(pos, from.size(), to);
-}
+// The prelude is built at compile time: a process's first kernel pays a copy of it, not the
+// replacements (about 140,000 instructions of cold code and data on that path). A fixed buffer, not
+// a constexpr std::string, which not every standard library supports.
+struct PreludeText {
+  std::array<char, 16384> c{};
+  std::size_t n = 0;
+  constexpr void add(std::string_view v) {
+    for (char ch : v) c[n++] = ch;  // past the buffer: not a constant expression, a compile error
+  }
+};
 
-std::string float_helpers(const FloatNames& f) {
-  std::string s(kFloatHelpers);
-  replace_all(s, "$ADD", f.add);  // the longer tokens first: $SUB before $S
-  replace_all(s, "$SUB", f.sub);
-  replace_all(s, "$DIV", f.div);
-  replace_all(s, "$Z0", f.zero);
-  replace_all(s, "$ONE", f.one);
-  replace_all(s, "$HALF", f.half);
-  replace_all(s, "$F", f.type);
-  replace_all(s, "$N", f.name);
-  replace_all(s, "$S", f.suffix);
-  return s;
+// kFloatHelpers with its $ tokens replaced, the longer tokens first where one starts another ($SUB
+// before $S); no replacement contains a $.
+constexpr void add_float_helpers(PreludeText& t, const FloatNames& f) {
+  const std::pair<std::string_view, std::string_view> tokens[] = {{"$ADD", f.add}, {"$SUB", f.sub}, {"$DIV", f.div},
+                                                                  {"$Z0", f.zero}, {"$ONE", f.one}, {"$HALF", f.half},
+                                                                  {"$F", f.type},  {"$N", f.name},  {"$S", f.suffix}};
+  const std::string_view in = kFloatHelpers;
+  for (std::size_t i = 0; i < in.size();) {
+    bool replaced = false;
+    if (in[i] == '$') {
+      for (const auto& [from, to] : tokens) {
+        if (in.substr(i, from.size()) == from) {
+          t.add(to);
+          i += from.size();
+          replaced = true;
+          break;
+        }
+      }
+    }
+    if (!replaced) t.add(in.substr(i++, 1));
+  }
 }
 
 // The types, conversions and helpers every generated elementwise source starts with.
+constexpr PreludeText prelude_text() {
+  PreludeText t;
+  t.add(kPrelude);
+  t.add(kHalfConversions);
+  t.add(kPreludeRest);
+  add_float_helpers(t, kF32);
+  add_float_helpers(t, kF64);
+  return t;
+}
+// Stored at its exact size.
+constexpr std::size_t kPreludeSize = prelude_text().n;
+constexpr std::array<char, kPreludeSize> kPreludeChars = [] {
+  const PreludeText t = prelude_text();
+  std::array<char, kPreludeSize> a{};
+  for (std::size_t i = 0; i < kPreludeSize; ++i) a[i] = t.c[i];
+  return a;
+}();
+
 void append_prelude(std::string& s) {
-  s += kPrelude;
-  s += kHalfConversions;
-  s += kPreludeRest;
-  s += float_helpers(kF32);
-  s += float_helpers(kF64);
+  s.append(kPreludeChars.data(), kPreludeChars.size());
 }
 
 // ---- dtype facts ----
@@ -1145,14 +1177,36 @@ Variant variant_of(const FusedProgram& p, Layout layout) {
   return v;
 }
 
-Generated generate(const FusedProgram& p, Variant variant) {
-  const Desc d = describe(p, variant);
+namespace {
+
+Generated generated_without_source(const Desc& d) {
   Generated g;
   g.variant = d.variant;
   g.key = key_of(d);
   g.kernel_name = "xp_ew_" + hex(fnv1a(g.key)).substr(2);
   g.elements_per_thread = d.elements_per_thread;
   g.argument_bytes = argument_words(d) * 8;
+  return g;
+}
+
+}  // namespace
+
+Generated generate_key(const FusedProgram& p, Variant variant) {
+  return generated_without_source(describe(p, variant));
+}
+
+namespace {
+std::atomic<std::uint64_t> g_sources_written{0};
+}
+
+std::uint64_t sources_written() noexcept {
+  return g_sources_written.load(std::memory_order_relaxed);
+}
+
+Generated generate(const FusedProgram& p, Variant variant) {
+  const Desc d = describe(p, variant);
+  Generated g = generated_without_source(d);
+  g_sources_written.fetch_add(1, std::memory_order_relaxed);
   std::string& s = g.source;
   s.reserve(16384);
   append_prelude(s);

@@ -79,6 +79,11 @@ inline Variant variant_of(const FusedProgram& p) {
 // Throws ValueError for a program that breaks ir.hpp's rules or uses a combination `supported`
 // refuses, and for a contiguous variant of a program that is not contiguous.
 Generated generate(const FusedProgram& p, Variant variant);
+// Everything generate() gives but the source (left empty), without writing it: the key names the
+// source, so a kernel already compiled for it (jit/generated.hpp) is found from this alone.
+Generated generate_key(const FusedProgram& p, Variant variant);
+// How many sources generate() has written in this process (for tests of the caches).
+std::uint64_t sources_written() noexcept;
 inline Generated generate(const FusedProgram& p, Layout layout) {
   return generate(p, variant_of(p, layout));
 }

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "xp/program.hpp"
+
+namespace xp::detail {
+
+// A kernel of a program xp generates itself, found by a key that names everything its source
+// depends on (the generator's key for it, the build ID of xp's code, the options, NVRTC's version
+// and the target) rather than by the source, so that a process whose kernels are all in the disk
+// cache never writes a source, hashes it or reads the toolkit headers (what a process's first
+// kernel would otherwise pay). make_source is called on a miss only: the kernel is then compiled
+// through xp::Program, with its own caches, and also stored under this key. Without a build ID
+// every call goes through xp::Program.
+Kernel generated_kernel(const std::string& generator_key, const std::function<std::string()>& make_source,
+                        const ProgramOptions& options, std::string_view kernel_name, const Device& device);
+
+// The key material generated_kernel uses for a device of this architecture (sm number: 90); ""
+// without a build ID. Exposed for tests.
+std::string generated_key_material(const std::string& generator_key, const ProgramOptions& options,
+                                   std::string_view kernel_name, int arch);
+
+}  // namespace xp::detail
