@@ -942,7 +942,7 @@ TEST(CudaCodegenGpu, ASecondProcessFindsTheKernelWithoutWritingItsSource) {
   auto child = [&] {
     return xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
                                  "--gtest_filter=CudaCodegenGpu.DISABLED_FirstAddOfAProcess"},
-                                {{"XP_CACHE_DIR", dir}}, {"FORCE_CPU", "XP_DEVICE"});
+                                {{"XP_TEST_SHARED_CACHE_DIR", dir}}, {"FORCE_CPU", "XP_DEVICE"});
   };
   const auto first = child(), second = child();
   EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
@@ -954,6 +954,10 @@ TEST(CudaCodegenGpu, ASecondProcessFindsTheKernelWithoutWritingItsSource) {
 }
 
 TEST(CudaCodegenGpu, DISABLED_FirstAddOfAProcess) {
+  // The parent's folder instead of this process's own (g_process_cache), before xp reads its settings.
+  const char* shared = std::getenv("XP_TEST_SHARED_CACHE_DIR");
+  ASSERT_NE(shared, nullptr) << "run by CudaCodegenGpu.ASecondProcessFindsTheKernelWithoutWritingItsSource";
+  ::setenv("XP_CACHE_DIR", shared, 1);
   const xp::Device dev = xp::Device::cuda(0);
   const std::vector<float> h = {1.5f, -2.0f, 3.25f, 1e30f, 7.0f};
   const xp::Array a = xp::asarray(h, xp::Shape{5}, dev), b = xp::asarray(h, xp::Shape{5}, dev);
