@@ -1,0 +1,89 @@
+// bench/first_call.cpp with the minor faults and the clock marks (CLOCK_MONOTONIC ns) of the first a + b
+// printed for timeline.py. Build: g++ -O2 -std=c++20 -I<repo>/include first_call_marks.cpp -o fc -L<build> -lxp.
+// The first c = a + b of a new process (public API only), the process's first kernel: with a warm
+// disk cache that is the generated source, the cache lookup, the module load, the result's
+// allocation, the launch and the kernel's run. Prints one line per process; run it several times
+// (bench/results/2026-12-03-h200-first-call/ did 5 per mode, alternating two builds of libxp).
+//   xp_bench_first_call [MODE] [N]   N float32 elements (default 1024); MODE:
+//     plain        nothing before the clock but the device, its context and the two inputs
+//     nvrtc-first  also xp::compiler_info() (NVRTC's set-up) before the clock
+//     prealloc     also a block of the result's size allocated and freed into xp's cache
+//     both         nvrtc-first and prealloc
+// The result is checked (1.5 + 1.5 = 3 everywhere); a mismatch exits 1.
+#include <sys/resource.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+static long flt() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt + u.ru_majflt;
+}
+
+#include "xp/xp.hpp"
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double ms(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "plain";
+  if (mode != "plain" && mode != "nvrtc-first" && mode != "prealloc" && mode != "both") {
+    std::fprintf(stderr, "mode %s: expected plain, nvrtc-first, prealloc or both\n", mode.c_str());
+    return 2;
+  }
+  const bool nvrtc_first = mode == "nvrtc-first" || mode == "both";
+  const bool prealloc = mode == "prealloc" || mode == "both";
+  const long n = argc > 2 ? std::atol(argv[2]) : 1024;
+  if (n < 1) {
+    std::fprintf(stderr, "N %s: expected a positive count\n", argv[2]);
+    return 2;
+  }
+  const auto t0 = Clock::now();
+  const xp::Device dev = xp::default_device();
+  const auto t_detect = Clock::now();
+  dev.activate();
+  const auto t1 = Clock::now();
+  double setup_ms = 0;
+  if (nvrtc_first) {
+    const auto a = Clock::now();
+    (void)xp::compiler_info();
+    setup_ms = ms(a, Clock::now());
+  }
+  const std::vector<float> h(static_cast<std::size_t>(n), 1.5f);
+  const xp::Array a = xp::asarray(h, xp::Shape{n}, dev), b = xp::asarray(h, xp::Shape{n}, dev);
+  if (prealloc) {  // freed at the end of the scope into xp's cache: the result reuses the block
+    const xp::Array r = xp::empty(xp::Shape{n}, xp::DType::float32, dev);
+  }
+  xp::synchronize(dev);
+  const long f0 = flt();
+  const auto t2 = Clock::now();
+  xp::Array c = a + b;
+  c.eval();
+  xp::synchronize(dev);
+  const auto t3 = Clock::now();
+  const long f1 = flt();
+  std::printf("faults %ld mark %lld %lld\n", f1 - f0,
+              (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(t2.time_since_epoch()).count(),
+              (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(t3.time_since_epoch()).count());
+  xp::Array d = a * b;
+  d.eval();
+  xp::synchronize(dev);
+  const auto t4 = Clock::now();
+  const std::vector<float> got = c.to_vector<float>();
+  long bad = -1;
+  for (long i = 0; i < n && bad < 0; ++i)
+    if (got[static_cast<std::size_t>(i)] != 3.0f) bad = i;
+  std::printf(
+      "%s n=%ld default_device %.1f ms, activate %.1f ms, compiler_info %.3f ms, first a+b %.3f ms, then first a*b "
+      "%.3f ms (%s, %s)\n",
+      mode.c_str(), n, ms(t0, t_detect), ms(t_detect, t1), setup_ms, ms(t2, t3), ms(t3, t4), dev.str().c_str(),
+      bad < 0 ? "a + b checked" : "a + b WRONG");
+  return bad < 0 ? 0 : 1;
+}
