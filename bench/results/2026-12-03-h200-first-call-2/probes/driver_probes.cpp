@@ -1,15 +1,22 @@
-// Build: g++ -O2 -std=c++20 -I$CUDA/include raw_first_kernel.cpp -o raw -ldl; a cubin of
-// extern "C" __global__ void add(const float*, const float*, float*, unsigned) from nvcc -cubin -arch=sm_90.
-// Run: raw module|library N add.cubin.
-// The driver's own first-kernel cost: load a cubin, get the function, attributes, allocate, launch, sync.
+// Bare driver programs (no xp), for what the driver costs on its own:
+//   driver_probes first-kernel module|library N CUBIN
+//     cubin load (cuModuleLoadData, or cuLibraryLoadData), function, attributes, a 4N-byte cuMemAlloc,
+//     launch and sync of `extern "C" __global__ void add(const float*, const float*, float*, unsigned)`
+//     (nvcc -cubin -arch=sm_90) over N floats; the inputs are filled on the device first.
+//   driver_probes alloc FLUSH ASYNC
+//     four 512 MiB allocations (cuMemAlloc, or cuMemAllocAsync when ASYNC is 1), each after a 1 GiB
+//     host memcpy when FLUSH is 1.
+// Build: g++ -O2 -std=c++20 -I$CUDA/include driver_probes.cpp -o driver_probes -ldl
 #include <cuda.h>
 #include <dlfcn.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
 using Clock = std::chrono::steady_clock;
 static double us(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
@@ -28,18 +35,14 @@ static double us(Clock::time_point a, Clock::time_point b) {
       return 1;                              \
     }                                        \
   } while (0)
-int main(int argc, char** argv) {
-  const std::string mode = argv[1];
-  const long n = std::atol(argv[2]);
-  FILE* fp = std::fopen(argv[3], "rb");
+
+static int first_kernel(void* h, const std::string& mode, long n, const char* cubin) {
+  FILE* fp = std::fopen(cubin, "rb");
+  if (fp == nullptr) return 2;
   std::vector<char> bin(1 << 20);
   bin.resize(std::fread(bin.data(), 1, bin.size(), fp));
   std::fclose(fp);
-  void* h = dlopen("libcuda.so.1", RTLD_NOW);
-  F(cuInit);
   F(cuDeviceGet);
-  F(cuDevicePrimaryCtxRetain);
-  F(cuCtxSetCurrent);
   F(cuMemAlloc_v2);
   F(cuModuleLoadData);
   F(cuModuleGetFunction);
@@ -54,13 +57,10 @@ int main(int argc, char** argv) {
   F(cuMemcpyDtoH_v2);
   CUdevice dev;
   C(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  C(cuDevicePrimaryCtxRetain(&ctx, dev));
-  C(cuCtxSetCurrent(ctx));
   CUdeviceptr a, b, c;
   C(cuMemAlloc_v2(&a, n * 4));
   C(cuMemAlloc_v2(&b, n * 4));
-  C(cuMemsetD32_v2(a, 0x3fc00000u, n));
+  C(cuMemsetD32_v2(a, 0x3fc00000u, n));  // 1.5f
   C(cuMemsetD32_v2(b, 0x3fc00000u, n));
   C(cuCtxSynchronize());
   const auto t0 = Clock::now();
@@ -104,4 +104,55 @@ int main(int argc, char** argv) {
       mode.c_str(), n, us(t0, t1), us(t1, t2), us(t2, t3), us(t3, t4), us(t4, t5), us(t0, t5),
       last == 3.0f ? "ok" : "WRONG");
   return acc == 0;
+}
+
+static int alloc(void* h, bool flush, bool async) {
+  const size_t bytes = size_t{1} << 29;
+  F(cuMemAlloc_v2);
+  F(cuMemAllocAsync);
+  F(cuCtxSynchronize);
+  F(cuMemsetD32_v2);
+  std::vector<char> src(bytes, 1), dst(bytes, 2);
+  CUdeviceptr p[4];
+  double t[4];
+  for (int i = 0; i < 4; ++i) {
+    if (flush) std::memcpy(dst.data(), src.data(), bytes);
+    const auto a = Clock::now();
+    if (async) {
+      C(cuMemAllocAsync(&p[i], bytes, nullptr));
+    } else {
+      C(cuMemAlloc_v2(&p[i], bytes));
+    }
+    t[i] = us(a, Clock::now());
+    C(cuMemsetD32_v2(p[i], 0, bytes / 4));
+    C(cuCtxSynchronize());
+  }
+  std::printf("flush=%d async=%d: 512 MiB allocations %.1f %.1f %.1f %.1f us (%d)\n", flush, async, t[0], t[1], t[2],
+              t[3], dst[5]);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const std::string what = argc > 1 ? argv[1] : "";
+  if (!((what == "first-kernel" && argc == 5) || (what == "alloc" && argc == 4))) {
+    std::fprintf(stderr, "usage: driver_probes first-kernel module|library N CUBIN | alloc FLUSH ASYNC\n");
+    return 2;
+  }
+  void* h = dlopen("libcuda.so.1", RTLD_NOW);
+  if (h == nullptr) {
+    std::fprintf(stderr, "libcuda.so.1: %s\n", dlerror());
+    return 2;
+  }
+  F(cuInit);
+  F(cuDeviceGet);
+  F(cuDevicePrimaryCtxRetain);
+  F(cuCtxSetCurrent);
+  C(cuInit(0));
+  CUdevice dev;
+  C(cuDeviceGet(&dev, 0));
+  CUcontext ctx;
+  C(cuDevicePrimaryCtxRetain(&ctx, dev));
+  C(cuCtxSetCurrent(ctx));
+  if (what == "alloc") return alloc(h, std::atoi(argv[2]) != 0, std::atoi(argv[3]) != 0);
+  return first_kernel(h, argv[2], std::atol(argv[3]), argv[4]);
 }
