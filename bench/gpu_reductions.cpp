@@ -147,23 +147,25 @@ int main(int argc, char** argv) {
   struct Row {
     Op op;
     DType t;
-    Axes axes;  // all: the whole array
+    Axes axes;                // all: the whole array
+    std::int64_t row_length;  // 0: a square matrix for an axis
   };
   std::vector<Row> rows;
   for (DType t : {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int8, DType::uint8,
                   DType::int32, DType::int64})
-    rows.push_back({Op::sum, t, {}});
-  rows.push_back({Op::mean, DType::float32, {}});
-  rows.push_back({Op::var, DType::float32, {}});
+    rows.push_back({Op::sum, t, {}, 0});
+  rows.push_back({Op::mean, DType::float32, {}, 0});
+  rows.push_back({Op::var, DType::float32, {}, 0});
   for (DType t : {DType::float32, DType::float64, DType::float16, DType::int8, DType::int32})
-    rows.push_back({Op::max, t, {}});
-  for (DType t : {DType::float32, DType::float16, DType::int8, DType::int64}) rows.push_back({Op::argmax, t, {}});
-  rows.push_back({Op::any, DType::bool_, {}});
+    rows.push_back({Op::max, t, {}, 0});
+  for (DType t : {DType::float32, DType::float16, DType::int8, DType::int64}) rows.push_back({Op::argmax, t, {}, 0});
+  rows.push_back({Op::any, DType::bool_, {}, 0});
   for (int axis : {1, 0}) {
-    rows.push_back({Op::sum, DType::float32, Axes(axis)});
-    rows.push_back({Op::max, DType::float32, Axes(axis)});
+    rows.push_back({Op::sum, DType::float32, Axes(axis), 0});
+    rows.push_back({Op::max, DType::float32, Axes(axis), 0});
   }
-  rows.push_back({Op::argmax, DType::float32, Axes(1)});
+  rows.push_back({Op::argmax, DType::float32, Axes(1), 0});
+  for (std::int64_t length : {1024, 4096}) rows.push_back({Op::sum, DType::float32, Axes(1), length});  // 4, 16 KiB
 
   std::printf("| op | dtype | axes | shape | ms (min..max) | GB/s read | of copy GB/s | matches CPU |\n");
   std::printf("|---|---|---|---|---:|---:|---:|---|\n");
@@ -171,7 +173,9 @@ int main(int argc, char** argv) {
   for (const Row& r : rows) {
     const std::int64_t n = bytes / static_cast<std::int64_t>(itemsize(r.t));
     const std::int64_t side = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
-    const Shape shape = r.axes.all() ? Shape{n} : Shape{side, n / side};
+    const Shape shape = r.axes.all()       ? Shape{n}
+                        : r.row_length > 0 ? Shape{n / r.row_length, r.row_length}
+                                           : Shape{side, n / side};
     Array x = make(g, r.t, shape, gpu);
     x.eval();
     const Stat s = measure(gpu, [&] { apply(r.op, x, r.axes).eval(); });

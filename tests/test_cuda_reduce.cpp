@@ -207,9 +207,10 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   EXPECT_EQ(plan(ReduceOp::sum, e, {0}).family, cg::ReduceFamily::rows_strided);
 }
 
-// Tiles (a block per rows_vector unit) exactly when the outputs are fewer than the multiprocessors;
-// a block's chunk is whole vectors for its 256 threads, never below 2048 elements, and a short
-// reduction is one unit that finishes its output in the one kernel.
+// Tiles (a block per rows_vector unit) exactly when the outputs are fewer than the multiprocessors,
+// or when each row is at least 64 KiB and the op is not argmin or argmax; a block's chunk is whole
+// vectors for its 256 threads, never below 2048 elements, and a short reduction is one unit that
+// finishes its output in the one kernel.
 TEST(CudaReducePlan, TilesForFewerOutputsThanMultiprocessors) {
   FakeView a(DType::float32, {131, i64{1} << 20});
   auto p = plan(ReduceOp::sum, a, {1});
@@ -220,10 +221,25 @@ TEST(CudaReducePlan, TilesForFewerOutputsThanMultiprocessors) {
   expect_cover(p);
   EXPECT_EQ(cg::reduce_grid(p), 131u * 9);
   EXPECT_FALSE(cg::wide_finish(p));
-  FakeView b(DType::float32, {132, i64{1} << 20});
+  FakeView b(DType::float32, {132, 16383});
   p = plan(ReduceOp::sum, b, {1});
   EXPECT_FALSE(p.tiles);
-  EXPECT_EQ(p.splits, 64);  // ceil(132 * 64 / 132) warps per output
+  EXPECT_EQ(p.splits, 8);  // ceil(132 * 64 / 132) warps per output, none below 2048 elements
+  // Rows of 64 KiB: a block each, whatever their number, but for argmin and argmax.
+  for (i64 rows : {132, 16384}) {
+    FakeView r(DType::float32, {rows, 16384});
+    p = plan(ReduceOp::max, r, {1});
+    EXPECT_TRUE(p.tiles) << rows;
+    expect_cover(p);
+    EXPECT_FALSE(plan(ReduceOp::argmax, r, {1}).tiles) << rows;
+    EXPECT_FALSE(plan(ReduceOp::argmin, r, {1}).tiles) << rows;
+  }
+  FakeView big(DType::float32, {16384, 16384});
+  p = plan(ReduceOp::sum, big, {1});
+  EXPECT_EQ(p.splits, 1);  // more rows than resident blocks: each block finishes its row
+  EXPECT_EQ(cg::reduce_grid(p), 16384u);
+  FakeView r16(DType::float32, {65536, 4096});  // 16 KiB rows: a warp each
+  EXPECT_FALSE(plan(ReduceOp::sum, r16, {1}).tiles);
   // float64: two elements per vector, chunks of 512; int8: sixteen, chunks of 4096.
   FakeView c(DType::float64, {3, 100000});
   p = plan(ReduceOp::argmax, c, {1});
@@ -472,6 +488,45 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
             std::string::npos);
   EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::int8, cg::ReduceFamily::rows_vector)
                 .find("void __launch_bounds__(256) xp_rows_tile("),
+            std::string::npos);
+  // float16 fits too (its elements widen in one instruction); bfloat16 ran faster without.
+  EXPECT_NE(cg::reduce_source(ReduceOp::mean, DType::float16, cg::ReduceFamily::rows_vector)
+                .find("void __launch_bounds__(256, 6) xp_rows_tile("),
+            std::string::npos);
+  EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::bfloat16, cg::ReduceFamily::rows_vector)
+                .find("void __launch_bounds__(256) xp_rows_tile("),
+            std::string::npos);
+}
+
+// min and max of 8- and 16-bit integers combine 32-bit words of packed elements with the SIMD
+// intrinsics (exact in any order), and argmin and argmax find each vector's extreme that way
+// (kPack 2); no other op or dtype does. The 16-bit floats widen without xp's software conversion
+// (float16 by the hardware's cvt, bfloat16 by a shift).
+TEST(CudaReduceSource, SmallIntegerMinMaxRunOnPackedWords) {
+  const auto f = cg::ReduceFamily::rows_vector;
+  const std::pair<DType, const char*> packed[] = {
+      {DType::int8, "s4"}, {DType::uint8, "u4"}, {DType::int16, "s2"}, {DType::uint16, "u2"}};
+  for (const auto& [t, suffix] : packed) {
+    for (ReduceOp op : {ReduceOp::min, ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax}) {
+      const std::string s = cg::reduce_source(op, t, f);
+      const bool largest = op == ReduceOp::max || op == ReduceOp::argmax;
+      const std::string fn = std::string(largest ? "__vmax" : "__vmin") + suffix + "(a, b)";
+      EXPECT_NE(s.find(fn), std::string::npos) << op_name(op) << " " << xp::name(t);
+      const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+      EXPECT_NE(s.find(arg ? "static constexpr int kPack = 2;" : "static constexpr int kPack = 1;"), std::string::npos)
+          << op_name(op) << " " << xp::name(t);
+    }
+  }
+  for (DType t : {DType::bool_, DType::int32, DType::uint64, DType::float16, DType::float32}) {
+    for (ReduceOp op : {ReduceOp::max, ReduceOp::argmin}) {
+      const std::string s = cg::reduce_source(op, t, f);
+      EXPECT_NE(s.find("static constexpr int kPack = 0;"), std::string::npos) << op_name(op) << " " << xp::name(t);
+    }
+  }
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::any})
+    EXPECT_NE(cg::reduce_source(op, DType::int8, f).find("kPack = 0;"), std::string::npos) << op_name(op);
+  EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::float16, f).find("cvt.f32.f16"), std::string::npos);
+  EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::bfloat16, f).find("return __uint_as_float((u32)s << 16);"),
             std::string::npos);
 }
 
@@ -943,6 +998,8 @@ std::vector<Layout> layouts() {
       {"(70000,)", {70000}, {std::nullopt}},
       {"(5000,3)", {5000, 3}, {V{0}}},
       {"(6,300,5)", {6, 300, 5}, {V{1}, V{0, 2}}},
+      // rows_vector with a warp per row (more rows than an H200 has multiprocessors).
+      {"(160,256)", {160, 256}, {V{1}, V{0}}},
   };
 }
 
@@ -1083,6 +1140,56 @@ TEST(CudaReduceGpu, NaNPropagatesAndArgTakesTheFirstIndex) {
     EXPECT_EQ(am[4], 0);
     EXPECT_EQ(am[5], 100);
     EXPECT_EQ(xp::argmin(g, 1).to_device(kCpu).to_vector<std::int64_t>()[3], 10);
+  }
+}
+
+// The packed kernels of 8- and 16-bit integers (min, max on SIMD words; argmin, argmax searching a
+// vector only when its extreme beats the state): rows whose every element is the op's identity,
+// the extreme repeated within one vector, across vectors, and only in the tail past the last whole
+// vector; a whole array (tiles), rows (a warp each) and columns.
+TEST(CudaReduceGpu, PackedSmallIntegersFindTheFirstIndexOfTheExtreme) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  const i64 W = 4099;  // 256 vectors of 16 bytes and a tail of 3 (int8)
+  for (DType t : {DType::int8, DType::uint8, DType::int16, DType::uint16}) {
+    const bool is_signed = t == DType::int8 || t == DType::int16;
+    const double lo = is_signed ? (itemsize(t) == 1 ? -128.0 : -32768.0) : 0.0;
+    const double hi = itemsize(t) == 1 ? (is_signed ? 127.0 : 255.0) : (is_signed ? 32767.0 : 65535.0);
+    std::vector<double> v(static_cast<std::size_t>(6 * W));
+    for (i64 i = 0; i < W; ++i) {
+      v[static_cast<std::size_t>(0 * W + i)] = lo;  // all the identity of max: argmax 0
+      v[static_cast<std::size_t>(1 * W + i)] = hi;  // all the identity of min: argmin 0
+      const double mid = static_cast<double>((i * 37) % 50) + 3;
+      for (int r = 2; r < 6; ++r) v[static_cast<std::size_t>(r * W + i)] = mid;
+    }
+    const auto at = [&](int r, i64 i) -> double& { return v[static_cast<std::size_t>(r * W + i)]; };
+    at(2, 21) = at(2, 22) = at(2, 30) = hi;  // twice in one vector (elements 16..31), once more
+    at(2, 9) = at(2, 10) = lo;
+    at(3, 4000) = at(3, 17) = hi;  // across vectors: the earlier one
+    at(3, 4001) = at(3, 2) = lo;
+    at(4, W - 1) = hi;  // only in the tail
+    at(4, W - 2) = lo;
+    at(5, 15) = at(5, 16) = hi;  // the last element of one vector, the first of the next
+    at(5, 31) = at(5, 32) = lo;
+    const Array c = xp::asarray(v, xp::Shape{6, W}, kCpu).astype(t);
+    const Array g = c.to_device(gpu);
+    const std::string what = std::string(xp::name(t));
+    const auto argmax = xp::argmax(g, 1).to_device(kCpu).to_vector<std::int64_t>();
+    const auto argmin = xp::argmin(g, 1).to_device(kCpu).to_vector<std::int64_t>();
+    EXPECT_EQ(argmax, (std::vector<std::int64_t>{0, 0, 21, 17, W - 1, 15})) << what;
+    EXPECT_EQ(argmin, (std::vector<std::int64_t>{0, 0, 9, 2, W - 2, 31})) << what;
+    for (ReduceOp op : {ReduceOp::min, ReduceOp::max, ReduceOp::argmin, ReduceOp::argmax}) {
+      check_op(op, c, g, std::vector<int>{1}, false, "rows " + what);
+      check_op(op, c.T(), g.T(), std::vector<int>{0}, false, "columns " + what);
+      for (int r = 0; r < 6; ++r) {
+        const Array cr = c.slice({Slice(r, r + 1)}).reshape({W}), gr = g.slice({Slice(r, r + 1)}).reshape({W});
+        check_op(op, cr, gr, std::nullopt, false, "row " + std::to_string(r) + " whole " + what);
+      }
+    }
+    // Many rows: a warp per row.
+    const Array many = xp::concat(std::vector<Array>(40, c), 0), gmany = many.to_device(gpu);
+    check_op(ReduceOp::argmax, many, gmany, std::vector<int>{1}, false, "240 rows " + what);
+    check_op(ReduceOp::max, many, gmany, std::vector<int>{1}, false, "240 rows " + what);
   }
 }
 

@@ -57,13 +57,16 @@ def main():
     rows += [("any", np.bool_, None)]
     rows += [("sum", np.float32, 1), ("max", np.float32, 1), ("sum", np.float32, 0), ("max", np.float32, 0)]
     rows += [("argmax", np.float32, 1)]
+    rows += [("sum", np.float32, 1, rows_of) for rows_of in (1024, 4096)]  # shorter rows: 4 KiB, 16 KiB
     print("| op | dtype | axes | shape | ms (min..max) | GB/s read | of copy GB/s | matches NumPy |")
     print("|---|---|---|---|---:|---:|---:|---|")
     failures = 0
-    for op, t, axis in rows:
+    for op, t, axis, *row_length in rows:
         n = BYTES // np.dtype(t).itemsize
         side = int(round(n ** 0.5))
         shape = (n,) if axis is None else (side, n // side)
+        if row_length:
+            shape = (n // row_length[0], row_length[0])
         x = make(rng, t, shape)
         m, lo, hi = measure(lambda: apply(cp, op, x, axis))
         got = cp.asnumpy(apply(cp, op, x, axis)).astype(np.float64)

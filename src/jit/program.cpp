@@ -54,6 +54,21 @@ void put_field(std::string& out, const std::string& label, const std::string& va
   out += '\n';
 }
 
+// The fields of a program's options, in the order both keys (a program's and a generated kernel's)
+// have always written them.
+void put_options(std::string& k, const ProgramOptions& options) {
+  put_field(k, "name", options.name);
+  put_field(k, "options", std::to_string(options.options.size()));
+  for (const auto& o : options.options) put_field(k, "option", o);
+  put_field(k, "expressions", std::to_string(options.name_expressions.size()));
+  for (const auto& e : options.name_expressions) put_field(k, "expression", e);
+  put_field(k, "headers", std::to_string(options.headers.size()));
+  for (const auto& [n, c] : options.headers) {
+    put_field(k, "header", n);
+    put_field(k, "content", c);
+  }
+}
+
 }  // namespace
 
 CompileError::CompileError(std::string program, std::string log, int line, std::string nvrtc_error)
@@ -160,16 +175,7 @@ Program::Program(std::string source, ProgramOptions options) {
   auto s = std::make_shared<detail::ProgramState>();
   s->options = std::move(options);
   std::string k;
-  put_field(k, "name", s->options.name);
-  put_field(k, "options", std::to_string(s->options.options.size()));
-  for (const auto& o : s->options.options) put_field(k, "option", o);
-  put_field(k, "expressions", std::to_string(s->options.name_expressions.size()));
-  for (const auto& e : s->options.name_expressions) put_field(k, "expression", e);
-  put_field(k, "headers", std::to_string(s->options.headers.size()));
-  for (const auto& [n, c] : s->options.headers) {
-    put_field(k, "header", n);
-    put_field(k, "content", c);
-  }
+  put_options(k, s->options);
   // The last field, put_field(k, "source", source), written around the source in its own buffer:
   // a generated source has room reserved for it, so its bytes move within memory already touched
   // rather than being copied to memory that is not (this is on the path of a process's first kernel).
@@ -447,16 +453,7 @@ std::string generated_key_material(const std::string& generator_key, const Progr
   put_field(k, "xp", std::string(version()));
   put_field(k, "nvrtc", nvrtc.library().version);
   put_field(k, "target", (ptx ? "compute_" : "sm_") + std::to_string(target));
-  put_field(k, "name", options.name);
-  put_field(k, "options", std::to_string(options.options.size()));
-  for (const auto& o : options.options) put_field(k, "option", o);
-  put_field(k, "expressions", std::to_string(options.name_expressions.size()));
-  for (const auto& e : options.name_expressions) put_field(k, "expression", e);
-  put_field(k, "headers", std::to_string(options.headers.size()));
-  for (const auto& [n, c] : options.headers) {
-    put_field(k, "header", n);
-    put_field(k, "content", c);
-  }
+  put_options(k, options);
   put_field(k, "kernel", std::string(kernel_name));
   put_field(k, "generator", generator_key);
   return k;

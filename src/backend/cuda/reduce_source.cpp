@@ -133,9 +133,95 @@ template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x
 // (T = 32: a warp; 256: a block), the thread being number t of them: 16-byte vectors t, t + T, ...
 // (four in flight; W elements each, W accumulators), the accumulators as a tree, then the elements
 // past the last whole vector, t, t + T, ...
+// The same run for an op that combines 32-bit words of packed elements (R::kPack == 1: min and max
+// of 8- and 16-bit integers, exact in any order): four words per vector, one SIMD min or max each,
+// then the lanes of the last word one by one, then the tail as above.
+template <class R, int T>
+XP_D typename R::St xp_run_packed(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
+  typedef typename R::St St;
+  const int W = (int)(16 / sizeof(S));
+  const i64 base = io + k0 * (i64)sizeof(S);
+  const i64 nv = (k1 - k0) / W;
+  u32 p0 = R::packed_id(), p1 = p0, p2 = p0, p3 = p0;
+  i64 i = t;
+  for (; i + 3 * T < nv; i += 4 * T) {
+    const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + T) * 16),
+                x2 = xp_ldv(a, base + (i + 2 * T) * 16), x3 = xp_ldv(a, base + (i + 3 * T) * 16);
+    p0 = R::packed(R::packed(p0, x0.x), R::packed(x1.x, R::packed(x2.x, x3.x)));
+    p1 = R::packed(R::packed(p1, x0.y), R::packed(x1.y, R::packed(x2.y, x3.y)));
+    p2 = R::packed(R::packed(p2, x0.z), R::packed(x1.z, R::packed(x2.z, x3.z)));
+    p3 = R::packed(R::packed(p3, x0.w), R::packed(x1.w, R::packed(x2.w, x3.w)));
+  }
+  for (; i < nv; i += T) {
+    const uint4 x = xp_ldv(a, base + i * 16);
+    p0 = R::packed(p0, x.x);
+    p1 = R::packed(p1, x.y);
+    p2 = R::packed(p2, x.z);
+    p3 = R::packed(p3, x.w);
+  }
+  union {
+    u32 w;
+    S e[4 / sizeof(S)];
+  } u;
+  u.w = R::packed(R::packed(p0, p1), R::packed(p2, p3));
+  St st = r.id();
+#pragma unroll
+  for (int j = 0; j < (int)(4 / sizeof(S)); ++j) st = r.merge(st, (St)u.e[j]);
+  for (i64 k = k0 + nv * W + t; k < k1; k += T) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+  return st;
+}
+
+// argmin and argmax of 8- and 16-bit integers (R::kPack == 2): a vector's extreme from its packed
+// words (SIMD min or max, then the lanes of one word); only a vector whose extreme is strictly
+// better than the state's value, or the first a state sees, is searched for the first element
+// holding it. A thread's vectors come in increasing index order, so an equal value later keeps the
+// earlier index, as choose() would.
+template <class R> XP_D void xp_arg_vec(typename R::St& st, uint4 x, i64 k) {
+  const int W = (int)(16 / sizeof(S));
+  u32 w = R::packed(R::packed(x.x, x.y), R::packed(x.z, x.w));
+  w = R::packed(w, w >> 16);
+  if (sizeof(S) == 1) w = R::packed(w, w >> 8);
+  const S e = (S)w;  // lane 0
+  if (R::better(e, st.v) || st.i == 0x7FFFFFFFFFFFFFFFll) {
+    union {
+      uint4 v;
+      S e[16 / sizeof(S)];
+    } u;
+    u.v = x;
+    int j = W - 1;
+#pragma unroll
+    for (int q = W - 1; q >= 0; --q)
+      if (u.e[q] == e) j = q;
+    st.v = e;
+    st.i = k + j;
+  }
+}
+template <class R, int T>
+XP_D typename R::St xp_run_packed_arg(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
+  typedef typename R::St St;
+  const int W = (int)(16 / sizeof(S));
+  const i64 base = io + k0 * (i64)sizeof(S);
+  const i64 nv = (k1 - k0) / W;
+  St st = r.id();
+  i64 i = t;
+  for (; i + 3 * T < nv; i += 4 * T) {
+    const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + T) * 16),
+                x2 = xp_ldv(a, base + (i + 2 * T) * 16), x3 = xp_ldv(a, base + (i + 3 * T) * 16);
+    xp_arg_vec<R>(st, x0, k0 + i * W);
+    xp_arg_vec<R>(st, x1, k0 + (i + T) * W);
+    xp_arg_vec<R>(st, x2, k0 + (i + 2 * T) * W);
+    xp_arg_vec<R>(st, x3, k0 + (i + 3 * T) * W);
+  }
+  for (; i < nv; i += T) xp_arg_vec<R>(st, xp_ldv(a, base + i * 16), k0 + i * W);
+  for (i64 k = k0 + nv * W + t; k < k1; k += T) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+  return st;
+}
+
 template <class R, int T>
 XP_D typename R::St xp_run_state(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
   typedef typename R::St St;
+  if constexpr (R::kPack == 1) return xp_run_packed<R, T>(a, r, io, k0, k1, t);
+  if constexpr (R::kPack == 2) return xp_run_packed_arg<R, T>(a, r, io, k0, k1, t);
   const int W = (int)(16 / sizeof(S));
   const i64 base = io + k0 * (i64)sizeof(S);  // 16-byte aligned: the plan checks
   const i64 nv = (k1 - k0) / W;
@@ -252,7 +338,18 @@ template <class R> XP_D void xp_cols_body(const Args& a) {
     xp_kept(a, m, io, oo);
     const R r(a, m);
     St st = r.id();
-    if (k0 < k1) {
+    if (a.nr == 1) {
+      // One reduced axis (a column of a matrix): eight loads in flight, added in order.
+      i64 off = io + k0 * s0, k = k0;
+      for (; k + 8 <= k1; k += 8, off += 8 * s0) {
+        S x[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) x[e] = xp_ld(a, off + e * s0);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) r.add(st, x[e], k + e);
+      }
+      for (; k < k1; ++k, off += s0) r.add(st, xp_ld(a, off), k);
+    } else if (k0 < k1) {
       i64 q = k0 / n0, j = k0 - q * n0, qo = xp_outer(a, q);
       for (i64 k = k0; k < k1; ++k) {
         r.add(st, xp_ld(a, io + qo + j * s0), k);
@@ -365,11 +462,13 @@ std::string element_defs(DType d) {
     case DType::bool_:
       s += "XP_D V xp_val(S s) { return (u8)(s != 0 ? 1 : 0); }\n";
       break;
+    // The 16-bit floats widen exactly: float16 by the hardware's conversion, bfloat16 by a shift.
+    // A NaN stays a NaN (its payload is not kept: NaN results are compared as a class).
     case DType::float16:
-      s += "XP_D V xp_val(S s) { return xp_f16_to_f32(s); }\n";
+      s += "XP_D V xp_val(S s) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(s)); return f; }\n";
       break;
     case DType::bfloat16:
-      s += "XP_D V xp_val(S s) { return xp_bf16_to_f32(s); }\n";
+      s += "XP_D V xp_val(S s) { return __uint_as_float((u32)s << 16); }\n";
       break;
     default:
       s += "XP_D V xp_val(S s) { return s; }\n";
@@ -421,6 +520,30 @@ std::string v_extreme(DType d, bool largest) {
   }
 }
 
+// The SIMD min or max of 32-bit words of packed 8- or 16-bit integers ("" for other dtypes).
+std::string packed_minmax(DType d, bool largest) {
+  const std::string f = largest ? "__vmax" : "__vmin";
+  switch (d) {
+    case DType::int8:
+      return f + "s4";
+    case DType::uint8:
+      return f + "u4";
+    case DType::int16:
+      return f + "s2";
+    case DType::uint16:
+      return f + "u2";
+    default:
+      return {};
+  }
+}
+// The identity of packed_minmax: every element of the word the identity of min or max.
+std::string packed_identity(DType d, bool largest) {
+  const bool is_signed = d == DType::int8 || d == DType::int16;
+  if (!is_signed) return largest ? "0u" : "0xFFFFFFFFu";
+  if (itemsize(d) == 1) return largest ? "0x80808080u" : "0x7F7F7F7Fu";
+  return largest ? "0x80008000u" : "0x7FFF7FFFu";
+}
+
 // A shuffle of one value of a C type (the small integers travel as an int).
 std::string shfl_expr(const std::string& type, const std::string& value) {
   if (type == "u8" || type == "i8" || type == "u16" || type == "i16")
@@ -432,6 +555,7 @@ std::string shfl_expr(const std::string& type, const std::string& value) {
 std::string op_struct(ReduceOp op, DType d, const std::string& name, int pass) {
   const DType out = reduce_result_dtype(op, d);
   const bool fl = is_float(d);
+  int packed = 0;  // R::kPack: 1 see xp_run_packed, 2 see xp_run_packed_arg
   std::string s = "struct " + name + " {\n";
   const auto ctor = [&](const std::string& body) { s += "  XP_D " + name + "(const Args& a, i64 m) {" + body + "}\n"; };
   switch (op) {
@@ -515,6 +639,12 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name, int pass) {
       }
       s += "  XP_D void add(St& st, S x, i64) const { st = pick(st, xp_val(x)); }\n";
       s += "  XP_D St merge(St a, St b) const { return pick(a, b); }\n";
+      if (const std::string f = packed_minmax(d, mx); !f.empty()) {
+        // 8- and 16-bit integers: words of packed elements, one SIMD min or max per word.
+        packed = 1;
+        s += "  static XP_D u32 packed_id() { return " + packed_identity(d, mx) + "; }\n";
+        s += "  static XP_D u32 packed(u32 a, u32 b) { return " + f + "(a, b); }\n";
+      }
       s += "  static XP_D St shfl(St a, int d) { return " + shfl_expr(vtype(d), "a") + "; }\n";
       s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { " + store_stmt(out, "st") + " }\n";
       break;
@@ -536,6 +666,10 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name, int pass) {
       s += "    return b.i < a.i ? b : a;  // equal values, or two NaNs: the first index\n  }\n";
       s += "  XP_D void add(St& st, S x, i64 k) const { St c; c.v = xp_val(x); c.i = k; st = choose(st, c); }\n";
       s += "  XP_D St merge(St a, St b) const { return choose(a, b); }\n";
+      if (const std::string f = packed_minmax(d, mx); !f.empty()) {
+        packed = 2;  // 8- and 16-bit integers: a vector's extreme from its packed words
+        s += "  static XP_D u32 packed(u32 a, u32 b) { return " + f + "(a, b); }\n";
+      }
       s += "  static XP_D St shfl(St a, int d) {\n    a.v = " + shfl_expr(vtype(d), "a.v") + ";\n";
       s += "    a.i = __shfl_down_sync(XP_FULL, a.i, d);\n    return a;\n  }\n";
       s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { *(i64*)(a.out + oo) = st.i; }\n";
@@ -555,7 +689,7 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name, int pass) {
       break;
     }
   }
-  s += "};\n";
+  s += "  static constexpr int kPack = " + std::to_string(packed) + ";\n};\n";
   return s;
 }
 
@@ -742,7 +876,8 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   // than a warp per unit on an H200 (bench/nvcc/xp_sum_kernels.cu).
   const i64 sms = std::max(1, multiprocessors);
   const bool warp = p.family != ReduceFamily::columns;
-  p.tiles = p.family == ReduceFamily::rows_vector && p.M < sms;
+  const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
+  p.tiles = p.family == ReduceFamily::rows_vector && (p.M < sms || (p.N * isz >= kTileRowBytes && !arg));
   const i64 warps = resident_warps > 0 ? resident_warps : sms * 64;
   const i64 target = p.tiles ? std::max<i64>(1, warps / (kReduceBlock / 32)) : warp ? warps : sms * 8192;
   const i64 min_chunk = warp ? 2048 : 64;
@@ -787,7 +922,7 @@ ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const
 }
 
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value) {
-  std::string k = std::string("xp-reduce-2:") + op_text(op) + ":" + std::string(name(in)) + ":" + family_name(family);
+  std::string k = std::string("xp-reduce-3:") + op_text(op) + ":" + std::string(name(in)) + ":" + family_name(family);
   if (value != nullptr) k += "|" + value->key;
   return k;
 }
@@ -809,18 +944,20 @@ std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool tiles) 
 }
 
 namespace {
-// The tile kernel's __launch_bounds__: 256 threads and, for the plain float32 and float64 sum and
-// mean, at least kTileMinBlocks resident blocks per multiprocessor. bench/nvcc/xp_sum_kernels.cu
+// The tile kernel's __launch_bounds__: 256 threads and, for the plain float32, float64 and float16
+// sum and mean, at least kTileMinBlocks resident blocks per multiprocessor. bench/nvcc/xp_sum_kernels.cu
 // times the choices on xp's own float32 sum: on an H200, with no minimum the kernel takes 48
 // registers (5 blocks per SM) and a GiB in 0.2644 ms; with 6, 40 registers and 0.2427 ms (CUB 0.2407
-// ms in the same run); with 8, 32 registers and 0.2452 ms; a warp per unit, 0.2495 ms. Those two ops
-// fit 40 registers without spilling (ptxas -v); the others (wider states, 8 or 16 elements per
+// ms in the same run); with 8, 32 registers and 0.2452 ms; a warp per unit, 0.2495 ms. float16 (60
+// registers with no minimum) summed a GiB in 0.2559 ms with 6 against 0.2977 ms without; bfloat16
+// the other way, 0.2552 against 0.2462 ms (bench/results/2026-12-03-h200-reductions, run 2). Those
+// ops fit 40 registers without spilling (ptxas -v); the others (wider states, 16 elements per
 // vector) and fused values (which compute their elements) would spill, and keep the compiler's
 // choice.
 constexpr int kTileMinBlocks = 6;
 std::string tile_bounds(ReduceOp op, DType in, bool fused) {
-  const bool small_state =
-      (op == ReduceOp::sum || op == ReduceOp::mean) && (in == DType::float32 || in == DType::float64);
+  const bool small_state = (op == ReduceOp::sum || op == ReduceOp::mean) &&
+                           (in == DType::float32 || in == DType::float64 || in == DType::float16);
   return small_state && !fused ? "256, " + std::to_string(kTileMinBlocks) : std::string("256");
 }
 }  // namespace

@@ -1,8 +1,12 @@
 // Bare driver programs (no xp), for what the driver costs on its own:
-//   driver_probes first-kernel module|library N CUBIN
+//   driver_probes first-kernel module|library|overlap|overlap-pre N CUBIN
 //     cubin load (cuModuleLoadData, or cuLibraryLoadData), function, attributes, a 4N-byte cuMemAlloc,
 //     launch and sync of `extern "C" __global__ void add(const float*, const float*, float*, unsigned)`
 //     (nvcc -cubin -arch=sm_90) over N floats; the inputs are filled on the device first.
+//     overlap: the module is loaded by a thread started at the clock's start while this one
+//     allocates; overlap-pre: by a thread started before the clock, spinning until it starts.
+//     With PROBE_FLUSH=1, a 1 GiB host memcpy runs just before the clock starts (as uploading the
+//     inputs would leave the host's caches).
 //   driver_probes alloc FLUSH ASYNC
 //     four 512 MiB allocations (cuMemAlloc, or cuMemAllocAsync when ASYNC is 1), each after a 1 GiB
 //     host memcpy when FLUSH is 1.
@@ -10,12 +14,16 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
+
+static CUcontext g_ctx;
 
 using Clock = std::chrono::steady_clock;
 static double us(Clock::time_point a, Clock::time_point b) {
@@ -63,8 +71,52 @@ static int first_kernel(void* h, const std::string& mode, long n, const char* cu
   C(cuMemsetD32_v2(a, 0x3fc00000u, n));  // 1.5f
   C(cuMemsetD32_v2(b, 0x3fc00000u, n));
   C(cuCtxSynchronize());
+  F(cuCtxSetCurrent);
+  const bool overlap = mode == "overlap" || mode == "overlap-pre";
+  std::atomic<int> go{0};
+  CUresult loaded = CUDA_SUCCESS;
+  CUfunction f = nullptr;
+  double load_us = 0;
+  auto load = [&] {
+    while (go.load(std::memory_order_acquire) == 0) {
+    }
+    const auto a0 = Clock::now();
+    CUmodule m;
+    loaded = cuCtxSetCurrent(g_ctx);
+    if (loaded == CUDA_SUCCESS) loaded = cuModuleLoadData(&m, bin.data());
+    if (loaded == CUDA_SUCCESS) loaded = cuModuleGetFunction(&f, m, "add");
+    load_us = us(a0, Clock::now());
+  };
+  std::thread th;
+  if (mode == "overlap-pre") th = std::thread(load);
+  std::vector<char> big;
+  if (const char* e = std::getenv("PROBE_FLUSH"); e != nullptr && e[0] == '1') {
+    std::vector<char> src(size_t{1} << 30, 1);
+    big.assign(size_t{1} << 30, 2);
+    std::memcpy(big.data(), src.data(), big.size());
+  }
   const auto t0 = Clock::now();
-  CUfunction f;
+  if (overlap) {
+    if (mode == "overlap") th = std::thread(load);
+    go.store(1, std::memory_order_release);
+    C(cuMemAlloc_v2(&c, n * 4));
+    const auto ta = Clock::now();
+    th.join();
+    C(loaded);
+    const auto tb = Clock::now();
+    unsigned nn = (unsigned)n;
+    void* args[] = {&a, &b, &c, &nn};
+    unsigned grid = (unsigned)((n + 1023) / 1024);
+    if (grid > 132 * 16) grid = 132 * 16;
+    C(cuLaunchKernel(f, grid, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+    C(cuCtxSynchronize());
+    const auto t5 = Clock::now();
+    float last = 0;
+    C(cuMemcpyDtoH_v2(&last, c + (n - 1) * 4, 4));
+    std::printf("%s n=%ld alloc %.1f us, load+get (thread) %.1f us, join wait %.1f us, total %.1f us (%s)\n",
+                mode.c_str(), n, us(t0, ta), load_us, us(ta, tb), us(t0, t5), last == 3.0f ? "ok" : "WRONG");
+    return 0;
+  }
   if (mode == "module") {
     CUmodule m;
     C(cuModuleLoadData(&m, bin.data()));
@@ -153,6 +205,7 @@ int main(int argc, char** argv) {
   CUcontext ctx;
   C(cuDevicePrimaryCtxRetain(&ctx, dev));
   C(cuCtxSetCurrent(ctx));
+  g_ctx = ctx;
   if (what == "alloc") return alloc(h, std::atoi(argv[2]) != 0, std::atoi(argv[3]) != 0);
   return first_kernel(h, argv[2], std::atol(argv[3]), argv[4]);
 }
