@@ -1,6 +1,7 @@
 // Reductions on a CUDA device (public API only), one row per (op, dtype): the whole reduction of
-// 1 GiB of data, and a few axis reductions of float32, against a device-to-device copy of the same
-// 1 GiB measured in the same run. Each row: 3 warm-ups, then 5 batches of 10 calls between CUDA
+// 1 GiB of data, and a few axis reductions of float32 (a square matrix over either axis; rows of 4
+// and 16 KiB), against a device-to-device copy of the same 1 GiB measured in the same run. Each
+// row: 3 warm-ups, then 5 batches of 10 calls between CUDA
 // events on xp's stream; the median batch, its min..max, and GB/s of the input read once (var reads
 // it twice: it is reported as read once, as CuPy and PyTorch users count it). Every result is
 // compared with the CPU backend's: exactly for integers, min/max, argmax and any; within a relative
