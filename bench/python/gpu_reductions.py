@@ -1,15 +1,24 @@
-"""The rows of bench/gpu_reductions.cpp in CuPy: each (op, dtype) over 1 GiB (bfloat16 left out: CuPy
-has no such dtype), against a device-to-device copy of the same 1 GiB in the same run. 3 warm-ups,
-then 5 batches of 10 calls between CUDA events; the median batch and its min..max. Each result is
-compared with NumPy's on the host copy (exactly for integers, max, argmax and any; within a
-relative 1e-4 for float sums, means and variances, 1e-2 for float16 results)."""
+"""The rows of bench/gpu_reductions.cpp in CuPy, or with --torch in PyTorch: each (op, dtype) over
+1 GiB (bfloat16 in PyTorch only: CuPy has no such dtype), against a device-to-device copy of the
+same 1 GiB in the same run. 3 warm-ups, then 5 batches of 10 calls between CUDA events; the median
+batch and its min..max. Each result is compared with NumPy's on the host copy (exactly for
+integers, max, argmax and any; within a relative 1e-4 for float sums, means and variances, 1e-2 for
+16-bit float results). var is the population variance (ddof / correction 0) everywhere."""
 import sys
 
-import cupy as cp
 import numpy as np
 
 QUICK = "--quick" in sys.argv
+TORCH = "--torch" in sys.argv
 BYTES = (1 << 30) // (64 if QUICK else 1)
+
+if TORCH:
+    import torch
+else:
+    import cupy as cp
+
+ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1, "int32": 4,
+            "int64": 8, "bool": 1}
 
 
 def measure(f):
@@ -17,67 +26,98 @@ def measure(f):
         f()
     times = []
     for _ in range(5):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
+        if TORCH:
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        else:
+            a, b = cp.cuda.Event(), cp.cuda.Event()
         a.record()
         for _ in range(10):
             f()
         b.record()
         b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b) / 10)
+        times.append((a.elapsed_time(b) if TORCH else cp.cuda.get_elapsed_time(a, b)) / 10)
     times.sort()
     return times[2], times[0], times[4]
 
 
 def make(rng, dtype, shape):
-    if dtype == np.bool_:
+    """Uniform floats in [-1, 1), integers in [-100, 100) ([0, 100) unsigned), bool all false."""
+    if TORCH:
+        t = getattr(torch, dtype)
+        if dtype == "bool":
+            return torch.zeros(shape, dtype=t, device="cuda")
+        if dtype.startswith("float") or dtype == "bfloat16":
+            wide = torch.float64 if dtype == "float64" else torch.float32
+            return (torch.rand(shape, dtype=wide, device="cuda", generator=rng) * 2 - 1).to(t)
+        return torch.randint(0 if dtype == "uint8" else -100, 100, shape, dtype=t, device="cuda", generator=rng)
+    if dtype == "bool":
         return cp.zeros(shape, dtype=cp.bool_)
-    if np.issubdtype(dtype, np.floating):
-        x = rng.uniform(-1, 1, size=shape, dtype=cp.float64 if dtype == np.float64 else cp.float32)
+    if dtype.startswith("float"):
+        x = rng.uniform(-1, 1, size=shape, dtype=cp.float64 if dtype == "float64" else cp.float32)
         return x.astype(dtype)
-    low = 0 if np.issubdtype(dtype, np.unsignedinteger) else -100
-    return rng.integers(low, 100, size=shape, dtype=dtype)
+    return rng.integers(0 if dtype == "uint8" else -100, 100, size=shape, dtype=dtype)
 
 
-def apply(xp, op, x, axis):
-    return getattr(xp, op)(x, axis=axis)
+def apply(op, x, axis):
+    if not TORCH:
+        return getattr(cp, op)(x, axis=axis)
+    dims = {} if axis is None else {"dim": axis}
+    if op == "var":
+        return torch.var(x, correction=0, **dims)
+    if op == "max":
+        return torch.amax(x, **dims) if dims else torch.amax(x)
+    return getattr(torch, op)(x, **dims)
+
+
+def to_host(x):
+    if TORCH:
+        return (x.float() if x.dtype == torch.bfloat16 else x).cpu().numpy()
+    return cp.asnumpy(x)
 
 
 def main():
-    rng = cp.random.default_rng(7)
-    x = make(rng, np.float32, (BYTES // 4,))
-    y = cp.empty_like(x)
-    m, lo, hi = measure(lambda: y.__setitem__(Ellipsis, x))
+    rng = torch.Generator(device="cuda").manual_seed(7) if TORCH else cp.random.default_rng(7)
+    x = make(rng, "float32", (BYTES // 4,))
+    if TORCH:
+        y = torch.empty_like(x)
+        m, lo, hi = measure(lambda: y.copy_(x))
+        name = f"PyTorch {torch.__version__}"
+    else:
+        y = cp.empty_like(x)
+        m, lo, hi = measure(lambda: y.__setitem__(Ellipsis, x))
+        name = f"CuPy {cp.__version__}"
     copy_gbps = 2 * BYTES / (m * 1e-3) / 1e9
-    print(f"CuPy {cp.__version__}; copy of {BYTES >> 20} MiB float32 (read plus written): "
+    print(f"{name}; copy of {BYTES >> 20} MiB float32 (read plus written): "
           f"{m:.4f} ms [{lo:.4f}..{hi:.4f}], {copy_gbps:.0f} GB/s\n")
-    rows = [("sum", t, None) for t in (np.float32, np.float64, np.float16, np.int8, np.uint8, np.int32, np.int64)]
-    rows += [("mean", np.float32, None), ("var", np.float32, None)]
-    rows += [("max", t, None) for t in (np.float32, np.float64, np.float16, np.int8, np.int32)]
-    rows += [("argmax", t, None) for t in (np.float32, np.float16, np.int8, np.int64)]
-    rows += [("any", np.bool_, None)]
-    rows += [("sum", np.float32, 1), ("max", np.float32, 1), ("sum", np.float32, 0), ("max", np.float32, 0)]
-    rows += [("argmax", np.float32, 1)]
-    rows += [("sum", np.float32, 1, rows_of) for rows_of in (1024, 4096)]  # shorter rows: 4 KiB, 16 KiB
+    sums = ["float32", "float64", "float16"] + (["bfloat16"] if TORCH else []) + ["int8", "uint8", "int32", "int64"]
+    rows = [("sum", t, None) for t in sums]
+    rows += [("mean", "float32", None), ("var", "float32", None)]
+    rows += [("max", t, None) for t in ("float32", "float64", "float16", "int8", "int32")]
+    rows += [("argmax", t, None) for t in ("float32", "float16", "int8", "int64")]
+    rows += [("any", "bool", None)]
+    rows += [("sum", "float32", 1), ("max", "float32", 1), ("sum", "float32", 0), ("max", "float32", 0)]
+    rows += [("argmax", "float32", 1)]
+    rows += [("sum", "float32", 1, rows_of) for rows_of in (1024, 4096)]  # shorter rows: 4 KiB, 16 KiB
     print("| op | dtype | axes | shape | ms (min..max) | GB/s read | of copy GB/s | matches NumPy |")
     print("|---|---|---|---|---:|---:|---:|---|")
     failures = 0
     for op, t, axis, *row_length in rows:
-        n = BYTES // np.dtype(t).itemsize
+        n = BYTES // ITEMSIZE[t]
         side = int(round(n ** 0.5))
         shape = (n,) if axis is None else (side, n // side)
         if row_length:
             shape = (n // row_length[0], row_length[0])
         x = make(rng, t, shape)
-        m, lo, hi = measure(lambda: apply(cp, op, x, axis))
-        got = cp.asnumpy(apply(cp, op, x, axis)).astype(np.float64)
-        want = np.asarray(apply(np, op, cp.asnumpy(x), axis)).astype(np.float64)
-        exact = op in ("max", "argmax", "any") or not np.issubdtype(t, np.floating)
-        tol = 1e-2 if np.dtype(t).itemsize == 2 else 1e-4  # a 16-bit float result: within about an ulp
+        m, lo, hi = measure(lambda: apply(op, x, axis))
+        got = to_host(apply(op, x, axis)).astype(np.float64)
+        want = np.asarray(getattr(np, op)(to_host(x), axis=axis)).astype(np.float64)
+        exact = op in ("max", "argmax", "any") or not (t.startswith("float") or t == "bfloat16")
+        tol = 1e-2 if ITEMSIZE[t] == 2 else 1e-4  # a 16-bit float result: within about an ulp
         ok = np.array_equal(got, want) if exact else np.allclose(got, want, rtol=tol, atol=tol)
         failures += 0 if ok else 1
         gbps = BYTES / (m * 1e-3) / 1e9
         shape_text = str(n) if axis is None else f"{shape[0]}x{shape[1]}"
-        print(f"| {op} | {np.dtype(t).name} | {'all' if axis is None else axis} | {shape_text} | "
+        print(f"| {op} | {t} | {'all' if axis is None else axis} | {shape_text} | "
               f"{m:.4f} ({lo:.4f}..{hi:.4f}) | {gbps:.0f} | {gbps / copy_gbps:.3f} | {'yes' if ok else 'NO'} |",
               flush=True)
     return 1 if failures else 0
