@@ -660,7 +660,8 @@ using xp::detail::Instr;
 using xp::detail::Op;
 
 std::vector<ValueCase> value_cases() {
-  const DType f32 = DType::float32, f64 = DType::float64, i32 = DType::int32, b = DType::bool_, f16 = DType::float16;
+  const DType f32 = DType::float32, f64 = DType::float64, i32 = DType::int32, b = DType::bool_, f16 = DType::float16,
+              i8 = DType::int8;
   return {
       {"sum(a * b) float32",
        ReduceOp::sum,
@@ -697,6 +698,13 @@ std::vector<ValueCase> value_cases() {
         {Op::cast, f64, 0},
         {Op::constant, f64, -1, -1, -1, 0x4008000000000000ull},
         {Op::multiply, f64, 1, 2}}},
+      // int8 values: min/max and argmin/argmax on packed words of computed elements.
+      {"max(int8(i)) from int32", ReduceOp::max, {i32}, {false}, {{Op::load, i32, -1, -1, -1, 0}, {Op::cast, i8, 0}}},
+      {"argmin(int8(i)) from int32",
+       ReduceOp::argmin,
+       {i32},
+       {false},
+       {{Op::load, i32, -1, -1, -1, 0}, {Op::cast, i8, 0}}},
   };
 }
 
@@ -1313,11 +1321,13 @@ TEST(CudaReduceGpu, FusedElementwiseValuesReduceInOnePassWithTheSameBits) {
     for (const auto& ax : axes) {
       if ((op == ReduceOp::argmin || op == ReduceOp::argmax) && ax && ax->size() != 1) continue;
       const std::string where = ax ? (ax->empty() ? "()" : "axis " + std::to_string((*ax)[0])) : "all";
-      // A float value with a constant; an integer value; a bool value (any/all of a comparison).
+      // A float value with a constant; an integer value; a bool value (any/all of a comparison); an
+      // int8 value (min, max, argmin and argmax on packed words, computed by the value).
       const Array fv = a * b + 1.5f;
       const Array iv = ia * 3 - 7;
       const Array bv = a > b;
-      for (const Array* v : {&fv, &iv, &bv}) {
+      const Array sv = ia.astype(DType::int8) + 1;
+      for (const Array* v : {&fv, &iv, &bv, &sv}) {
         if (v == &bv && op != ReduceOp::any && op != ReduceOp::all) continue;
         Array stored = *v + 0;  // the same value, evaluated into memory first
         stored.eval();
