@@ -129,13 +129,10 @@ template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x
 #pragma unroll
   for (int j = 0; j < (int)(16 / sizeof(S)); ++j) r.add(acc[j], w.e[j], k + j);
 }
-// One thread's state over the contiguous elements [k0, k1) of a unit that T threads read together
-// (T = 32: a warp; 256: a block), the thread being number t of them: 16-byte vectors t, t + T, ...
-// (four in flight; W elements each, W accumulators), the accumulators as a tree, then the elements
-// past the last whole vector, t, t + T, ...
-// The same run for an op that combines 32-bit words of packed elements (R::kPack == 1: min and max
-// of 8- and 16-bit integers, exact in any order): four words per vector, one SIMD min or max each,
-// then the lanes of the last word one by one, then the tail as above.
+// A thread's run (see xp_run_state) for an op that combines 32-bit words of packed elements
+// (R::kPack == 1: min and max of 8- and 16-bit integers, exact in any order): four words per
+// vector, one SIMD min or max each, then the lanes of the last word one by one, then the elements
+// past the last whole vector.
 template <class R, int T>
 XP_D typename R::St xp_run_packed(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
   typedef typename R::St St;
@@ -217,6 +214,11 @@ XP_D typename R::St xp_run_packed_arg(const Args& a, const R& r, i64 io, i64 k0,
   return st;
 }
 
+// One thread's state over the contiguous elements [k0, k1) of a unit that T threads read together
+// (T = 32: a warp; 256: a block), the thread being number t of them: 16-byte vectors t, t + T, ...
+// (four in flight; W elements each, W accumulators), the accumulators as a tree, then the elements
+// past the last whole vector, t, t + T, ...
+// Ops on packed words (R::kPack) take their own run, above.
 template <class R, int T>
 XP_D typename R::St xp_run_state(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
   typedef typename R::St St;
