@@ -166,6 +166,10 @@ int main(int argc, char** argv) {
     rows.push_back({Op::max, DType::float32, Axes(axis), 0});
   }
   rows.push_back({Op::argmax, DType::float32, Axes(1), 0});
+  // More columns: 16-bit elements (eight adjacent outputs per 16-byte load), argmax, var's two passes.
+  rows.push_back({Op::sum, DType::float16, Axes(0), 16384});  // 32768 x 16384
+  rows.push_back({Op::argmax, DType::float32, Axes(0), 0});
+  rows.push_back({Op::var, DType::float32, Axes(0), 0});
   for (std::int64_t length : {1024, 4096}) rows.push_back({Op::sum, DType::float32, Axes(1), length});  // 4, 16 KiB
 
   std::printf("| op | dtype | axes | shape | ms (min..max) | GB/s read | of copy GB/s | matches CPU |\n");

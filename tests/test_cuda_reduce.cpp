@@ -175,12 +175,15 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
 
   p = plan(ReduceOp::max, a, {0});
   EXPECT_EQ(p.family, cg::ReduceFamily::columns);
+  EXPECT_TRUE(p.cols_vec);  // four adjacent outputs per thread
   EXPECT_EQ(p.M, 4096);
   EXPECT_EQ(p.N, 1000);
-  EXPECT_EQ(p.splits, 16);  // ceil(132 * 8192 / 4096) = 264, at most ceil(1000 / 64) = 16
+  EXPECT_EQ(p.splits, 16);  // 132 * 64 * 32 threads / 1024 per split = 264, at most ceil(1000 / 64) = 16
   expect_cover(p);
-  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>((4096 * 16 + 255) / 256));
-  EXPECT_EQ(cg::finish_grid(p), 4096u / 8);
+  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>(1024 * 16 / 256));
+  EXPECT_EQ(cg::finish_grid(p), 4096u / 32);  // a block per 32 outputs
+  EXPECT_EQ(cg::reduce_kernel_name(p, false), "xp_cols_vec");
+  EXPECT_EQ(cg::reduce_kernel_name(p, true), "xp_cols_vec_dev");
 
   FakeView b(DType::float64, {8, 16, 32});   // reduce 0 and 2: inner stride 8 bytes, kept stride 256
   p = plan(ReduceOp::argmax, b, {0, 1, 2});  // merged into one contiguous run
@@ -206,6 +209,60 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   // Every second element of a full reduction: strided.
   FakeView e(DType::int32, {5000}, {2});
   EXPECT_EQ(plan(ReduceOp::sum, e, {0}).family, cg::ReduceFamily::rows_strided);
+}
+
+// Columns in vectors exactly when one axis is reduced, the innermost kept axis is contiguous and a
+// multiple of 16 / itemsize long, and every row and the start are 16-byte aligned; then at most one
+// thread per resident thread, each with an equal run of rows.
+TEST(CudaReducePlan, ColumnsInVectorsForAlignedContiguousOutputs) {
+  FakeView big(DType::float32, {16384, 16384});
+  const auto out = out_for(big, {0}, DType::float32);
+  // The vector kernel's occupancy given: 6 blocks of 8 warps per SM, 202752 threads.
+  auto p = cg::plan_reduce(ReduceOp::sum, big.v, std::vector<int>{0}, out->v, 0, kH200, kH200 * 48);
+  EXPECT_EQ(p.family, cg::ReduceFamily::columns);
+  EXPECT_TRUE(p.cols_vec);
+  EXPECT_EQ(p.splits, 202752 / 4096);  // floor: never a second, partial wave
+  EXPECT_LE(p.M / 4 * p.splits, kH200 * 48 * 32);
+  expect_cover(p);
+  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>((4096 * p.splits + 255) / 256));
+  EXPECT_FALSE(cg::wide_finish(p));
+  EXPECT_EQ(cg::finish_grid(p), 16384u / 32);
+  // More adjacent outputs than resident threads: one split, each thread writing its outputs.
+  FakeView wide(DType::int8, {100, 1 << 24});
+  p = plan(ReduceOp::max, wide, {0});
+  EXPECT_TRUE(p.cols_vec);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>((1 << 24) / 16 / 256));
+  // Few outputs, many rows: many splits, finished by a block per output.
+  FakeView tall(DType::float64, {1 << 20, 16});
+  p = plan(ReduceOp::var, tall, {0});
+  EXPECT_TRUE(p.cols_vec);
+  EXPECT_EQ(p.splits, (1 << 20) / 64);  // chunks of at least 64 rows
+  EXPECT_TRUE(cg::wide_finish(p));
+  EXPECT_EQ(cg::finish_grid(p), 16u);
+  // Kept axes that do not merge (the middle one reduced): still vectors, the innermost contiguous.
+  FakeView mid(DType::float16, {3, 40, 32});
+  p = plan(ReduceOp::mean, mid, {1});
+  EXPECT_TRUE(p.cols_vec);
+  EXPECT_EQ(p.nk, 2);
+  EXPECT_EQ(p.splits, 1);
+  // Not in vectors: an innermost kept length that is not a multiple of 16 bytes' elements (int8:
+  // 16), rows not 16-byte aligned, a start not 16-byte aligned, two reduced axes, or a kept axis
+  // that is not contiguous.
+  FakeView odd(DType::int8, {1000, 4100});
+  p = plan(ReduceOp::sum, odd, {0});
+  EXPECT_EQ(p.family, cg::ReduceFamily::columns);
+  EXPECT_FALSE(p.cols_vec);
+  EXPECT_EQ(cg::reduce_kernel_name(p, false), "xp_cols");
+  EXPECT_TRUE(plan(ReduceOp::sum, FakeView(DType::float32, {1000, 4100}), {0}).cols_vec);
+  EXPECT_FALSE(plan(ReduceOp::sum, FakeView(DType::float32, {1000, 4100}, {}, (1 << 20) + 4), {0}).cols_vec);
+  EXPECT_FALSE(plan(ReduceOp::sum, FakeView(DType::float32, {1000, 64}, {66, 1}), {0}).cols_vec);
+  FakeView two(DType::float32, {4, 10, 8, 64});
+  p = plan(ReduceOp::sum, two, {0, 2});
+  EXPECT_EQ(p.family, cg::ReduceFamily::columns);
+  EXPECT_EQ(p.nr, 2);
+  EXPECT_FALSE(p.cols_vec);
+  EXPECT_FALSE(plan(ReduceOp::sum, FakeView(DType::float32, {1000, 64}, {128, 2}), {0}).cols_vec);
 }
 
 // Tiles (a block per rows_vector unit) exactly when the outputs are fewer than the multiprocessors,
@@ -601,11 +658,13 @@ TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
           const bool present = std::find(names.begin(), names.end(), w) != names.end();
           if (present != (!dev || two)) failure += k.what() + ": " + w + (present ? " present\n" : " missing\n");
         }
-        // The tile kernel: in the rows_vector program only.
-        const std::string tile = cg::reduce_kernel_name(cg::ReduceFamily::rows_vector, dev, true);
-        const bool present = std::find(names.begin(), names.end(), tile) != names.end();
-        if (present != ((!dev || two) && k.f == cg::ReduceFamily::rows_vector))
-          failure += k.what() + ": " + tile + (present ? " present\n" : " missing\n");
+        // The tile kernel: in the rows_vector program only; the vector kernel in the columns one.
+        for (const auto f : {cg::ReduceFamily::rows_vector, cg::ReduceFamily::columns}) {
+          const std::string variant = cg::reduce_kernel_name(f, dev, true);
+          const bool present = std::find(names.begin(), names.end(), variant) != names.end();
+          if (present != ((!dev || two) && k.f == f))
+            failure += k.what() + ": " + variant + (present ? " present\n" : " missing\n");
+        }
       }
     } catch (const xp::Error& e) {
       failure += compile_error(k.what(), e);
@@ -1008,6 +1067,11 @@ std::vector<Layout> layouts() {
       {"(6,300,5)", {6, 300, 5}, {V{1}, V{0, 2}}},
       // rows_vector with a warp per row (more rows than an H200 has multiprocessors).
       {"(160,256)", {160, 256}, {V{1}, V{0}}},
+      // columns in vectors: split (a block per 32 outputs finishing), unsplit over two kept axes,
+      // and split more than 256 times (a block per output finishing).
+      {"(300,64)", {300, 64}, {V{0}}},
+      {"(3,40,32)", {3, 40, 32}, {V{1}}},
+      {"(20000,16)", {20000, 16}, {V{0}}},
   };
 }
 
@@ -1234,6 +1298,57 @@ TEST(CudaReduceGpu, LargeArraysMatchTheCpuAndRepeatBitForBit) {
 // planted at both sides of every 512-element boundary (each tile chunk is a multiple of 512
 // elements), so argmax must keep the first index across the splits; float sums within their bound
 // and the same bits on a second run.
+// Columns in vectors (a thread per 16 bytes of adjacent outputs): unsplit, split and finished by a
+// block per 32 outputs, split more than 256 times and finished by a block per output, and over two
+// kept axes; the same columns from a misaligned view take the scalar kernel. Every answer as the
+// CPU's; argmax finds the first of equal extremes planted in every column, across splits.
+TEST(CudaReduceGpu, ColumnsInVectorsMatchTheCpu) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  struct Case {
+    xp::Shape shape;
+    int axis;
+  };
+  const Case cases[] = {{{40, 64}, 0}, {{300, 64}, 0}, {{20000, 16}, 0}, {{3, 40, 32}, 1}};
+  std::uint64_t seed = 300;
+  for (const Case& k : cases) {
+    i64 n = 1;
+    for (i64 d : k.shape) n *= d;
+    xp::random::Generator r(seed++);
+    std::vector<double> v = r.normal({n}, DType::float64, 0, 20, kCpu).to_vector<double>();
+    const i64 rows = k.shape[static_cast<std::size_t>(k.axis)], inner = k.shape.back();
+    // 120 (six standard deviations) at rows 7 and rows - 2 of every column: argmax is 7.
+    for (i64 i = 0; i < n; ++i) {
+      const i64 row = k.axis == 0 ? i / inner : (i / inner) % rows;
+      if (row == 7 || row == rows - 2) v[static_cast<std::size_t>(i)] = 120;
+    }
+    const Array base = xp::asarray(v, k.shape, kCpu);
+    std::string where = "shape " + std::to_string(k.shape[0]) + "x" + std::to_string(k.shape[1]);
+    where += " axis " + std::to_string(k.axis);
+    for (DType t : {DType::float32, DType::float64, DType::float16, DType::int8, DType::int16, DType::uint8}) {
+      const Array c = base.astype(t), g = c.to_device(gpu);
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::var, ReduceOp::std, ReduceOp::max, ReduceOp::min,
+                          ReduceOp::argmax, ReduceOp::argmin, ReduceOp::any})
+        check_op(op, c, g, std::vector<int>{k.axis}, false, where);
+      check_op(ReduceOp::var, c, g, std::vector<int>{k.axis}, true, where + " correction 1 keepdims", 1);
+      const bool signed_values = t != DType::uint8;
+      if (signed_values) {
+        const auto am = xp::argmax(g, k.axis).to_device(kCpu).to_vector<std::int64_t>();
+        for (std::size_t j = 0; j < am.size(); ++j)
+          EXPECT_EQ(am[j], 7) << xp::name(t) << " " << where << " output " << j;
+      }
+      EXPECT_EQ(raw_bits(xp::sum(g, k.axis)), raw_bits(xp::sum(g, k.axis))) << xp::name(t) << " " << where;
+      if (k.axis == 0) {
+        // The columns but the first: rows no longer 16-byte aligned in full, the scalar kernel.
+        const Array cs = c.slice({Slice(), Slice(1, std::nullopt)}), gs = g.slice({Slice(), Slice(1, std::nullopt)});
+        for (ReduceOp op : {ReduceOp::sum, ReduceOp::var, ReduceOp::argmax})
+          check_op(op, cs, gs, std::vector<int>{0}, false, where + " [:, 1:]");
+      }
+    }
+  }
+}
+
 TEST(CudaReduceGpu, TilesMatchTheCpuAroundSplitBoundaries) {
   XP_REQUIRE_GPU();
   const xp::Device gpu = xp::Device::cuda(0);

@@ -308,14 +308,15 @@ class CudaBackend final : public Backend {
     cfg.stream = st;
     k.launch_packed(cfg, &arg, &size, 1);
   }
-  // The warps the first-pass kernel of a rows plan (the tile kernel for a plan in tiles: whether a plan
-  // takes tiles does not depend on the occupancy) keeps resident on the whole device (its occupancy at
-  // kReduceBlock threads), which the splits follow; 0 for the columns class.
+  // The warps the first-pass kernel of a rows plan or of columns in vectors (the tile or vector kernel
+  // for a plan that takes it: whether a plan does depends not on the occupancy) keeps resident on the
+  // whole device (its occupancy at kReduceBlock threads), which the splits follow; 0 for the scalar
+  // columns kernel.
   std::int64_t resident_warps(const ReducePlan& plan, const GeneratedValue* value) {
-    if (plan.family == ReduceFamily::columns) return 0;
-    const Kernel& k = generated_kernel(reduce_key(plan.op, plan.in_dtype, plan.family, value),
-                                       reduce_kernel_name(plan.family, false, plan.tiles),
-                                       [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); });
+    if (plan.family == ReduceFamily::columns && !plan.cols_vec) return 0;
+    const Kernel& k =
+        generated_kernel(reduce_key(plan.op, plan.in_dtype, plan.family, value), reduce_kernel_name(plan, false),
+                         [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); });
     if (api_for_use().cuOccupancyMaxActiveBlocksPerMultiprocessor == nullptr) return 0;  // an old driver: 64 per SM
     int blocks = 0;
     {
@@ -346,8 +347,8 @@ class CudaBackend final : public Backend {
       const bool deviations = pass == 1;
       ReduceArgs args = reduce_args(plan, address(part.data), address(aux.data), !split);
       std::memcpy(bytes.data(), &args, sizeof args);
-      launch_one(generated_kernel(key, reduce_kernel_name(plan.family, deviations, plan.tiles), source),
-                 reduce_grid(plan), bytes.data(), bytes.size(), st);
+      launch_one(generated_kernel(key, reduce_kernel_name(plan, deviations), source), reduce_grid(plan), bytes.data(),
+                 bytes.size(), st);
       if (split) {
         args.final = 1;
         std::memcpy(bytes.data(), &args, sizeof args);

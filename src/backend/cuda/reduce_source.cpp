@@ -328,7 +328,8 @@ template <class R> XP_D void xp_rows_strided_body(const Args& a) {
   }
 }
 
-// columns: a thread per unit, neighbouring threads on neighbouring outputs.
+// columns: a thread per unit, neighbouring threads on neighbouring outputs. The states of split s
+// go to part[s * M + m], so that a warp's stores are contiguous (xp_finish_cols_body reads them).
 template <class R> XP_D void xp_cols_body(const Args& a) {
   typedef typename R::St St;
   const i64 units = a.M * a.S, step = (i64)gridDim.x * blockDim.x;
@@ -364,30 +365,124 @@ template <class R> XP_D void xp_cols_body(const Args& a) {
     if (a.final_ != 0) {
       r.finish(a, m, st, oo);
     } else {
-      ((St*)a.part)[m * a.S + s] = st;
+      ((St*)a.part)[s * a.M + m] = st;
     }
   }
 }
 
+// columns in vectors (plan.cols_vec: one reduced axis, the innermost kept axis contiguous and a
+// multiple of W = 16 / sizeof(S) long, every row 16-byte aligned): a thread per W adjacent outputs,
+// reading them as one 16-byte vector per row, L vectors in flight, each output's elements added in
+// order (as xp_cols_body adds them).
+template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
+  typedef typename R::St St;
+  const int W = (int)(16 / sizeof(S));
+  const i64 groups = a.M / W, units = groups * a.S, step = (i64)gridDim.x * blockDim.x;
+  const i64 s0 = a.rin[0], ko = a.kout[a.nk - 1];
+  for (i64 u = (i64)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += step) {
+    const i64 s = u / groups, m0 = (u - s * groups) * W;
+    const i64 k0 = s * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
+    i64 io, oo;
+    xp_kept(a, m0, io, oo);
+    R r[16 / sizeof(S)];
+    St acc[16 / sizeof(S)];
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      r[j] = R(a, m0 + j);
+      acc[j] = r[j].id();
+    }
+    union Vec {
+      uint4 v;
+      S e[16 / sizeof(S)];
+    };
+    i64 off = io + k0 * s0, k = k0;
+    for (; k + L <= k1; k += L, off += L * s0) {
+      Vec x[L];
+#pragma unroll
+      for (int e = 0; e < L; ++e) x[e].v = xp_ldv(a, off + e * s0);
+#pragma unroll
+      for (int e = 0; e < L; ++e) {
+#pragma unroll
+        for (int j = 0; j < W; ++j) r[j].add(acc[j], x[e].e[j], k + e);
+      }
+    }
+    for (; k < k1; ++k, off += s0) {
+      Vec x;
+      x.v = xp_ldv(a, off);
+#pragma unroll
+      for (int j = 0; j < W; ++j) r[j].add(acc[j], x.e[j], k);
+    }
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      if (a.final_ != 0) {
+        r[j].finish(a, m0 + j, acc[j], oo + j * ko);
+      } else {
+        ((St*)a.part)[s * a.M + m0 + j] = acc[j];
+      }
+    }
+  }
+}
+
+// The finish of the columns class (states at part[s * M + m]): a block per 32 adjacent outputs,
+// warp w merging the states of splits [w q, (w + 1) q) in order (q = ceil(S / 8), four loads in
+// flight; a warp's loads are contiguous), then the eight warps' states in order.
+template <class R> XP_D void xp_finish_cols_body(const Args& a) {
+  typedef typename R::St St;
+  __shared__ St sh[8][32];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const i64 q = (a.S + 7) / 8;
+  for (i64 m0 = (i64)blockIdx.x * 32; m0 < a.M; m0 += (i64)gridDim.x * 32) {
+    const i64 m = m0 + lane;
+    if (m < a.M) {
+      const R r(a, m);
+      const St* part = (const St*)a.part + m;
+      St st = r.id();
+      i64 s = w * q;
+      const i64 s1 = xp_min64(a.S, s + q);
+      for (; s + 4 <= s1; s += 4) {
+        const St p0 = part[s * a.M], p1 = part[(s + 1) * a.M], p2 = part[(s + 2) * a.M], p3 = part[(s + 3) * a.M];
+        st = r.merge(st, p0);
+        st = r.merge(st, p1);
+        st = r.merge(st, p2);
+        st = r.merge(st, p3);
+      }
+      for (; s < s1; ++s) st = r.merge(st, part[s * a.M]);
+      sh[w][lane] = st;
+    }
+    __syncthreads();
+    if (w == 0 && m < a.M) {
+      const R r(a, m);
+      St t = sh[0][lane];
+      for (int k = 1; k < 8; ++k) t = r.merge(t, sh[k][lane]);
+      i64 io, oo;
+      xp_kept(a, m, io, oo);
+      r.finish(a, m, t, oo);
+    }
+    __syncthreads();
+  }
+}
+
 // finish_wide: a block per output for many states (thread t takes t, t + 256, ..., four loads in
-// flight), then the lanes as a tree and the eight warps in order.
-template <class R> XP_D void xp_finish_wide_body(const Args& a) {
+// flight), then the lanes as a tree and the eight warps in order. The states of output m are
+// part[m * S + s] or, for the columns class (Cols), part[s * M + m].
+template <class R, bool Cols> XP_D void xp_finish_wide_body(const Args& a) {
   typedef typename R::St St;
   __shared__ St warps[8];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   for (i64 m = blockIdx.x; m < a.M; m += gridDim.x) {
     const R r(a, m);
-    const St* part = (const St*)a.part + m * a.S;
+    const St* part = (const St*)a.part + (Cols ? m : m * a.S);
+    const i64 ps = Cols ? a.M : 1;  // between two splits' states
     St st = r.id();
     i64 s = threadIdx.x;
     for (; s + 768 < a.S; s += 1024) {
-      const St p0 = part[s], p1 = part[s + 256], p2 = part[s + 512], p3 = part[s + 768];
+      const St p0 = part[s * ps], p1 = part[(s + 256) * ps], p2 = part[(s + 512) * ps], p3 = part[(s + 768) * ps];
       st = r.merge(st, p0);
       st = r.merge(st, p1);
       st = r.merge(st, p2);
       st = r.merge(st, p3);
     }
-    for (; s < a.S; s += 256) st = r.merge(st, part[s]);
+    for (; s < a.S; s += 256) st = r.merge(st, part[s * ps]);
 #pragma unroll
     for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
     if (lane == 0) warps[w] = st;
@@ -559,6 +654,8 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name, int pass) {
   const bool fl = is_float(d);
   int packed = 0;  // R::kPack: 1 see xp_run_packed, 2 see xp_run_packed_arg
   std::string s = "struct " + name + " {\n";
+  // Constructed for output m (the deviation pass reads m's mean); the default for arrays of them.
+  s += "  XP_D " + name + "() {}\n";
   const auto ctor = [&](const std::string& body) { s += "  XP_D " + name + "(const Args& a, i64 m) {" + body + "}\n"; };
   switch (op) {
     case ReduceOp::sum:
@@ -865,6 +962,14 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   } else {
     p.family = ReduceFamily::rows_strided;
   }
+  if (p.family == ReduceFamily::columns && nr == 1 && nk > 0) {
+    // Columns in vectors: W adjacent outputs per thread, a 16-byte vector of them per row.
+    const i64 W = 16 / isz;
+    bool vec = p.kept[nk - 1].in == isz && p.kept[nk - 1].size % W == 0 && ri.in % 16 == 0 &&
+               reinterpret_cast<std::uintptr_t>(in.data) % 16 == 0;
+    for (int k = 0; k + 1 < nk; ++k) vec = vec && p.kept[k].in % 16 == 0;
+    p.cols_vec = vec;
+  }
 
   // Splits. Rows: one unit per warp the device runs at once (resident_warps, the first-pass kernel's
   // occupancy; 64 per SM when not given), one wave in which every warp streams an equal share. More
@@ -881,7 +986,10 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
   p.tiles = p.family == ReduceFamily::rows_vector && (p.M < sms || (p.N * isz >= kTileRowBytes && !arg));
   const i64 warps = resident_warps > 0 ? resident_warps : sms * 64;
-  const i64 target = p.tiles ? std::max<i64>(1, warps / (kReduceBlock / 32)) : warp ? warps : sms * 8192;
+  const i64 target = p.tiles      ? std::max<i64>(1, warps / (kReduceBlock / 32))
+                     : warp       ? warps
+                     : p.cols_vec ? warps * 32 * kColsVecWaves
+                                  : sms * 8192;
   const i64 min_chunk = warp ? 2048 : 64;
   if (p.N == 0) {
     p.splits = 1;
@@ -889,7 +997,12 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
     return p;
   }
   i64 S = 1;
-  if (p.M < target) S = std::max<i64>(1, std::min(ceil_div(target, p.M), ceil_div(p.N, min_chunk)));
+  if (p.cols_vec) {
+    // Whole waves: at most `target` threads, each streaming an equal run of rows.
+    S = std::max<i64>(1, std::min(target / (p.M / (16 / isz)), ceil_div(p.N, min_chunk)));
+  } else if (p.M < target) {
+    S = std::max<i64>(1, std::min(ceil_div(target, p.M), ceil_div(p.N, min_chunk)));
+  }
   i64 chunk = ceil_div(p.N, S);
   if (p.family == ReduceFamily::rows_vector) {
     // Whole vectors for the lanes (a warp) or the threads (tiles): chunk starts stay 16-byte aligned.
@@ -924,22 +1037,22 @@ ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const
 }
 
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value) {
-  std::string k = std::string("xp-reduce-3:") + op_text(op) + ":" + std::string(name(in)) + ":" + family_name(family);
+  std::string k = std::string("xp-reduce-4:") + op_text(op) + ":" + std::string(name(in)) + ":" + family_name(family);
   if (value != nullptr) k += "|" + value->key;
   return k;
 }
 
-std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool tiles) {
+std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool variant) {
   std::string n;
   switch (f) {
     case ReduceFamily::rows_vector:
-      n = tiles ? "xp_rows_tile" : "xp_rows_vec";
+      n = variant ? "xp_rows_tile" : "xp_rows_vec";
       break;
     case ReduceFamily::rows_strided:
       n = "xp_rows_strided";
       break;
     case ReduceFamily::columns:
-      n = "xp_cols";
+      n = variant ? "xp_cols_vec" : "xp_cols";
       break;
   }
   return deviation_pass ? n + "_dev" : n;
@@ -989,6 +1102,7 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
   const char* body = family == ReduceFamily::rows_vector    ? "xp_rows_vec_body"
                      : family == ReduceFamily::rows_strided ? "xp_rows_strided_body"
                                                             : "xp_cols_body";
+  const bool cols = family == ReduceFamily::columns;
   for (int pass = 0; pass < (two ? 2 : 1); ++pass) {
     const std::string r = pass == 0 ? "R0" : "R1";
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, pass == 1) +
@@ -996,10 +1110,13 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
     if (family == ReduceFamily::rows_vector)
       s += "extern \"C\" __global__ void __launch_bounds__(" + tile_bounds(op, in, value != nullptr) + ") " +
            reduce_kernel_name(family, pass == 1, true) + "(const Args a) { xp_rows_tile_body<" + r + ">(a); }\n";
-    s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(pass == 1) +
-         "(const Args a) { xp_finish_body<" + r + ">(a); }\n";
+    if (cols)
+      s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, pass == 1, true) +
+           "(const Args a) { xp_cols_vec_body<" + r + ", " + std::to_string(kColsVecLoads) + ">(a); }\n";
+    s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(pass == 1) + "(const Args a) { " +
+         (cols ? "xp_finish_cols_body<" : "xp_finish_body<") + r + ">(a); }\n";
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(pass == 1, true) +
-         "(const Args a) { xp_finish_wide_body<" + r + ">(a); }\n";
+         "(const Args a) { xp_finish_wide_body<" + r + (cols ? ", true" : ", false") + ">(a); }\n";
   }
   return s;
 }
@@ -1044,11 +1161,12 @@ constexpr i64 kMaxGrid = i64{1} << 20;  // the kernels stride over what one laun
 
 unsigned reduce_grid(const ReducePlan& p) noexcept {
   const i64 per_block = p.family == ReduceFamily::columns ? kReduceBlock : p.tiles ? 1 : kReduceBlock / 32;
-  return static_cast<unsigned>(std::clamp<i64>(ceil_div(std::max<i64>(p.units(), 1), per_block), 1, kMaxGrid));
+  const i64 units = p.cols_vec ? p.units() / (16 / static_cast<i64>(itemsize(p.in_dtype))) : p.units();
+  return static_cast<unsigned>(std::clamp<i64>(ceil_div(std::max<i64>(units, 1), per_block), 1, kMaxGrid));
 }
 
 unsigned finish_grid(const ReducePlan& p) noexcept {
-  const i64 per_block = wide_finish(p) ? 1 : kReduceBlock / 32;
+  const i64 per_block = wide_finish(p) ? 1 : p.family == ReduceFamily::columns ? 32 : kReduceBlock / 32;
   return static_cast<unsigned>(std::clamp<i64>(ceil_div(std::max<i64>(p.M, 1), per_block), 1, kMaxGrid));
 }
 

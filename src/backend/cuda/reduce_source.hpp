@@ -30,7 +30,12 @@
 //   columns       a thread per unit, adjacent threads on adjacent outputs: for reductions over
 //                 leading or middle axes (the innermost kept axis is the denser one) and for short
 //                 reductions (N < kMinWarpElements); over one reduced axis, eight loads in flight
-//                 (the axis-0 sum of 16384 x 16384 float32 on an H200: 0.943 -> 0.282 ms).
+//                 (the axis-0 sum of 16384 x 16384 float32 on an H200: 0.943 -> 0.282 ms). When the
+//                 innermost kept axis is contiguous, a multiple of 16 / itemsize long and every row
+//                 16-byte aligned (plan.cols_vec), a thread takes that many adjacent outputs as one
+//                 16-byte vector per row, kColsVecLoads vectors in flight, with kColsVecWaves threads
+//                 per resident thread. The split states of the class lie split-major
+//                 (part[s * M + m], a warp's stores contiguous) and its finish kernels read them so.
 //
 // The source of one (op, dtype, class) holds the class's kernel and the finish kernel (and, for var
 // and std, both again for the second pass): only what a request needs is compiled. It depends on
@@ -59,6 +64,8 @@ constexpr unsigned kReduceBlock = 256;         // threads per block, every reduc
 constexpr std::int64_t kMinWarpElements = 64;  // shorter contiguous reductions go to columns
 constexpr std::int64_t kTileRowBytes = 65536;  // rows_vector runs this long: a block each (not argmin/argmax)
 constexpr std::size_t kReduceStateBytes = 16;  // scratch bytes per partial state (the largest state)
+constexpr int kColsVecLoads = 8;               // columns in vectors: 16-byte loads in flight per thread
+constexpr std::int64_t kColsVecWaves = 1;      // columns in vectors: threads per resident thread
 
 enum class ReduceFamily : std::uint8_t { rows_vector, rows_strided, columns };
 const char* family_name(ReduceFamily f) noexcept;
@@ -82,6 +89,7 @@ struct ReducePlan {
   ReduceFamily family = ReduceFamily::columns;
   std::int64_t splits = 1, chunk = 0;  // S splits of chunk elements per output (chunk * S >= N)
   bool tiles = false;                  // rows_vector: a block per unit, not a warp
+  bool cols_vec = false;               // columns: a thread per 16 / itemsize adjacent outputs (16-byte loads)
   std::int64_t units() const noexcept { return M * splits; }
   bool two_pass() const noexcept { return op == ReduceOp::var || op == ReduceOp::std; }
 };
@@ -107,10 +115,14 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
 // A cache key: equal keys <=> identical source.
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
 // "xp_rows_vec" ("xp_rows_tile" for a plan in tiles, in the same program), "xp_rows_strided",
-// "xp_cols"; the second pass of var/std adds "_dev".
-std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool tiles = false);
-// "xp_finish" (a warp per output) or, wide, "xp_finish_wide" (a block per output); "_dev" for the
-// second pass of var/std.
+// "xp_cols" ("xp_cols_vec" for a plan in vectors); the second pass of var/std adds "_dev". variant:
+// plan.tiles for rows_vector, plan.cols_vec for columns (reduce_kernel_name(plan, ...) picks).
+std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool variant = false);
+inline std::string reduce_kernel_name(const ReducePlan& p, bool deviation_pass) {
+  return reduce_kernel_name(p.family, deviation_pass, p.tiles || p.cols_vec);
+}
+// "xp_finish" (a warp per output; for the columns class, a block per 32 adjacent outputs) or, wide,
+// "xp_finish_wide" (a block per output); "_dev" for the second pass of var/std.
 std::string reduce_finish_name(bool deviation_pass, bool wide = false);
 // Outputs of kWideFinishStates or more splits are finished by a block each.
 constexpr std::int64_t kWideFinishStates = 256;
