@@ -559,6 +559,29 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
 // intrinsics (exact in any order), and argmin and argmax find each vector's extreme that way
 // (kPack 2); no other op or dtype does. The 16-bit floats widen without xp's software conversion
 // (float16 by the hardware's cvt, bfloat16 by a shift).
+// The warp kernel's loads in flight per lane, by op (bench/results/2026-12-03-h200-columns/run4):
+// argmin and argmax 4, min and max of floats 16, the rest 8; the tile kernel 4 for every op.
+TEST(CudaReduceSource, WarpRowsKeepTheMeasuredLoadsInFlight) {
+  const auto warp = [](ReduceOp op, DType t) {
+    const std::string s = cg::reduce_source(op, t, cg::ReduceFamily::rows_vector);
+    EXPECT_NE(s.find("xp_rows_tile_body<R0>(a)"), std::string::npos);
+    EXPECT_NE(s.find("xp_run_state<R, 256, 4>"), std::string::npos);
+    for (int d : {4, 8, 16})
+      if (s.find("xp_rows_vec_body<R0, " + std::to_string(d) + ">(a)") != std::string::npos) return d;
+    return 0;
+  };
+  EXPECT_EQ(warp(ReduceOp::argmax, DType::float32), 4);
+  EXPECT_EQ(warp(ReduceOp::argmin, DType::int8), 4);
+  EXPECT_EQ(warp(ReduceOp::max, DType::float32), 16);
+  EXPECT_EQ(warp(ReduceOp::min, DType::bfloat16), 16);
+  EXPECT_EQ(warp(ReduceOp::max, DType::int8), 8);
+  EXPECT_EQ(warp(ReduceOp::sum, DType::float32), 8);
+  EXPECT_EQ(warp(ReduceOp::var, DType::float16), 8);
+  EXPECT_NE(cg::reduce_source(ReduceOp::var, DType::float16, cg::ReduceFamily::rows_vector)
+                .find("xp_rows_vec_body<R1, 8>(a)"),
+            std::string::npos);
+}
+
 TEST(CudaReduceSource, SmallIntegerMinMaxRunOnPackedWords) {
   const auto f = cg::ReduceFamily::rows_vector;
   const std::pair<DType, const char*> packed[] = {

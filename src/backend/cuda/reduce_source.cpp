@@ -119,7 +119,7 @@ template <class R> XP_D void xp_warp_done(const Args& a, const R& r, typename R:
 }
 
 // rows_vector: 16-byte vectors (W elements; a warp per unit: lane l takes vectors l, l + 32, ...,
-// four in flight), W accumulators per lane combined as a tree, then the tail element by element.
+// D in flight), W accumulators per lane combined as a tree, then the tail element by element.
 template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x, i64 k) {
   union {
     uint4 v;
@@ -129,33 +129,35 @@ template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x
 #pragma unroll
   for (int j = 0; j < (int)(16 / sizeof(S)); ++j) r.add(acc[j], w.e[j], k + j);
 }
+// The vectors t, t + T, ... below nv of a run starting at byte offset base, D loads in flight, given
+// to f(vector, i) in increasing order of i (so that the order of additions does not depend on D).
+template <int T, int D, class F> XP_D void xp_each_vec(const Args& a, i64 base, i64 nv, int t, F&& f) {
+  i64 i = t;
+  for (; i + (D - 1) * T < nv; i += D * T) {
+    uint4 x[D];
+#pragma unroll
+    for (int e = 0; e < D; ++e) x[e] = xp_ldv(a, base + (i + e * T) * 16);
+#pragma unroll
+    for (int e = 0; e < D; ++e) f(x[e], i + e * T);
+  }
+  for (; i < nv; i += T) f(xp_ldv(a, base + i * 16), i);
+}
 // A thread's run (see xp_run_state) for an op that combines 32-bit words of packed elements
 // (R::kPack == 1: min and max of 8- and 16-bit integers, exact in any order): four words per
 // vector, one SIMD min or max each, then the lanes of the last word one by one, then the elements
 // past the last whole vector.
-template <class R, int T>
+template <class R, int T, int D>
 XP_D typename R::St xp_run_packed(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
   typedef typename R::St St;
   const int W = (int)(16 / sizeof(S));
-  const i64 base = io + k0 * (i64)sizeof(S);
   const i64 nv = (k1 - k0) / W;
   u32 p0 = R::packed_id(), p1 = p0, p2 = p0, p3 = p0;
-  i64 i = t;
-  for (; i + 3 * T < nv; i += 4 * T) {
-    const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + T) * 16),
-                x2 = xp_ldv(a, base + (i + 2 * T) * 16), x3 = xp_ldv(a, base + (i + 3 * T) * 16);
-    p0 = R::packed(R::packed(p0, x0.x), R::packed(x1.x, R::packed(x2.x, x3.x)));
-    p1 = R::packed(R::packed(p1, x0.y), R::packed(x1.y, R::packed(x2.y, x3.y)));
-    p2 = R::packed(R::packed(p2, x0.z), R::packed(x1.z, R::packed(x2.z, x3.z)));
-    p3 = R::packed(R::packed(p3, x0.w), R::packed(x1.w, R::packed(x2.w, x3.w)));
-  }
-  for (; i < nv; i += T) {
-    const uint4 x = xp_ldv(a, base + i * 16);
+  xp_each_vec<T, D>(a, io + k0 * (i64)sizeof(S), nv, t, [&](uint4 x, i64) {
     p0 = R::packed(p0, x.x);
     p1 = R::packed(p1, x.y);
     p2 = R::packed(p2, x.z);
     p3 = R::packed(p3, x.w);
-  }
+  });
   union {
     u32 w;
     S e[4 / sizeof(S)];
@@ -193,53 +195,33 @@ template <class R> XP_D void xp_arg_vec(typename R::St& st, uint4 x, i64 k) {
     st.i = k + j;
   }
 }
-template <class R, int T>
+template <class R, int T, int D>
 XP_D typename R::St xp_run_packed_arg(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
   typedef typename R::St St;
   const int W = (int)(16 / sizeof(S));
-  const i64 base = io + k0 * (i64)sizeof(S);
   const i64 nv = (k1 - k0) / W;
   St st = r.id();
-  i64 i = t;
-  for (; i + 3 * T < nv; i += 4 * T) {
-    const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + T) * 16),
-                x2 = xp_ldv(a, base + (i + 2 * T) * 16), x3 = xp_ldv(a, base + (i + 3 * T) * 16);
-    xp_arg_vec<R>(st, x0, k0 + i * W);
-    xp_arg_vec<R>(st, x1, k0 + (i + T) * W);
-    xp_arg_vec<R>(st, x2, k0 + (i + 2 * T) * W);
-    xp_arg_vec<R>(st, x3, k0 + (i + 3 * T) * W);
-  }
-  for (; i < nv; i += T) xp_arg_vec<R>(st, xp_ldv(a, base + i * 16), k0 + i * W);
+  xp_each_vec<T, D>(a, io + k0 * (i64)sizeof(S), nv, t, [&](uint4 x, i64 i) { xp_arg_vec<R>(st, x, k0 + i * W); });
   for (i64 k = k0 + nv * W + t; k < k1; k += T) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
   return st;
 }
 
 // One thread's state over the contiguous elements [k0, k1) of a unit that T threads read together
 // (T = 32: a warp; 256: a block), the thread being number t of them: 16-byte vectors t, t + T, ...
-// (four in flight; W elements each, W accumulators), the accumulators as a tree, then the elements
+// (D in flight; W elements each, W accumulators), the accumulators as a tree, then the elements
 // past the last whole vector, t, t + T, ...
 // Ops on packed words (R::kPack) take their own run, above.
-template <class R, int T>
+template <class R, int T, int D>
 XP_D typename R::St xp_run_state(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
   typedef typename R::St St;
-  if constexpr (R::kPack == 1) return xp_run_packed<R, T>(a, r, io, k0, k1, t);
-  if constexpr (R::kPack == 2) return xp_run_packed_arg<R, T>(a, r, io, k0, k1, t);
+  if constexpr (R::kPack == 1) return xp_run_packed<R, T, D>(a, r, io, k0, k1, t);
+  if constexpr (R::kPack == 2) return xp_run_packed_arg<R, T, D>(a, r, io, k0, k1, t);
   const int W = (int)(16 / sizeof(S));
-  const i64 base = io + k0 * (i64)sizeof(S);  // 16-byte aligned: the plan checks
-  const i64 nv = (k1 - k0) / W;
+  const i64 nv = (k1 - k0) / W;  // the run starts 16-byte aligned: the plan checks
   St acc[16 / sizeof(S)];
 #pragma unroll
   for (int j = 0; j < W; ++j) acc[j] = r.id();
-  i64 i = t;
-  for (; i + 3 * T < nv; i += 4 * T) {
-    const uint4 x0 = xp_ldv(a, base + i * 16), x1 = xp_ldv(a, base + (i + T) * 16),
-                x2 = xp_ldv(a, base + (i + 2 * T) * 16), x3 = xp_ldv(a, base + (i + 3 * T) * 16);
-    xp_vec_add(r, acc, x0, k0 + i * W);
-    xp_vec_add(r, acc, x1, k0 + (i + T) * W);
-    xp_vec_add(r, acc, x2, k0 + (i + 2 * T) * W);
-    xp_vec_add(r, acc, x3, k0 + (i + 3 * T) * W);
-  }
-  for (; i < nv; i += T) xp_vec_add(r, acc, xp_ldv(a, base + i * 16), k0 + i * W);
+  xp_each_vec<T, D>(a, io + k0 * (i64)sizeof(S), nv, t, [&](uint4 x, i64 i) { xp_vec_add(r, acc, x, k0 + i * W); });
 #pragma unroll
   for (int h = W / 2; h >= 1; h /= 2) {
 #pragma unroll
@@ -265,7 +247,7 @@ template <class R> XP_D void xp_rows_tile_body(const Args& a) {
     i64 io, oo;
     xp_kept(a, m, io, oo);
     const R r(a, m);
-    St st = xp_run_state<R, 256>(a, r, io, k0, k1, threadIdx.x);
+    St st = xp_run_state<R, 256, 4>(a, r, io, k0, k1, threadIdx.x);
 #pragma unroll
     for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
     if (lane == 0) warps[w] = st;
@@ -283,7 +265,7 @@ template <class R> XP_D void xp_rows_tile_body(const Args& a) {
   }
 }
 
-template <class R> XP_D void xp_rows_vec_body(const Args& a) {
+template <class R, int D> XP_D void xp_rows_vec_body(const Args& a) {
   typedef typename R::St St;
   const int lane = threadIdx.x & 31;
   const i64 units = a.M * a.S, step = (i64)gridDim.x * 8;
@@ -292,7 +274,7 @@ template <class R> XP_D void xp_rows_vec_body(const Args& a) {
     i64 io, oo;
     xp_kept(a, m, io, oo);
     const R r(a, m);
-    const St st = xp_run_state<R, 32>(a, r, io, k0, k1, lane);
+    const St st = xp_run_state<R, 32, D>(a, r, io, k0, k1, lane);
     xp_warp_done<R>(a, r, st, u, m, lane);
   }
 }
@@ -1077,6 +1059,12 @@ std::string tile_bounds(ReduceOp op, DType in, bool fused) {
 }
 }  // namespace
 
+int rows_vec_loads(ReduceOp op, DType in) noexcept {
+  if (op == ReduceOp::argmin || op == ReduceOp::argmax) return 4;
+  if ((op == ReduceOp::min || op == ReduceOp::max) && is_float(in)) return 16;
+  return 8;
+}
+
 std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value) {
   if (!valid(in)) throw ValueError("reduce: unknown dtype");
   if (value != nullptr && value->dtype != in) throw ValueError("reduce: the fused value's dtype is not the input's");
@@ -1105,8 +1093,9 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
   const bool cols = family == ReduceFamily::columns;
   for (int pass = 0; pass < (two ? 2 : 1); ++pass) {
     const std::string r = pass == 0 ? "R0" : "R1";
+    const std::string loads = family == ReduceFamily::rows_vector ? ", " + std::to_string(rows_vec_loads(op, in)) : "";
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, pass == 1) +
-         "(const Args a) { " + body + "<" + r + ">(a); }\n";
+         "(const Args a) { " + body + "<" + r + loads + ">(a); }\n";
     if (family == ReduceFamily::rows_vector)
       s += "extern \"C\" __global__ void __launch_bounds__(" + tile_bounds(op, in, value != nullptr) + ") " +
            reduce_kernel_name(family, pass == 1, true) + "(const Args a) { xp_rows_tile_body<" + r + ">(a); }\n";

@@ -17,13 +17,12 @@
 // Kernel classes (ReduceFamily):
 //   rows_vector   the N elements of an output are one contiguous run, every run 16-byte aligned
 //                 (reduce the innermost axes of a C-contiguous array, or everything): a warp reads
-//                 16-byte vectors, four in flight per lane; with fewer outputs than multiprocessors
-//                 (plan.tiles: a whole sum, a few long rows), or rows of kTileRowBytes or more but
-//                 for argmin and argmax, a block per unit, so that each block streams one
-//                 contiguous run, its warps' states combined in order (on an H200, 16384 rows of 64
-//                 KiB: sum 0.2356 ms in blocks, 0.2597 ms in warps; argmax 0.2817 and 0.2466 ms; rows
-//                 of 16 KiB: sum 0.2532 and 0.2452 ms). min and max of 8- and 16-bit integers take
-//                 a vector as four SIMD words; argmin and argmax of them search only a vector whose
+//                 16-byte vectors, rows_vec_loads(op, dtype) in flight per lane; with fewer outputs than
+//                 multiprocessors (plan.tiles: a whole sum, a few long rows), or rows of kTileRowBytes or more but for
+//                 argmin and argmax, a block per unit, so that each block streams one contiguous run, its warps' states
+//                 combined in order (on an H200, 16384 rows of 64 KiB: sum 0.2356 ms in blocks, 0.2597 ms in warps;
+//                 argmax 0.2817 and 0.2466 ms; rows of 16 KiB: sum 0.2532 and 0.2452 ms). min and max of 8- and 16-bit
+//                 integers take a vector as four SIMD words; argmin and argmax of them search only a vector whose
 //                 extreme beats the state;
 //   rows_strided  any reduced strides (contiguous runs that are not aligned included), a warp over
 //                 consecutive reduced indices;
@@ -112,6 +111,13 @@ ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const
 // the value as a C-contiguous array of `in` (see plan_fused_reduce), the argument is ReduceArgs
 // followed by the value's xp_fargs, and a.in is never read.
 std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
+// The 16-byte loads each lane of the rows_vector warp kernel keeps in flight (the tile kernel keeps
+// 4). The order of additions does not depend on it. bench/nvcc/xp_row_kernels.cu on an H200
+// (bench/results/2026-12-03-h200-columns/run4), rows of 4 KiB: float32 max 0.2731 ms with 8 loads,
+// 0.2396 with 16; argmax 0.3335 with 4, 0.3686 with 8 (73 registers instead of 58); float32 and
+// float16 sums and int8 max within 1% whatever the count. argmin and argmax: 4; min and max of
+// floats: 16; the others 8.
+int rows_vec_loads(ReduceOp op, DType in) noexcept;
 // A cache key: equal keys <=> identical source.
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
 // "xp_rows_vec" ("xp_rows_tile" for a plan in tiles, in the same program), "xp_rows_strided",
