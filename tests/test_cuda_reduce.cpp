@@ -1098,6 +1098,12 @@ std::vector<Layout> layouts() {
   };
 }
 
+// A shape and the axis a test reduces or scans.
+struct ShapeAxis {
+  xp::Shape shape;
+  int axis;
+};
+
 Array view_of(const Array& a, int view) {
   if (view == 1) return a.T();
   if (view == 2) return a.slice({Slice(std::nullopt, std::nullopt, 2), Slice(1, std::nullopt, 3)});
@@ -1329,13 +1335,9 @@ TEST(CudaReduceGpu, ColumnsInVectorsMatchTheCpu) {
   XP_REQUIRE_GPU();
   const xp::Device gpu = xp::Device::cuda(0);
   warm_kernel_cache(gpu);
-  struct Case {
-    xp::Shape shape;
-    int axis;
-  };
-  const Case cases[] = {{{40, 64}, 0}, {{300, 64}, 0}, {{20000, 16}, 0}, {{3, 40, 32}, 1}};
+  const ShapeAxis cases[] = {{{40, 64}, 0}, {{300, 64}, 0}, {{20000, 16}, 0}, {{3, 40, 32}, 1}};
   std::uint64_t seed = 300;
-  for (const Case& k : cases) {
+  for (const ShapeAxis& k : cases) {
     i64 n = 1;
     for (i64 d : k.shape) n *= d;
     xp::random::Generator r(seed++);
@@ -1417,15 +1419,11 @@ TEST(CudaReduceGpu, CumulativeSumMatchesTheCpuBitForBit) {
   XP_REQUIRE_GPU();
   const xp::Device gpu = xp::Device::cuda(0);
   warm_kernel_cache(gpu);
-  struct Case {
-    xp::Shape shape;
-    int axis;
-  };
-  const Case cases[] = {{{5000}, 0},     {{300, 257}, 0},   {{300, 257}, 1}, {{40000, 3}, 0},
-                        {{40000, 3}, 1}, {{20000, 100}, 1}, {{0, 4}, 1},     {{4, 0}, 1}};
+  const ShapeAxis cases[] = {{{5000}, 0},     {{300, 257}, 0},   {{300, 257}, 1}, {{40000, 3}, 0},
+                             {{40000, 3}, 1}, {{20000, 100}, 1}, {{0, 4}, 1},     {{4, 0}, 1}};
   std::uint64_t seed = 100;
   for (DType t : kDTypes) {
-    for (const Case& k : cases) {
+    for (const ShapeAxis& k : cases) {
       const Array c = make_input(t, k.shape, seed++, false);
       const Array g = c.to_device(gpu);
       for (bool initial : {false, true}) {
