@@ -309,9 +309,9 @@ class CudaBackend final : public Backend {
     k.launch_packed(cfg, &arg, &size, 1);
   }
   // The warps the first-pass kernel of a rows plan or of columns in vectors (the tile or vector kernel
-  // for a plan that takes it: whether a plan does depends not on the occupancy) keeps resident on the
-  // whole device (its occupancy at kReduceBlock threads), which the splits follow; 0 for the scalar
-  // columns kernel.
+  // for a plan that takes one: whether it does, does not depend on the occupancy) keeps resident on
+  // the whole device (its occupancy at kReduceBlock threads), which the splits follow; 0 for the
+  // scalar columns kernel.
   std::int64_t resident_warps(const ReducePlan& plan, const GeneratedValue* value) {
     if (plan.family == ReduceFamily::columns && !plan.cols_vec) return 0;
     const Kernel& k =

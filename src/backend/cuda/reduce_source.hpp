@@ -17,13 +17,14 @@
 // Kernel classes (ReduceFamily):
 //   rows_vector   the N elements of an output are one contiguous run, every run 16-byte aligned
 //                 (reduce the innermost axes of a C-contiguous array, or everything): a warp reads
-//                 16-byte vectors, rows_vec_loads(op, dtype) in flight per lane; with fewer outputs than
-//                 multiprocessors (plan.tiles: a whole sum, a few long rows), or rows of kTileRowBytes or more but for
-//                 argmin and argmax, a block per unit, so that each block streams one contiguous run, its warps' states
-//                 combined in order (on an H200, 16384 rows of 64 KiB: sum 0.2356 ms in blocks, 0.2597 ms in warps;
-//                 argmax 0.2817 and 0.2466 ms; rows of 16 KiB: sum 0.2532 and 0.2452 ms). min and max of 8- and 16-bit
-//                 integers take a vector as four SIMD words; argmin and argmax of them search only a vector whose
-//                 extreme beats the state;
+//                 16-byte vectors, rows_vec_loads(op, dtype) in flight per lane; with fewer outputs
+//                 than multiprocessors (plan.tiles: a whole sum, a few long rows), or rows of
+//                 kTileRowBytes or more but for argmin and argmax, a block per unit, so that each
+//                 block streams one contiguous run, its warps' states combined in order (on an
+//                 H200, 16384 rows of 64 KiB: sum 0.2356 ms in blocks, 0.2597 ms in warps; argmax
+//                 0.2817 and 0.2466 ms; rows of 16 KiB: sum 0.2532 and 0.2452 ms). min and max of
+//                 8- and 16-bit integers take a vector as four SIMD words; argmin and argmax of
+//                 them search only a vector whose extreme beats the state;
 //   rows_strided  any reduced strides (contiguous runs that are not aligned included), a warp over
 //                 consecutive reduced indices;
 //   columns       a thread per unit, adjacent threads on adjacent outputs: for reductions over
