@@ -140,7 +140,7 @@ TEST(CudaReducePlan, FullContiguousSumIsRowsVectorInTilesWithAFullDeviceOfBlocks
   EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>(p.splits));  // a block per unit
   EXPECT_TRUE(cg::wide_finish(p));                                 // a thousand states: a block finishes the one output
   EXPECT_EQ(cg::finish_grid(p), 1u);
-  EXPECT_EQ(cg::reduce_kernel_name(p.family, false, p.tiles), "xp_rows_tile");
+  EXPECT_EQ(cg::reduce_kernel_name(p.family, p.tiles), "xp_rows_tile");
   // With the kernel's occupancy given (5 blocks of 8 warps per SM), one unit per resident block.
   {
     const auto out = out_for(in, {0}, DType::float32);
@@ -167,7 +167,7 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   EXPECT_EQ(p.N, 4096);
   EXPECT_FALSE(p.tiles);   // more outputs than multiprocessors: a warp per unit
   EXPECT_EQ(p.splits, 2);  // ceil(132 * 64 / 1000) = 9, at most N / 2048 = 2
-  EXPECT_EQ(cg::reduce_kernel_name(p.family, false, p.tiles), "xp_rows_vec");
+  EXPECT_EQ(cg::reduce_kernel_name(p.family, p.tiles), "xp_rows_vec");
   EXPECT_EQ(cg::reduce_grid(p), 1000u * 2 / 8);
   EXPECT_FALSE(cg::wide_finish(p));
   EXPECT_EQ(cg::finish_grid(p), 1000u / 8);  // a warp per output
@@ -182,8 +182,7 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   expect_cover(p);
   EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>(1024 * 16 / 256));
   EXPECT_EQ(cg::finish_grid(p), 4096u / 32);  // a block per 32 outputs
-  EXPECT_EQ(cg::reduce_kernel_name(p, false), "xp_cols_vec");
-  EXPECT_EQ(cg::reduce_kernel_name(p, true), "xp_cols_vec_dev");
+  EXPECT_EQ(cg::reduce_kernel_name(p), "xp_cols_vec");
 
   FakeView b(DType::float64, {8, 16, 32});   // reduce 0 and 2: inner stride 8 bytes, kept stride 256
   p = plan(ReduceOp::argmax, b, {0, 1, 2});  // merged into one contiguous run
@@ -253,7 +252,7 @@ TEST(CudaReducePlan, ColumnsInVectorsForAlignedContiguousOutputs) {
   p = plan(ReduceOp::sum, odd, {0});
   EXPECT_EQ(p.family, cg::ReduceFamily::columns);
   EXPECT_FALSE(p.cols_vec);
-  EXPECT_EQ(cg::reduce_kernel_name(p, false), "xp_cols");
+  EXPECT_EQ(cg::reduce_kernel_name(p), "xp_cols");
   EXPECT_TRUE(plan(ReduceOp::sum, FakeView(DType::float32, {1000, 4100}), {0}).cols_vec);
   EXPECT_FALSE(plan(ReduceOp::sum, FakeView(DType::float32, {1000, 4100}, {}, (1 << 20) + 4), {0}).cols_vec);
   EXPECT_FALSE(plan(ReduceOp::sum, FakeView(DType::float32, {1000, 64}, {66, 1}), {0}).cols_vec);
@@ -448,12 +447,10 @@ TEST(CudaReducePlan, ArgumentsCarryTheGeometry) {
   FakeView in(DType::float64, {8, 16, 32});
   const auto out = out_for(in, {0, 2}, DType::float64);
   const auto p = cg::plan_reduce(ReduceOp::var, in.v, std::vector<int>{0, 2}, out->v, 1, kH200);
-  EXPECT_TRUE(p.two_pass());
-  const cg::ReduceArgs a = cg::reduce_args(p, 0x1000, 0x2000, false);
+  const cg::ReduceArgs a = cg::reduce_args(p, 0x1000, false);
   EXPECT_EQ(a.in, std::uint64_t{1} << 20);
   EXPECT_EQ(a.out, std::uint64_t{1} << 24);
   EXPECT_EQ(a.part, 0x1000u);
-  EXPECT_EQ(a.aux, 0x2000u);
   EXPECT_EQ(a.M, 16);
   EXPECT_EQ(a.N, 256);
   EXPECT_EQ(a.S, p.splits);
@@ -469,7 +466,7 @@ TEST(CudaReducePlan, ArgumentsCarryTheGeometry) {
   EXPECT_EQ(a.rin[0], 16 * 32 * 8);
   EXPECT_EQ(a.rshape[1], 32);
   EXPECT_EQ(a.rin[1], 8);
-  EXPECT_EQ(cg::reduce_args(p, 0, 0, true).final, 1);
+  EXPECT_EQ(cg::reduce_args(p, 0, true).final, 1);
 }
 
 TEST(CudaScanPlan, LinesForManyTilesForFewAndTheCpuChecks) {
@@ -577,8 +574,20 @@ TEST(CudaReduceSource, WarpRowsKeepTheMeasuredLoadsInFlight) {
   EXPECT_EQ(warp(ReduceOp::max, DType::int8), 8);
   EXPECT_EQ(warp(ReduceOp::sum, DType::float32), 8);
   EXPECT_EQ(warp(ReduceOp::var, DType::float16), 8);
-  EXPECT_NE(cg::reduce_source(ReduceOp::var, DType::float16, cg::ReduceFamily::rows_vector)
-                .find("xp_rows_vec_body<R1, 8>(a)"),
+}
+
+// var and std read the input once: one op struct, its runs in tiles (kPack 3), no second pass.
+TEST(CudaReduceSource, VarianceReadsOnceInTiles) {
+  for (ReduceOp op : {ReduceOp::var, ReduceOp::std}) {
+    for (auto f : {cg::ReduceFamily::rows_vector, cg::ReduceFamily::rows_strided, cg::ReduceFamily::columns}) {
+      const std::string s = cg::reduce_source(op, DType::float32, f);
+      EXPECT_NE(s.find("static constexpr int kPack = 3;"), std::string::npos);
+      EXPECT_NE(s.find("xp_moments_merge"), std::string::npos);
+      EXPECT_EQ(s.find("struct R1"), std::string::npos);
+      EXPECT_EQ(s.find("a.aux"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(cg::reduce_source(ReduceOp::sum, DType::float32, cg::ReduceFamily::rows_vector).find("xp_moments"),
             std::string::npos);
 }
 
@@ -661,8 +670,7 @@ std::string compile_error(const std::string& what, const xp::Error& e) {
 }  // namespace
 
 // Every (op, dtype, class) source for sm_90, compiled on every core (NVRTC is thread-safe; each
-// task has its own Program): the kernels of the class and the finish kernel are there, with the
-// second pass exactly for var and std.
+// task has its own Program): the kernels of the class and the finish kernels are there.
 TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
   XP_REQUIRE_NVRTC();
   const std::vector<SourceTask> tasks = every_source();
@@ -674,21 +682,18 @@ TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
       const auto stats = prog.compile(xp::Arch::sm(90));
       if (stats.log.find("warning") != std::string::npos) failure += k.what() + ":\n" + stats.log;
       const auto names = prog.kernel_names(xp::Arch::sm(90));
-      const bool two = k.op == ReduceOp::var || k.op == ReduceOp::std;
-      for (bool dev : {false, true}) {
-        for (const std::string& w :
-             {cg::reduce_kernel_name(k.f, dev), cg::reduce_finish_name(dev), cg::reduce_finish_name(dev, true)}) {
-          const bool present = std::find(names.begin(), names.end(), w) != names.end();
-          if (present != (!dev || two)) failure += k.what() + ": " + w + (present ? " present\n" : " missing\n");
-        }
-        // The tile kernel: in the rows_vector program only; the vector kernel in the columns one.
-        for (const auto f : {cg::ReduceFamily::rows_vector, cg::ReduceFamily::columns}) {
-          const std::string variant = cg::reduce_kernel_name(f, dev, true);
-          const bool present = std::find(names.begin(), names.end(), variant) != names.end();
-          if (present != ((!dev || two) && k.f == f))
-            failure += k.what() + ": " + variant + (present ? " present\n" : " missing\n");
-        }
+      for (const std::string& w :
+           {cg::reduce_kernel_name(k.f), cg::reduce_finish_name(), cg::reduce_finish_name(true)}) {
+        if (std::find(names.begin(), names.end(), w) == names.end()) failure += k.what() + ": " + w + " missing\n";
       }
+      // The tile kernel: in the rows_vector program only; the vector kernel in the columns one.
+      for (const auto f : {cg::ReduceFamily::rows_vector, cg::ReduceFamily::columns}) {
+        const std::string variant = cg::reduce_kernel_name(f, true);
+        const bool present = std::find(names.begin(), names.end(), variant) != names.end();
+        if (present != (k.f == f)) failure += k.what() + ": " + variant + (present ? " present\n" : " missing\n");
+      }
+      if (names.size() != (k.f == cg::ReduceFamily::rows_strided ? 3u : 4u))
+        failure += k.what() + ": " + std::to_string(names.size()) + " kernels\n";
     } catch (const xp::Error& e) {
       failure += compile_error(k.what(), e);
     }
@@ -865,8 +870,8 @@ TEST(CudaReduceSource, FusedValuesCompileForSm90) {
       const auto stats = prog.compile(xp::Arch::sm(90));
       if (stats.log.find("warning") != std::string::npos) failure += what + ":\n" + stats.log;
       const auto names = prog.kernel_names(xp::Arch::sm(90));
-      std::vector<std::string> want{cg::reduce_kernel_name(f, false), cg::reduce_finish_name(false, true)};
-      if (f == cg::ReduceFamily::rows_vector) want.push_back(cg::reduce_kernel_name(f, false, true));
+      std::vector<std::string> want{cg::reduce_kernel_name(f), cg::reduce_finish_name(true)};
+      if (f == cg::ReduceFamily::rows_vector) want.push_back(cg::reduce_kernel_name(f, true));
       for (const std::string& w : want)
         if (std::find(names.begin(), names.end(), w) == names.end()) failure += what + ": " + w + " missing\n";
     } catch (const xp::Error& e) {
@@ -1057,6 +1062,23 @@ void check_op(ReduceOp op, const Array& c, const Array& g, const std::optional<s
       }
       EXPECT_LE(std::abs(gv[i] - cv[i]), 2.0 * static_cast<double>(n) * u * std::abs(cv[i]) + ulp(t, cv[i]))
           << what << " element " << i;
+    }
+    return;
+  }
+  if (op == ReduceOp::var || op == ReduceOp::std) {  // one read on the GPU, two passes on the CPU
+    const auto gv = values(rg), cv = values(rc);
+    const auto mabs = values(xp::mean(xp::abs(c.astype(DType::float64)), axes ? Axes(*axes) : Axes()));
+    const double u = acc == DType::float64 ? 0x1p-53 : 0x1p-24, nn = static_cast<double>(n);
+    for (std::size_t i = 0; i < gv.size(); ++i) {
+      if (std::isnan(gv[i]) && std::isnan(cv[i])) continue;
+      if (std::isinf(cv[i]) && gv[i] == cv[i]) continue;
+      const double r = std::abs(cv[i]), um = u * mabs[i];
+      const double tol = ulp(rc.dtype(), r) +
+                         (op == ReduceOp::var ? 16 * u * r + 4 * nn * um * um : 8 * u * r + 2 * std::sqrt(nn) * um);
+      if (!(std::abs(gv[i] - cv[i]) <= tol)) {
+        ADD_FAILURE() << what << ": element " << i << " GPU " << gv[i] << ", CPU " << cv[i] << ", bound " << tol;
+        return;
+      }
     }
     return;
   }
@@ -1320,6 +1342,52 @@ TEST(CudaReduceGpu, LargeArraysMatchTheCpuAndRepeatBitForBit) {
   check_op(ReduceOp::sum, c2, g2d, std::vector<int>{0}, false, "2^13 x 2^13 axis 0");
   check_op(ReduceOp::sum, c2, g2d, std::vector<int>{1}, false, "2^13 x 2^13 axis 1");
   check_op(ReduceOp::argmax, c2, g2d, std::vector<int>{0}, false, "2^13 x 2^13 axis 0");
+}
+
+// var in one read against the exact variance of the float32 values (long double, two passes), for
+// data whose mean is 10^4 times their spread: the pairs of floats keep the GPU within a few u of the
+// exact value over every kernel (a whole array in tiles, rows, columns in vectors, strided rows,
+// scalar columns), where a mean rounded to float32 alone would cost up to (u mean)^2 per element.
+TEST(CudaReduceGpu, VarianceInOneReadStaysAccurateForLargeMeans) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  const i64 rows = 1536, cols = 1024;
+  xp::random::Generator gen(11);
+  const Array c = (gen.normal({rows, cols}, DType::float64, 0, 1, kCpu) + 1e4).astype(DType::float32);
+  const Array g = c.to_device(gpu);
+  const std::vector<float> x = c.to_vector<float>();
+  // The exact variance (correction 1) of the elements x[start + k * step], k < n.
+  const auto exact = [&](i64 start, i64 step, i64 n) {
+    long double m = 0, q = 0;
+    for (i64 k = 0; k < n; ++k) m += x[static_cast<std::size_t>(start + k * step)];
+    m /= n;
+    for (i64 k = 0; k < n; ++k) {
+      const long double e = x[static_cast<std::size_t>(start + k * step)] - m;
+      q += e * e;
+    }
+    return static_cast<double>(q / (n - 1));
+  };
+  const double u = 0x1p-24;
+  const auto check = [&](const Array& got, const std::vector<double>& want, const std::string& what) {
+    const std::vector<double> v = values(got);
+    ASSERT_EQ(v.size(), want.size()) << what;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      ASSERT_LE(std::abs(v[i] - want[i]), 12 * u * want[i])
+          << what << " output " << i << ": " << v[i] << " vs " << want[i];
+  };
+  check(xp::var(g, Axes(), 1), {exact(0, 1, rows * cols)}, "whole");
+  std::vector<double> by_row, by_col;
+  for (i64 r = 0; r < rows; ++r) by_row.push_back(exact(r * cols, 1, cols));
+  for (i64 k = 0; k < cols; ++k) by_col.push_back(exact(k, cols, rows));
+  check(xp::var(g, Axes{1}, 1), by_row, "rows");
+  check(xp::var(g, Axes{0}, 1), by_col, "columns in vectors");
+  std::vector<double> by_row_from_1;
+  for (i64 r = 0; r < rows; ++r) by_row_from_1.push_back(exact(r * cols + 1, 1, cols - 1));
+  const Array shifted = g.slice({Slice(std::nullopt, std::nullopt), Slice(1, std::nullopt)});  // misaligned rows
+  check(xp::var(shifted, Axes{1}, 1), by_row_from_1, "rows from element 1 (rows_strided)");
+  const Array odd = g.slice({Slice(std::nullopt, std::nullopt), Slice(0, 1023)});  // scalar columns
+  by_col.pop_back();
+  check(xp::var(odd, Axes{0}, 1), by_col, "scalar columns");
 }
 
 // Tiles (a block per rows_vector unit: fewer outputs than multiprocessors) over lengths around a

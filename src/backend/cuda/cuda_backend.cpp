@@ -222,8 +222,8 @@ class CudaBackend final : public Backend {
   }
 
   // Reductions on the device (reduce_source.hpp): a first pass over (output, split) units, then,
-  // when an output has several splits, a finish pass over their states; var and std do both twice
-  // (the means, then the squared deviations). Everything on the device's stream, no atomics.
+  // when an output has several splits, a finish pass over their states (var and std too: one read).
+  // Everything on the device's stream, no atomics.
   void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) override {
     const ReducePlan plan = plan_reduce(op, in, axes, out, correction, multiprocessors());  // checks first
     if (plan.M == 0) return;
@@ -314,9 +314,8 @@ class CudaBackend final : public Backend {
   // scalar columns kernel.
   std::int64_t resident_warps(const ReducePlan& plan, const GeneratedValue* value) {
     if (plan.family == ReduceFamily::columns && !plan.cols_vec) return 0;
-    const Kernel& k =
-        generated_kernel(reduce_key(plan.op, plan.in_dtype, plan.family, value), reduce_kernel_name(plan, false),
-                         [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); });
+    const Kernel& k = generated_kernel(reduce_key(plan.op, plan.in_dtype, plan.family, value), reduce_kernel_name(plan),
+                                       [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); });
     if (api_for_use().cuOccupancyMaxActiveBlocksPerMultiprocessor == nullptr) return 0;  // an old driver: 64 per SM
     int blocks = 0;
     {
@@ -337,24 +336,20 @@ class CudaBackend final : public Backend {
     const std::string key = reduce_key(plan.op, plan.in_dtype, plan.family, value);
     const auto source = [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); };
     const bool split = plan.splits > 1, wide = wide_finish(plan);
-    Allocation part, aux;  // stream-ordered scratch: back to the cache once the launches are enqueued
+    Allocation part;  // stream-ordered scratch: back to the cache once the launches are enqueued
     if (split) part = allocate(static_cast<std::size_t>(plan.units()) * kReduceStateBytes);
-    if (plan.two_pass()) aux = allocate(static_cast<std::size_t>(plan.M) * sizeof(double));
     const Stream st = stream();
     std::vector<std::byte> bytes(sizeof(ReduceArgs));  // ReduceArgs, then the fused value's xp_fargs
     if (p != nullptr) pack_value_arguments(*p, bytes);
-    for (int pass = 0; pass < (plan.two_pass() ? 2 : 1); ++pass) {
-      const bool deviations = pass == 1;
-      ReduceArgs args = reduce_args(plan, address(part.data), address(aux.data), !split);
+    ReduceArgs args = reduce_args(plan, address(part.data), !split);
+    std::memcpy(bytes.data(), &args, sizeof args);
+    launch_one(generated_kernel(key, reduce_kernel_name(plan), source), reduce_grid(plan), bytes.data(), bytes.size(),
+               st);
+    if (split) {
+      args.final = 1;
       std::memcpy(bytes.data(), &args, sizeof args);
-      launch_one(generated_kernel(key, reduce_kernel_name(plan, deviations), source), reduce_grid(plan), bytes.data(),
-                 bytes.size(), st);
-      if (split) {
-        args.final = 1;
-        std::memcpy(bytes.data(), &args, sizeof args);
-        launch_one(generated_kernel(key, reduce_finish_name(deviations, wide), source), finish_grid(plan), bytes.data(),
-                   bytes.size(), st);
-      }
+      launch_one(generated_kernel(key, reduce_finish_name(wide), source), finish_grid(plan), bytes.data(), bytes.size(),
+                 st);
     }
   }
   std::unordered_map<std::string, Program> programs_;  // generated reduction and scan programs, by key

@@ -51,7 +51,7 @@ XP_D double xp_nan(double) { return __longlong_as_double(0x7FF8000000000000ll); 
 
 constexpr std::string_view kReduceGeometry = R"(
 struct Args {
-  u64 in, out, part, aux;
+  u64 in, out, part;
   i64 M, N, S, chunk, dof, final_, nk, nr;
   i64 kshape[8], kin[8], kout[8];
   i64 rshape[8], rin[8];
@@ -62,15 +62,26 @@ struct Args {
 // The input and output byte offsets of output m. Inlined: a call that takes the kernel's argument by
 // reference makes the compiler copy the whole argument to local memory in every thread (448 bytes
 // of stack, and 59 registers instead of 48 for the float32 rows_vector sum: 4 blocks per SM, not 5).
+// The outermost kept axis takes what is left of m without a division (m < M): one kept axis, the
+// common case, costs no 64-bit division at all (on an H200 those divisions made the warp kernel
+// 16% slower on rows of 4 KiB: bench/nvcc/xp_short_rows.cu).
 XP_D void xp_kept(const Args& a, i64 m, i64& in, i64& out) {
   in = 0;
   out = 0;
-  for (int d = (int)a.nk - 1; d >= 0; --d) {
+  for (int d = (int)a.nk - 1; d >= 1; --d) {
     const i64 q = m / a.kshape[d], i = m - q * a.kshape[d];
     m = q;
     in += i * a.kin[d];
     out += i * a.kout[d];
   }
+  if (a.nk > 0) {
+    in += m * a.kin[0];
+    out += m * a.kout[0];
+  }
+}
+// The output of unit u (a.S units per output), without a division when each output is one unit.
+XP_D i64 xp_unit_output(const Args& a, i64 u) {
+  return a.S == 1 ? u : u / a.S;
 }
 // The input byte offset of index q over the reduced axes but the innermost.
 XP_D i64 xp_outer(const Args& a, i64 q) {
@@ -81,6 +92,68 @@ XP_D i64 xp_outer(const Args& a, i64 q) {
     q = p;
   }
   return off;
+}
+)";
+
+// var and std in one read. A run's state is its count n, its mean as an unevaluated pair h + l and
+// its M2 (the sum of squared deviations from the mean) as a pair q + c. Two states merge by Chan,
+// Golub and LeVeque's formula, M2 = M2a + M2b + d^2 na nb / n with d = mean_b - mean_a, all terms
+// nonnegative; the mean moves by d nb / n, kept as a pair so that d stays exact to the working
+// precision even when |mean| is large against the deviations. A tile of C values (C a power of
+// two, held in registers) becomes a state directly: its approximate mean c (a tree of sums over C),
+// the deviations e = x - c, then M2 = sum e^2 - (sum e)^2 / C and mean = c + (sum e) / C: the
+// corrected two-pass formula on registers. One element is a state of n = 1.
+constexpr std::string_view kMoments = R"(
+template <class A> XP_D void xp_two_sum(A a, A b, A& s, A& e) {
+  s = a + b;
+  const A z = s - a;
+  e = (a - (s - z)) + (b - z);
+}
+template <class St> XP_D St xp_moments_merge(const St& a, const St& b) {
+  typedef decltype(a.h) A;
+  if (b.n == 0) return a;
+  if (a.n == 0) return b;
+  St r;
+  r.n = a.n + b.n;
+  const A f = xp_div((A)b.n, (A)r.n);
+  const A d = (b.h - a.h) + (b.l - a.l);
+  xp_two_sum(a.h, a.l + d * f, r.h, r.l);
+  A q, e1, e2;
+  xp_two_sum(a.q, b.q, q, e1);
+  xp_two_sum(q, (d * d) * ((A)a.n * f), r.q, e2);
+  r.c = ((a.c + b.c) + e1) + e2;
+  return r;
+}
+// x[0] = the sum of x[0..2H) as a tree (x is overwritten). A recursion, not a loop over H: the
+// loop was left rolled, its array in local memory.
+template <class A, int H> XP_D void xp_tree_sum(A* x) {
+  if constexpr (H >= 1) {
+#pragma unroll
+    for (int j = 0; j < H; ++j) x[j] = x[j] + x[j + H];
+    xp_tree_sum<A, H / 2>(x);
+  }
+}
+template <class St, class A, int C> XP_D St xp_moments_tile(const V* v) {
+  A t[C], e[C], e2[C];
+#pragma unroll
+  for (int j = 0; j < C; ++j) t[j] = (A)v[j];
+  xp_tree_sum<A, C / 2>(t);
+  const A c = t[0] * (A)(1.0 / C);
+#pragma unroll
+  for (int j = 0; j < C; ++j) {
+    e[j] = (A)v[j] - c;
+    e2[j] = e[j] * e[j];
+  }
+  xp_tree_sum<A, C / 2>(e);
+  xp_tree_sum<A, C / 2>(e2);
+  St r;
+  r.n = C;
+  const A m1 = e[0] * (A)(1.0 / C);
+  xp_two_sum(c, m1, r.h, r.l);
+  // (sum e)^2 / C <= sum e^2: the correction is finite when the sum of squares is.
+  r.q = xp_finite(e2[0]) ? e2[0] - e[0] * m1 : e2[0];
+  r.c = (A)0;
+  return r;
 }
 )";
 
@@ -104,13 +177,13 @@ XP_D uint4 xp_ldv(const Args& a, i64 off) { return __ldg((const uint4*)(a.in + o
 #endif
 
 // A warp's unit: the lanes' states as a tree (lane l takes lane l + d), then stored or finished.
-template <class R> XP_D void xp_warp_done(const Args& a, const R& r, typename R::St st, i64 u, i64 m, int lane) {
+// oo: the output's byte offset (xp_kept).
+template <class R>
+XP_D void xp_warp_done(const Args& a, const R& r, typename R::St st, i64 u, i64 m, i64 oo, int lane) {
 #pragma unroll
   for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
   if (lane == 0) {
     if (a.final_ != 0) {
-      i64 io, oo;
-      xp_kept(a, m, io, oo);
       r.finish(a, m, st, oo);
     } else {
       ((typename R::St*)a.part)[u] = st;
@@ -131,16 +204,17 @@ template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x
 }
 // The vectors t, t + T, ... below nv of a run starting at byte offset base, D loads in flight, given
 // to f(vector, i) in increasing order of i (so that the order of additions does not depend on D).
+// The byte offset advances with i (loads at constant distances from it).
 template <int T, int D, class F> XP_D void xp_each_vec(const Args& a, i64 base, i64 nv, int t, F&& f) {
-  i64 i = t;
-  for (; i + (D - 1) * T < nv; i += D * T) {
+  i64 i = t, off = base + (i64)t * 16;
+  for (; i + (D - 1) * T < nv; i += D * T, off += (i64)D * T * 16) {
     uint4 x[D];
 #pragma unroll
-    for (int e = 0; e < D; ++e) x[e] = xp_ldv(a, base + (i + e * T) * 16);
+    for (int e = 0; e < D; ++e) x[e] = xp_ldv(a, off + (i64)e * T * 16);
 #pragma unroll
     for (int e = 0; e < D; ++e) f(x[e], i + e * T);
   }
-  for (; i < nv; i += T) f(xp_ldv(a, base + i * 16), i);
+  for (; i < nv; i += T, off += (i64)T * 16) f(xp_ldv(a, off), i);
 }
 // A thread's run (see xp_run_state) for an op that combines 32-bit words of packed elements
 // (R::kPack == 1: min and max of 8- and 16-bit integers, exact in any order): four words per
@@ -206,6 +280,49 @@ XP_D typename R::St xp_run_packed_arg(const Args& a, const R& r, i64 io, i64 k0,
   return st;
 }
 
+// The W values of a vector.
+XP_D void xp_unpack(uint4 x, V* v) {
+  union {
+    uint4 v;
+    S e[16 / sizeof(S)];
+  } w;
+  w.v = x;
+#pragma unroll
+  for (int j = 0; j < (int)(16 / sizeof(S)); ++j) v[j] = xp_val(w.e[j]);
+}
+// A thread's run for var and std (R::kPack == 3, kMoments): the D vectors in flight are cut into
+// tiles of at most 32 values (whole vectors), each tile added as one state, in order; a vector past
+// the last whole group is a tile of its own; then the elements past the last whole vector.
+template <class R, int T, int D>
+XP_D typename R::St xp_run_tiles(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
+  typedef typename R::St St;
+  const int W = (int)(16 / sizeof(S));
+  constexpr int G = D * W <= 32 ? D : (32 / W > 0 ? 32 / W : 1);  // vectors per tile
+  static_assert(D % G == 0, "a group of loads is a whole number of tiles");
+  const i64 nv = (k1 - k0) / W;
+  St st = r.id();
+  i64 i = t, off = io + k0 * (i64)sizeof(S) + (i64)t * 16;
+  for (; i + (D - 1) * T < nv; i += D * T, off += (i64)D * T * 16) {
+    uint4 x[D];
+#pragma unroll
+    for (int e = 0; e < D; ++e) x[e] = xp_ldv(a, off + (i64)e * T * 16);
+#pragma unroll
+    for (int g = 0; g < D; g += G) {
+      V v[G * (16 / sizeof(S))];
+#pragma unroll
+      for (int e = 0; e < G; ++e) xp_unpack(x[g + e], v + e * W);
+      r.template tile<G * (16 / sizeof(S))>(st, v);
+    }
+  }
+  for (; i < nv; i += T, off += (i64)T * 16) {
+    V v[16 / sizeof(S)];
+    xp_unpack(xp_ldv(a, off), v);
+    r.template tile<16 / sizeof(S)>(st, v);
+  }
+  for (i64 k = k0 + nv * W + t; k < k1; k += T) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+  return st;
+}
+
 // One thread's state over the contiguous elements [k0, k1) of a unit that T threads read together
 // (T = 32: a warp; 256: a block), the thread being number t of them: 16-byte vectors t, t + T, ...
 // (D in flight; W elements each, W accumulators), the accumulators as a tree, then the elements
@@ -216,6 +333,7 @@ XP_D typename R::St xp_run_state(const Args& a, const R& r, i64 io, i64 k0, i64 
   typedef typename R::St St;
   if constexpr (R::kPack == 1) return xp_run_packed<R, T, D>(a, r, io, k0, k1, t);
   if constexpr (R::kPack == 2) return xp_run_packed_arg<R, T, D>(a, r, io, k0, k1, t);
+  if constexpr (R::kPack == 3) return xp_run_tiles<R, T, D>(a, r, io, k0, k1, t);
   const int W = (int)(16 / sizeof(S));
   const i64 nv = (k1 - k0) / W;  // the run starts 16-byte aligned: the plan checks
   St acc[16 / sizeof(S)];
@@ -243,7 +361,7 @@ template <class R> XP_D void xp_rows_tile_body(const Args& a) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const i64 units = a.M * a.S;
   for (i64 u = blockIdx.x; u < units; u += gridDim.x) {
-    const i64 m = u / a.S, k0 = (u - m * a.S) * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
+    const i64 m = xp_unit_output(a, u), k0 = (u - m * a.S) * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
     i64 io, oo;
     xp_kept(a, m, io, oo);
     const R r(a, m);
@@ -270,12 +388,12 @@ template <class R, int D> XP_D void xp_rows_vec_body(const Args& a) {
   const int lane = threadIdx.x & 31;
   const i64 units = a.M * a.S, step = (i64)gridDim.x * 8;
   for (i64 u = (i64)blockIdx.x * 8 + (threadIdx.x >> 5); u < units; u += step) {
-    const i64 m = u / a.S, k0 = (u - m * a.S) * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
+    const i64 m = xp_unit_output(a, u), k0 = (u - m * a.S) * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
     i64 io, oo;
     xp_kept(a, m, io, oo);
     const R r(a, m);
     const St st = xp_run_state<R, 32, D>(a, r, io, k0, k1, lane);
-    xp_warp_done<R>(a, r, st, u, m, lane);
+    xp_warp_done<R>(a, r, st, u, m, oo, lane);
   }
 }
 
@@ -286,7 +404,7 @@ template <class R> XP_D void xp_rows_strided_body(const Args& a) {
   const i64 units = a.M * a.S, step = (i64)gridDim.x * 8;
   const i64 n0 = a.rshape[a.nr - 1], s0 = a.rin[a.nr - 1];
   for (i64 u = (i64)blockIdx.x * 8 + (threadIdx.x >> 5); u < units; u += step) {
-    const i64 m = u / a.S, k0 = (u - m * a.S) * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
+    const i64 m = xp_unit_output(a, u), k0 = (u - m * a.S) * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
     i64 io, oo;
     xp_kept(a, m, io, oo);
     const R r(a, m);
@@ -306,7 +424,7 @@ template <class R> XP_D void xp_rows_strided_body(const Args& a) {
         }
       }
     }
-    xp_warp_done<R>(a, r, st, u, m, lane);
+    xp_warp_done<R>(a, r, st, u, m, oo, lane);
   }
 }
 
@@ -382,10 +500,20 @@ template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
       Vec x[L];
 #pragma unroll
       for (int e = 0; e < L; ++e) x[e].v = xp_ldv(a, off + e * s0);
+      if constexpr (R::kPack == 3) {  // var, std: the L rows of an output are one tile
 #pragma unroll
-      for (int e = 0; e < L; ++e) {
+        for (int j = 0; j < W; ++j) {
+          V v[L];
 #pragma unroll
-        for (int j = 0; j < W; ++j) r[j].add(acc[j], x[e].e[j], k + e);
+          for (int e = 0; e < L; ++e) v[e] = xp_val(x[e].e[j]);
+          r[j].template tile<L>(acc[j], v);
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < L; ++e) {
+#pragma unroll
+          for (int j = 0; j < W; ++j) r[j].add(acc[j], x[e].e[j], k + e);
+        }
       }
     }
     for (; k < k1; ++k, off += s0) {
@@ -631,19 +759,44 @@ std::string shfl_expr(const std::string& type, const std::string& value) {
 }
 
 // The op struct `name` (R0, or R1 for the second pass of var and std).
-std::string op_struct(ReduceOp op, DType d, const std::string& name, int pass) {
+std::string op_struct(ReduceOp op, DType d, const std::string& name) {
   const DType out = reduce_result_dtype(op, d);
   const bool fl = is_float(d);
-  int packed = 0;  // R::kPack: 1 see xp_run_packed, 2 see xp_run_packed_arg
+  int packed = 0;  // R::kPack: 1 see xp_run_packed, 2 see xp_run_packed_arg, 3 see xp_run_tiles
   std::string s = "struct " + name + " {\n";
-  // Constructed for output m (the deviation pass reads m's mean); the default for arrays of them.
+  // Constructed for output m; the default for arrays of them.
   s += "  XP_D " + name + "() {}\n";
   const auto ctor = [&](const std::string& body) { s += "  XP_D " + name + "(const Args& a, i64 m) {" + body + "}\n"; };
   switch (op) {
+    case ReduceOp::var:
+    case ReduceOp::std: {
+      // One read (see kMoments): the state of a run is (n, mean as a pair h + l, M2 as a pair q + c).
+      const std::string A = mean_acc(d);
+      packed = 3;
+      s += "  typedef " + A + " A;\n  struct St { A h, l, q, c; i64 n; };\n";
+      ctor(" (void)a; (void)m; ");
+      s += "  XP_D St id() const { St r; r.h = (A)0; r.l = (A)0; r.q = (A)0; r.c = (A)0; r.n = 0; return r; }\n";
+      s += "  XP_D St merge(St a, St b) const { return xp_moments_merge(a, b); }\n";
+      s += "  XP_D void add(St& st, S x, i64) const {\n";
+      s += "    St b;\n    b.h = (A)xp_val(x);\n    b.l = (A)0;\n    b.q = (A)0;\n    b.c = (A)0;\n    b.n = 1;\n";
+      s += "    st = xp_moments_merge(st, b);\n  }\n";
+      s += "  template <int C> XP_D void tile(St& st, const V* v) const { st = xp_moments_merge(st, "
+           "xp_moments_tile<St, A, C>(v)); }\n";
+      s += "  static XP_D St shfl(St a, int d) {\n";
+      for (const char* f : {"h", "l", "q", "c", "n"})
+        s += std::string("    a.") + f + " = __shfl_down_sync(XP_FULL, a." + f + ", d);\n";
+      s += "    return a;\n  }\n";
+      s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const {\n";
+      s += "    const A q = xp_finite(st.q) ? st.q + st.c : st.q;\n";
+      // A mean that is not finite (an infinity or a NaN in the input) gives NaN, as x - mean does
+      // in the CPU's second pass.
+      s += "    A v = a.dof > 0 && xp_finite(st.h) ? xp_div(q, (A)a.dof) : xp_nan((A)0);\n";
+      if (op == ReduceOp::std) s += "    v = xp_sqrt(v);\n";
+      s += "    " + store_stmt(out, "v") + "\n  }\n";
+      break;
+    }
     case ReduceOp::sum:
     case ReduceOp::mean:
-    case ReduceOp::var:
-    case ReduceOp::std:
       if (op == ReduceOp::sum && !fl) {
         s += "  typedef u64 St;\n";
         ctor(" (void)a; (void)m; ");
@@ -654,21 +807,11 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name, int pass) {
         s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { *(u64*)(a.out + oo) = st; }\n";
       } else {
         const std::string A = op == ReduceOp::sum ? sum_acc(d) : mean_acc(d);
-        const bool dev = pass == 1;
         s += "  typedef " + A + " A;\n  struct St { A s, c; };\n";
-        if (dev) {
-          s += "  A mean;\n";
-          ctor(" mean = ((const A*)a.aux)[m]; ");
-        } else {
-          ctor(" (void)a; (void)m; ");
-        }
+        ctor(" (void)a; (void)m; ");
         s += "  XP_D St id() const { St r; r.s = -(A)0; r.c = (A)0; return r; }\n";
         s += "  XP_D void add(St& st, S v, i64) const {\n";
-        if (dev) {
-          s += "    const A e = (A)xp_val(v) - mean, x = e * e;\n";
-        } else {
-          s += "    const A x = (A)xp_val(v);\n";
-        }
+        s += "    const A x = (A)xp_val(v);\n";
         s += "    const A t = st.s + x, z = t - st.s;\n";
         s += "    st.c += (st.s - (t - z)) + (x - z);\n";
         s += "    st.s = t;\n  }\n";
@@ -682,14 +825,8 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name, int pass) {
         s += "  XP_D void finish(const Args& a, i64 m, St st, i64 oo) const {\n    (void)m;\n";
         if (op == ReduceOp::sum) {
           s += "    " + store_stmt(out, "result(st)") + "\n";
-        } else if (op == ReduceOp::mean) {
-          s += "    " + store_stmt(out, "xp_div(result(st), (A)a.N)") + "\n";
-        } else if (!dev) {
-          s += "    (void)oo;\n    ((A*)a.aux)[m] = xp_div(result(st), (A)a.N);\n";
         } else {
-          s += "    A v = a.dof > 0 ? xp_div(result(st), (A)a.dof) : xp_nan((A)0);\n";
-          if (op == ReduceOp::std) s += "    v = xp_sqrt(v);\n";
-          s += "    " + store_stmt(out, "v") + "\n";
+          s += "    " + store_stmt(out, "xp_div(result(st), (A)a.N)") + "\n";
         }
         s += "  }\n";
       }
@@ -1024,7 +1161,7 @@ std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const Generat
   return k;
 }
 
-std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool variant) {
+std::string reduce_kernel_name(ReduceFamily f, bool variant) {
   std::string n;
   switch (f) {
     case ReduceFamily::rows_vector:
@@ -1037,7 +1174,7 @@ std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool variant
       n = variant ? "xp_cols_vec" : "xp_cols";
       break;
   }
-  return deviation_pass ? n + "_dev" : n;
+  return n;
 }
 
 namespace {
@@ -1083,47 +1220,42 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
   }
   s += kReduceGeometry;
   s += element_defs(in);
-  s += op_struct(op, in, "R0", 0);
-  const bool two = op == ReduceOp::var || op == ReduceOp::std;
-  if (two) s += op_struct(op, in, "R1", 1);
+  if (op == ReduceOp::var || op == ReduceOp::std) s += kMoments;
+  s += op_struct(op, in, "R0");
   s += kBodies;
   const char* body = family == ReduceFamily::rows_vector    ? "xp_rows_vec_body"
                      : family == ReduceFamily::rows_strided ? "xp_rows_strided_body"
                                                             : "xp_cols_body";
   const bool cols = family == ReduceFamily::columns;
-  for (int pass = 0; pass < (two ? 2 : 1); ++pass) {
-    const std::string r = pass == 0 ? "R0" : "R1";
-    const std::string loads = family == ReduceFamily::rows_vector ? ", " + std::to_string(rows_vec_loads(op, in)) : "";
-    s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, pass == 1) +
-         "(const Args a) { " + body + "<" + r + loads + ">(a); }\n";
-    if (family == ReduceFamily::rows_vector)
-      s += "extern \"C\" __global__ void __launch_bounds__(" + tile_bounds(op, in, value != nullptr) + ") " +
-           reduce_kernel_name(family, pass == 1, true) + "(const Args a) { xp_rows_tile_body<" + r + ">(a); }\n";
-    if (cols)
-      s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, pass == 1, true) +
-           "(const Args a) { xp_cols_vec_body<" + r + ", " + std::to_string(kColsVecLoads) + ">(a); }\n";
-    s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(pass == 1) + "(const Args a) { " +
-         (cols ? "xp_finish_cols_body<" : "xp_finish_body<") + r + ">(a); }\n";
-    s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(pass == 1, true) +
-         "(const Args a) { xp_finish_wide_body<" + r + (cols ? ", true" : ", false") + ">(a); }\n";
-  }
+  const std::string loads = family == ReduceFamily::rows_vector ? ", " + std::to_string(rows_vec_loads(op, in)) : "";
+  s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family) + "(const Args a) { " +
+       body + "<R0" + loads + ">(a); }\n";
+  if (family == ReduceFamily::rows_vector)
+    s += "extern \"C\" __global__ void __launch_bounds__(" + tile_bounds(op, in, value != nullptr) + ") " +
+         reduce_kernel_name(family, true) + "(const Args a) { xp_rows_tile_body<R0>(a); }\n";
+  if (cols)
+    s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, true) +
+         "(const Args a) { xp_cols_vec_body<R0, " + std::to_string(kColsVecLoads) + ">(a); }\n";
+  s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name() + "(const Args a) { " +
+       (cols ? "xp_finish_cols_body<" : "xp_finish_body<") + "R0>(a); }\n";
+  s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(true) +
+       "(const Args a) { xp_finish_wide_body<R0" + (cols ? ", true" : ", false") + ">(a); }\n";
   return s;
 }
 
-std::string reduce_finish_name(bool deviation_pass, bool wide) {
-  return std::string(wide ? "xp_finish_wide" : "xp_finish") + (deviation_pass ? "_dev" : "");
+std::string reduce_finish_name(bool wide) {
+  return wide ? "xp_finish_wide" : "xp_finish";
 }
 
 bool wide_finish(const ReducePlan& p) noexcept {
   return p.splits >= kWideFinishStates;
 }
 
-ReduceArgs reduce_args(const ReducePlan& p, std::uint64_t part, std::uint64_t aux, bool final) {
+ReduceArgs reduce_args(const ReducePlan& p, std::uint64_t part, bool final) {
   ReduceArgs a;
   a.in = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.in));
   a.out = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.out));
   a.part = part;
-  a.aux = aux;
   a.M = p.M;
   a.N = p.N;
   a.S = p.splits;

@@ -37,8 +37,8 @@
 //                 per resident thread. The split states of the class lie split-major
 //                 (part[s * M + m], a warp's stores contiguous) and its finish kernels read them so.
 //
-// The source of one (op, dtype, class) holds the class's kernel and the finish kernel (and, for var
-// and std, both again for the second pass): only what a request needs is compiled. It depends on
+// The source of one (op, dtype, class) holds the class's kernels and the finish kernels: only what a
+// request needs is compiled. It depends on
 // op, dtype and class only: sizes, strides and pointers travel in the kernel's one argument
 // (ReduceArgs).
 //
@@ -63,7 +63,7 @@ constexpr int kMaxReduceDims = 8;              // kept and reduced axes after me
 constexpr unsigned kReduceBlock = 256;         // threads per block, every reduction kernel
 constexpr std::int64_t kMinWarpElements = 64;  // shorter contiguous reductions go to columns
 constexpr std::int64_t kTileRowBytes = 65536;  // rows_vector runs this long: a block each (not argmin/argmax)
-constexpr std::size_t kReduceStateBytes = 16;  // scratch bytes per partial state (the largest state)
+constexpr std::size_t kReduceStateBytes = 40;  // scratch bytes per partial state (the largest: var of float64)
 constexpr int kColsVecLoads = 8;               // columns in vectors: 16-byte loads in flight per thread
 constexpr std::int64_t kColsVecWaves = 1;      // columns in vectors: threads per resident thread
 
@@ -91,7 +91,6 @@ struct ReducePlan {
   bool tiles = false;                  // rows_vector: a block per unit, not a warp
   bool cols_vec = false;               // columns: a thread per 16 / itemsize adjacent outputs (16-byte loads)
   std::int64_t units() const noexcept { return M * splits; }
-  bool two_pass() const noexcept { return op == ReduceOp::var || op == ReduceOp::std; }
 };
 
 // Checks the request as the CPU backend does (the same ValueErrors: axes, shapes, the output dtype,
@@ -122,33 +121,33 @@ int rows_vec_loads(ReduceOp op, DType in) noexcept;
 // A cache key: equal keys <=> identical source.
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
 // "xp_rows_vec" ("xp_rows_tile" for a plan in tiles, in the same program), "xp_rows_strided",
-// "xp_cols" ("xp_cols_vec" for a plan in vectors); the second pass of var/std adds "_dev". variant:
-// plan.tiles for rows_vector, plan.cols_vec for columns (reduce_kernel_name(plan, ...) picks).
-std::string reduce_kernel_name(ReduceFamily f, bool deviation_pass, bool variant = false);
-inline std::string reduce_kernel_name(const ReducePlan& p, bool deviation_pass) {
-  return reduce_kernel_name(p.family, deviation_pass, p.tiles || p.cols_vec);
+// "xp_cols" ("xp_cols_vec" for a plan in vectors). variant: plan.tiles for rows_vector, plan.cols_vec
+// for columns (reduce_kernel_name(plan) picks).
+std::string reduce_kernel_name(ReduceFamily f, bool variant = false);
+inline std::string reduce_kernel_name(const ReducePlan& p) {
+  return reduce_kernel_name(p.family, p.tiles || p.cols_vec);
 }
 // "xp_finish" (a warp per output; for the columns class, a block per 32 adjacent outputs) or, wide,
-// "xp_finish_wide" (a block per output); "_dev" for the second pass of var/std.
-std::string reduce_finish_name(bool deviation_pass, bool wide = false);
+// "xp_finish_wide" (a block per output).
+std::string reduce_finish_name(bool wide = false);
 // Outputs of kWideFinishStates or more splits are finished by a block each.
 constexpr std::int64_t kWideFinishStates = 256;
 bool wide_finish(const ReducePlan& plan) noexcept;
 
 // The kernels' one argument (by value). Every field is 8 bytes:
-//   in, out, part, aux             addresses: input, output, partial states (S > 1), the means of var/std
+//   in, out, part                  addresses: input, output, partial states (S > 1)
 //   M, N, S, chunk, dof, final     dof = N - correction; final: the unit writes the result itself
 //   nk, nr                         axis counts (a reduced list of one axis of size N when nr = 0)
 //   kshape[8], kin[8], kout[8]     kept axes
 //   rshape[8], rin[8]              reduced axes
 struct ReduceArgs {
-  std::uint64_t in = 0, out = 0, part = 0, aux = 0;
+  std::uint64_t in = 0, out = 0, part = 0;
   std::int64_t M = 0, N = 0, S = 0, chunk = 0, dof = 0, final = 0, nk = 0, nr = 0;
   std::int64_t kshape[kMaxReduceDims]{}, kin[kMaxReduceDims]{}, kout[kMaxReduceDims]{};
   std::int64_t rshape[kMaxReduceDims]{}, rin[kMaxReduceDims]{};
 };
-static_assert(sizeof(ReduceArgs) == 8 * (12 + 5 * kMaxReduceDims));
-ReduceArgs reduce_args(const ReducePlan& plan, std::uint64_t part, std::uint64_t aux, bool final);
+static_assert(sizeof(ReduceArgs) == 8 * (11 + 5 * kMaxReduceDims));
+ReduceArgs reduce_args(const ReducePlan& plan, std::uint64_t part, bool final);
 
 // Blocks for the first pass (units / warps or threads per block, a block per unit in tiles; capped:
 // the kernels stride) and for the finish pass (a warp per output, or a block when wide).
