@@ -159,6 +159,36 @@ TEST(CudaReducePlan, FullContiguousSumIsRowsVectorInTilesWithAFullDeviceOfBlocks
   EXPECT_NE(plan(ReduceOp::sum, in, {0}, 16).splits, p.splits);
 }
 
+// A warp per row without index arithmetic exactly when a rows_vector plan has one kept axis, one
+// split and no tiles; the general warp kernel otherwise.
+TEST(CudaReducePlan, WholeRowsOfOneKeptAxisTakeTheWarpKernelWithoutIndexArithmetic) {
+  FakeView rows(DType::float32, {262144, 1024});
+  auto p = plan(ReduceOp::sum, rows, {1});
+  EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
+  EXPECT_FALSE(p.tiles);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_TRUE(p.rows_each);
+  EXPECT_EQ(cg::reduce_kernel_name(p), "xp_rows_each");
+  EXPECT_EQ(cg::reduce_grid(p), 262144u / 8);
+  FakeView split(DType::float32, {1000, 4096});  // two splits per row
+  p = plan(ReduceOp::sum, split, {1});
+  EXPECT_EQ(p.splits, 2);
+  EXPECT_FALSE(p.rows_each);
+  EXPECT_EQ(cg::reduce_kernel_name(p), "xp_rows_vec");
+  FakeView two_kept(DType::float32, {8, 40, 64}, {40 * 64, 2 * 64, 1});  // [:, ::2]: kept axes that do not merge
+  p = plan(ReduceOp::sum, two_kept, {2});
+  EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
+  EXPECT_EQ(p.nk, 2);
+  EXPECT_FALSE(p.tiles);
+  EXPECT_FALSE(p.rows_each);
+  FakeView whole(DType::float32, {i64{1} << 20});
+  p = plan(ReduceOp::sum, whole, {0});
+  EXPECT_TRUE(p.tiles);
+  EXPECT_FALSE(p.rows_each);
+  FakeView cols(DType::float32, {4096, 1024});
+  EXPECT_FALSE(plan(ReduceOp::sum, cols, {0}).rows_each);
+}
+
 TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   FakeView a(DType::float32, {1000, 4096});
   auto p = plan(ReduceOp::sum, a, {1});
@@ -692,7 +722,9 @@ TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
         const bool present = std::find(names.begin(), names.end(), variant) != names.end();
         if (present != (k.f == f)) failure += k.what() + ": " + variant + (present ? " present\n" : " missing\n");
       }
-      if (names.size() != (k.f == cg::ReduceFamily::rows_strided ? 3u : 4u))
+      if (k.f == cg::ReduceFamily::rows_vector && std::find(names.begin(), names.end(), "xp_rows_each") == names.end())
+        failure += k.what() + ": xp_rows_each missing\n";
+      if (names.size() != (k.f == cg::ReduceFamily::rows_strided ? 3u : k.f == cg::ReduceFamily::rows_vector ? 5u : 4u))
         failure += k.what() + ": " + std::to_string(names.size()) + " kernels\n";
     } catch (const xp::Error& e) {
       failure += compile_error(k.what(), e);
@@ -1342,6 +1374,31 @@ TEST(CudaReduceGpu, LargeArraysMatchTheCpuAndRepeatBitForBit) {
   check_op(ReduceOp::sum, c2, g2d, std::vector<int>{0}, false, "2^13 x 2^13 axis 0");
   check_op(ReduceOp::sum, c2, g2d, std::vector<int>{1}, false, "2^13 x 2^13 axis 1");
   check_op(ReduceOp::argmax, c2, g2d, std::vector<int>{0}, false, "2^13 x 2^13 axis 0");
+}
+
+// The two warp kernels of rows_vector against the CPU: a warp per whole row of one kept axis
+// (xp_rows_each), and the general one (rows split in two; kept axes that do not merge).
+TEST(CudaReduceGpu, WarpRowKernelsMatchTheCpu) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  struct Case {
+    std::string what;
+    xp::Shape shape;
+    bool every_other_row;  // [:, ::2] of a 3-d array
+    int axis;
+  };
+  const Case cases[] = {{"(300,1024) axis 1: a warp per row", {300, 1024}, false, 1},
+                        {"(1000,4096) axis 1: two splits per row", {1000, 4096}, false, 1},
+                        {"(8,40,64)[:, ::2] axis 2: two kept axes", {8, 40, 64}, true, 2}};
+  for (const Case& k : cases) {
+    for (DType t : {DType::float32, DType::float64, DType::float16, DType::int8}) {
+      Array c = make_input(t, k.shape, 21);
+      if (k.every_other_row) c = c.slice({Slice(), Slice(std::nullopt, std::nullopt, 2)});
+      const Array g = c.to_device(gpu);
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmax, ReduceOp::var, ReduceOp::any})
+        check_op(op, c, g, std::vector<int>{k.axis}, false, k.what);
+    }
+  }
 }
 
 // var in one read against the exact variance of the float32 values (long double, two passes), for

@@ -411,6 +411,26 @@ template <class R, int D> XP_D void xp_rows_vec_body(const Args& a) {
   }
 }
 
+// rows_vector with one kept axis and one split (plan.rows_each): a warp per row, its offsets a
+// multiple of the row, no division and no partial state. A kernel of its own, so that the general
+// one's index arithmetic does not cost it registers: on an H200, sums of rows of 1024 float32 in
+// 0.2371 ms at 40 registers against 0.2640 ms at 60 (bench/results/2026-12-03-h200-rows, run 2,
+// xp_short_rows.cu's "idx"). The same additions in the same order as xp_rows_vec_body.
+template <class R, int D> XP_D void xp_rows_each_body(const Args& a) {
+  typedef typename R::St St;
+  const int lane = threadIdx.x & 31;
+  const i64 step = (i64)gridDim.x * 8;
+  // The strides are read where they are used (the argument lives in constant memory, nk = 0 leaves
+  // them 0): held in registers for the whole loop they cost the float32 sum 8 registers.
+  for (i64 m = (i64)blockIdx.x * 8 + (threadIdx.x >> 5); m < a.M; m += step) {
+    const R r(a, m);
+    St st = xp_run_state<R, 32, D>(a, r, m * a.kin[0], 0, a.N, lane);
+#pragma unroll
+    for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
+    if (lane == 0) r.finish(a, m, st, m * a.kout[0]);
+  }
+}
+
 // rows_strided: any reduced strides; lane l takes reduced indices k0 + l, k0 + l + 32, ...
 template <class R> XP_D void xp_rows_strided_body(const Args& a) {
   typedef typename R::St St;
@@ -1144,6 +1164,7 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   }
   p.chunk = chunk;
   p.splits = ceil_div(p.N, chunk);
+  p.rows_each = p.family == ReduceFamily::rows_vector && !p.tiles && p.splits == 1 && p.nk <= 1;
   return p;
 }
 
@@ -1244,9 +1265,12 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
   const std::string loads = family == ReduceFamily::rows_vector ? ", " + std::to_string(rows_vec_loads(op, in)) : "";
   s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family) + "(const Args a) { " +
        body + "<R0" + loads + ">(a); }\n";
-  if (family == ReduceFamily::rows_vector)
+  if (family == ReduceFamily::rows_vector) {
     s += "extern \"C\" __global__ void __launch_bounds__(" + tile_bounds(op, in, value != nullptr) + ") " +
          reduce_kernel_name(family, true) + "(const Args a) { xp_rows_tile_body<R0>(a); }\n";
+    s += "extern \"C\" __global__ void __launch_bounds__(256) " + std::string(kRowsEachKernel) +
+         "(const Args a) { xp_rows_each_body<R0" + loads + ">(a); }\n";
+  }
   if (cols)
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, true) +
          "(const Args a) { xp_cols_vec_body<R0, " + std::to_string(kColsVecLoads) + ">(a); }\n";

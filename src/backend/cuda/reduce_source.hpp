@@ -24,7 +24,9 @@
 //                 H200, 16384 rows of 64 KiB: sum 0.2356 ms in blocks, 0.2597 ms in warps; argmax
 //                 0.2817 and 0.2466 ms; rows of 16 KiB: sum 0.2532 and 0.2452 ms). min and max of
 //                 8- and 16-bit integers take a vector as four SIMD words; argmin and argmax of
-//                 them search only a vector whose extreme beats the state;
+//                 them search only a vector whose extreme beats the state. Whole rows of one kept
+//                 axis (one split, no tiles: plan.rows_each) take a warp kernel of their own with
+//                 no index arithmetic, which leaves it fewer registers;
 //   rows_strided  any reduced strides (contiguous runs that are not aligned included), a warp over
 //                 consecutive reduced indices;
 //   columns       a thread per unit, adjacent threads on adjacent outputs: for reductions over
@@ -90,6 +92,7 @@ struct ReducePlan {
   std::int64_t splits = 1, chunk = 0;  // S splits of chunk elements per output (chunk * S >= N)
   bool tiles = false;                  // rows_vector: a block per unit, not a warp
   bool cols_vec = false;               // columns: a thread per 16 / itemsize adjacent outputs (16-byte loads)
+  bool rows_each = false;              // rows_vector, a warp per unit, one kept axis, one split: kRowsEachKernel
   std::int64_t units() const noexcept { return M * splits; }
 };
 
@@ -124,8 +127,10 @@ std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const Generat
 // "xp_cols" ("xp_cols_vec" for a plan in vectors). variant: plan.tiles for rows_vector, plan.cols_vec
 // for columns (reduce_kernel_name(plan) picks).
 std::string reduce_kernel_name(ReduceFamily f, bool variant = false);
+// The rows_vector program's warp kernel for plan.rows_each: a warp per row, no index arithmetic.
+inline constexpr const char* kRowsEachKernel = "xp_rows_each";
 inline std::string reduce_kernel_name(const ReducePlan& p) {
-  return reduce_kernel_name(p.family, p.tiles || p.cols_vec);
+  return p.rows_each ? std::string(kRowsEachKernel) : reduce_kernel_name(p.family, p.tiles || p.cols_vec);
 }
 // "xp_finish" (a warp per output; for the columns class, a block per 32 adjacent outputs) or, wide,
 // "xp_finish_wide" (a block per output).
