@@ -187,6 +187,13 @@ TEST(CudaReducePlan, WholeRowsOfOneKeptAxisTakeTheWarpKernelWithoutIndexArithmet
   EXPECT_FALSE(p.rows_each);
   FakeView cols(DType::float32, {4096, 1024});
   EXPECT_FALSE(plan(ReduceOp::sum, cols, {0}).rows_each);
+  FakeView long_rows(DType::float32, {16384, 16384});  // argmax keeps a warp per row of 64 KiB
+  p = plan(ReduceOp::argmax, long_rows, {1});
+  EXPECT_FALSE(p.tiles);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_FALSE(p.rows_each);
+  FakeView rows_16k(DType::float32, {65536, 4096});
+  EXPECT_TRUE(plan(ReduceOp::sum, rows_16k, {1}).rows_each);
 }
 
 TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {

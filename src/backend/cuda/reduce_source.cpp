@@ -1158,7 +1158,8 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   }
   p.chunk = chunk;
   p.splits = ceil_div(p.N, chunk);
-  p.rows_each = p.family == ReduceFamily::rows_vector && !p.tiles && p.splits == 1 && p.nk <= 1;
+  p.rows_each =
+      p.family == ReduceFamily::rows_vector && !p.tiles && p.splits == 1 && p.nk <= 1 && p.N * isz <= kRowsEachMaxBytes;
   return p;
 }
 

@@ -25,8 +25,8 @@
 //                 0.2817 and 0.2466 ms; rows of 16 KiB: sum 0.2532 and 0.2452 ms). min and max of
 //                 8- and 16-bit integers take a vector as four SIMD words; argmin and argmax of
 //                 them search only a vector whose extreme beats the state. Whole rows of one kept
-//                 axis (one split, no tiles: plan.rows_each) take a warp kernel of their own with
-//                 no index arithmetic, which leaves it fewer registers;
+//                 axis up to kRowsEachMaxBytes (one split, no tiles: plan.rows_each) take a warp
+//                 kernel of their own with no index arithmetic, which leaves it fewer registers;
 //   rows_strided  any reduced strides (contiguous runs that are not aligned included), a warp over
 //                 consecutive reduced indices;
 //   columns       a thread per unit, adjacent threads on adjacent outputs: for reductions over
@@ -64,6 +64,10 @@ namespace xp::detail::cuda {
 constexpr int kMaxReduceDims = 8;              // kept and reduced axes after merging; beyond: host
 constexpr unsigned kReduceBlock = 256;         // threads per block, every reduction kernel
 constexpr std::int64_t kMinWarpElements = 64;  // shorter contiguous reductions go to columns
+// Rows up to this long take xp_rows_each (plan.rows_each). On an H200 it summed rows of 4 and 16 KiB
+// in 0.2425 and 0.2419 ms (the general warp kernel 0.2638 and 0.2450), but took argmax over rows of
+// 64 KiB in 0.2726 ms against 0.2437 (bench/results/2026-12-03-h200-rows, runs 2 and 3).
+constexpr std::int64_t kRowsEachMaxBytes = 16384;
 constexpr std::int64_t kTileRowBytes = 65536;  // rows_vector runs this long: a block each (not argmin/argmax)
 constexpr std::size_t kReduceStateBytes = 40;  // scratch bytes per partial state (the largest: var of float64)
 constexpr int kColsVecLoads = 8;               // columns in vectors: 16-byte loads in flight per thread
