@@ -59,11 +59,11 @@ struct Args {
   xp_fargs f;  // the fused value's inputs and constants
 #endif
 };
-// The input and output byte offsets of output m (inlined: a call that takes the kernel's argument by
-// reference makes the compiler copy the whole argument to local memory in every thread). The outermost kept axis takes what is left of m
-// without a division (m < M), so that one kept axis, the common case, costs no 64-bit division at
-// all (on an H200 those divisions made the warp kernel 16% slower on rows of 4 KiB:
-// bench/nvcc/xp_short_rows.cu). Each = true divides for every axis, for the columns-in-vectors
+// The input and output byte offsets of output m (inlined: a call that takes the kernel's argument
+// by reference makes the compiler copy the whole argument to local memory in every thread). The
+// outermost kept axis takes what is left of m without a division (m < M), so that one kept axis,
+// the common case, costs no 64-bit division at all (on an H200 those divisions made the warp kernel
+// 16% slower on rows of 4 KiB: bench/nvcc/xp_short_rows.cu). Each = true divides for every axis, for the columns-in-vectors
 // kernel: there the shorter code gives the float32 sum 48 registers instead of 52, five resident
 // blocks per SM instead of four, and its one wave of threads summed 16384^2 over axis 0 in 0.2629 ms
 // against 0.2437 ms (bench/results/2026-12-03-h200-rows, run 2). A thread computes it once.
@@ -212,17 +212,25 @@ template <class R> XP_D void xp_vec_add(const R& r, typename R::St* acc, uint4 x
 }
 // The vectors t, t + T, ... below nv of a run starting at byte offset base, D loads in flight, given
 // to f(vector, i) in increasing order of i (so that the order of additions does not depend on D).
-// The byte offset advances with i (loads at constant distances from it).
+// Load addresses: for 8-byte elements a byte offset that advances with i, for the others
+// base + 16 i. Both are measured: on an H200 the tile kernel summed a GiB of float64 in 0.2418 ms the
+// first way and 0.2676 ms the second, and a GiB of bfloat16 in 0.3036 ms the first way and 0.2504 ms
+// the second (ptxas schedules the two differently; bench/results/2026-12-03-h200-rows, runs 2 and 4).
 template <int T, int D, class F> XP_D void xp_each_vec(const Args& a, i64 base, i64 nv, int t, F&& f) {
+  constexpr bool advance = sizeof(S) == 8;
   i64 i = t, off = base + (i64)t * 16;
-  for (; i + (D - 1) * T < nv; i += D * T, off += (i64)D * T * 16) {
+  for (; i + (D - 1) * T < nv; i += D * T) {
     uint4 x[D];
 #pragma unroll
-    for (int e = 0; e < D; ++e) x[e] = xp_ldv(a, off + (i64)e * T * 16);
+    for (int e = 0; e < D; ++e) x[e] = xp_ldv(a, advance ? off + (i64)e * T * 16 : base + (i + e * T) * 16);
 #pragma unroll
     for (int e = 0; e < D; ++e) f(x[e], i + e * T);
+    if (advance) off += (i64)D * T * 16;
   }
-  for (; i < nv; i += T, off += (i64)T * 16) f(xp_ldv(a, off), i);
+  for (; i < nv; i += T) {
+    f(xp_ldv(a, advance ? off : base + i * 16), i);
+    if (advance) off += (i64)T * 16;
+  }
 }
 // A thread's run (see xp_run_state) for an op that combines 32-bit words of packed elements
 // (R::kPack == 1: min and max of 8- and 16-bit integers, exact in any order): four words per
