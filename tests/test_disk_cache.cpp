@@ -679,3 +679,15 @@ TEST(GeneratedKernels, KeyMaterialNamesEverythingTheKernelDependsOn) {
   EXPECT_EQ(generated_key_material("xp-ew-1;contiguous;add", o, "xp_ew_1", 0), "");
   EXPECT_EQ(generated_key_material("xp-ew-1;contiguous;add", o, "xp_ew_1", 60), "");  // below NVRTC 13's sm_75
 }
+
+// The CUDA backend sets the lookup up when it is created for a device (prepare_generated_kernels).
+// It never throws: a device that cannot be used is reported by the first lookup, with its reason.
+TEST(GeneratedKernels, PreparingTheLookupNeverThrows) {
+  EXPECT_NO_THROW(xp::detail::prepare_generated_kernels(xp::Device::cpu()));
+  const xp::Device missing = xp::Device::cuda(64);
+  EXPECT_NO_THROW(xp::detail::prepare_generated_kernels(missing));
+  EXPECT_THROW(xp::detail::generated_kernel(
+                   "xp-test prepare", [] { return std::string("extern \"C\" __global__ void k() {}\n"); },
+                   xp::ProgramOptions{}, "k", missing),
+               xp::DeviceUnavailable);
+}

@@ -276,6 +276,14 @@ TEST(GpuKernels, BadLaunchesAreRefusedBeforeTheDriver) {
   expect_error([&] { k.launch({.grid = 1, .block = {32, 32, 2}}, a, b, c, n); }, "threads per block");
   expect_error([&] { k.launch({.grid = 1, .block = 256, .shared_bytes = 1u << 30}, a, b, c, n); }, "shared memory");
   expect_error([&] { k.launch({.grid = 1, .block = 256}, a, b, c); }, "parameters");
+  // The device's limits are asked of the driver once per device: a kernel of another module is held
+  // to the same ones (1,024 threads, 65,535 blocks in y on every GPU xp supports).
+  xp::ProgramOptions second = options();
+  second.name = "second_module.cu";
+  const xp::Kernel k2 = xp::Program(kSource, second).kernel("vector_add", dev);
+  expect_error([&] { k2.launch({.grid = 1, .block = 2048}, a, b, c, n); }, "exceeds");
+  expect_error([&] { k2.launch({.grid = {1, 65536, 1}, .block = 256}, a, b, c, n); }, "exceeds");
+  expect_error([&] { k2.launch({.grid = 1, .block = 256, .shared_bytes = 1u << 30}, a, b, c, n); }, "shared memory");
   expect_error([&] { k.launch({.grid = 1, .block = 256}, a, b, c, std::size_t{256}); }, "parameters");
   try {
     prog.kernel("vectorAdd", dev);

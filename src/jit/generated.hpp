@@ -18,6 +18,11 @@ namespace xp::detail {
 Kernel generated_kernel(const std::string& generator_key, const std::function<std::string()>& make_source,
                         const ProgramOptions& options, std::string_view kernel_name, const Device& device);
 
+// Sets up once what the process's first generated_kernel lookup would otherwise set up on its way:
+// the build ID, the chosen NVRTC and the disk cache's folder. The CUDA backend calls it when it is
+// created for a device. Never throws: the same calls report a problem where a kernel is needed.
+void prepare_generated_kernels(const Device& device) noexcept;
+
 // The key material generated_kernel uses for a device of this architecture (sm number: 90); ""
 // without a build ID. Exposed for tests.
 std::string generated_key_material(const std::string& generator_key, const ProgramOptions& options,

@@ -1,6 +1,7 @@
 // xp::Kernel: the launch path. Checks are integer compares on facts gathered at lookup; the
 // launch itself is one cuLaunchKernel. Launches with arrays also hold the arrays' memory until the
 // stream has run the kernel (the keep-alive queue below).
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -18,6 +19,41 @@ namespace cu = detail::cu;
 
 namespace detail {
 
+namespace {
+
+// A device's launch limits, the same for every kernel: asked of the driver once per device (seven
+// attribute calls that a process's first kernel would otherwise pay again with each new kernel).
+struct DeviceLimits {
+  unsigned max_block[3] = {0, 0, 0};
+  unsigned max_grid[3] = {0, 0, 0};
+  unsigned max_shared_optin = 0;
+};
+
+const DeviceLimits& device_limits(const Device& device, const DriverApi& api) {
+  static std::mutex m;
+  static auto* by_index = new std::map<int, DeviceLimits>();  // never destroyed, as the kernels
+  std::lock_guard<std::mutex> lock(m);
+  if (auto it = by_index->find(device.index()); it != by_index->end()) return it->second;
+  cu::CUdevice dev = 0;
+  check(api.cuDeviceGet(&dev, device.index()), "cuDeviceGet");
+  auto attr = [&](int a) {
+    int v = 0;
+    check(api.cuDeviceGetAttribute(&v, a, dev), "cuDeviceGetAttribute");
+    return static_cast<unsigned>(v);
+  };
+  DeviceLimits l;
+  l.max_block[0] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+  l.max_block[1] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+  l.max_block[2] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+  l.max_grid[0] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+  l.max_grid[1] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  l.max_grid[2] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+  l.max_shared_optin = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  return by_index->emplace(device.index(), l).first->second;  // stored only when every call succeeded
+}
+
+}  // namespace
+
 std::shared_ptr<const KernelState> make_kernel_state(std::shared_ptr<const void> keep_alive, cu::CUmodule module,
                                                      const Device& device, std::string name,
                                                      const std::vector<std::size_t>* params_from_module) {
@@ -29,25 +65,15 @@ std::shared_ptr<const KernelState> make_kernel_state(std::shared_ptr<const void>
   k->name = std::move(name);
   check(need(api.cuModuleGetFunction, "cuModuleGetFunction")(&k->function, module, k->name.c_str()),
         "cuModuleGetFunction");
-  cu::CUdevice dev = 0;
-  check(api.cuDeviceGet(&dev, device.index()), "cuDeviceGet");
-  auto dattr = [&](int a) {
-    int v = 0;
-    check(api.cuDeviceGetAttribute(&v, a, dev), "cuDeviceGetAttribute");
-    return static_cast<unsigned>(v);
-  };
+  const DeviceLimits& limits = device_limits(device, api);
+  std::copy(limits.max_block, limits.max_block + 3, k->max_block);
+  std::copy(limits.max_grid, limits.max_grid + 3, k->max_grid);
+  k->max_shared_optin = limits.max_shared_optin;
   auto fattr = [&](int a) {
     int v = 0;
     check(need(api.cuFuncGetAttribute, "cuFuncGetAttribute")(&v, a, k->function), "cuFuncGetAttribute");
     return v;
   };
-  k->max_block[0] = dattr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
-  k->max_block[1] = dattr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
-  k->max_block[2] = dattr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
-  k->max_grid[0] = dattr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
-  k->max_grid[1] = dattr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
-  k->max_grid[2] = dattr(cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-  k->max_shared_optin = dattr(cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   k->max_threads = static_cast<unsigned>(fattr(cu::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
   k->static_shared = static_cast<unsigned>(fattr(cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES));
   k->dynamic_shared_allowed = static_cast<unsigned>(fattr(cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES));

@@ -500,6 +500,15 @@ Kernel KernelAccess::generated(const std::string& generator_key, const std::func
   return in_module(module, kernel_name, options.name);
 }
 
+void prepare_generated_kernels(const Device& device) noexcept {
+  try {
+    if (!device.is_cuda() || build_id().empty()) return;
+    (void)generated_key_material(std::string(), ProgramOptions{}, "", device_arch(device));
+    (void)DiskCache::instance();
+  } catch (...) {  // NVRTC or the device unusable: said again, with the reason, by the first lookup
+  }
+}
+
 Kernel generated_kernel(const std::string& generator_key, const std::function<std::string()>& make_source,
                         const ProgramOptions& options, std::string_view kernel_name, const Device& device) {
   return KernelAccess::generated(generator_key, make_source, options, kernel_name, device);

@@ -139,7 +139,11 @@ class CudaBackend final : public Backend {
       : device_(d),
         cache_(new BlockCache(d, memory_limit_bytes(config().gpu_memory_limit, info.memory_total))),
         staging_(new Staging(d)),
-        sm_count_(info.sm_count) {}
+        sm_count_(info.sm_count) {
+    // The lookup's one-time set-up (build ID, NVRTC, the disk cache's folder) here, where the
+    // context's creation already takes ~100 ms, rather than inside the device's first kernel.
+    detail::prepare_generated_kernels(d);
+  }
 
   const char* name() const noexcept override { return "cuda"; }
 
