@@ -575,11 +575,11 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
         << op_name(op);
     EXPECT_EQ(s.find("void __launch_bounds__(256) xp_cols("), std::string::npos);
   }
-  // float64 as float32; float16 fits too (its elements widen in one instruction); bfloat16 ran
-  // faster without; int8 (sixteen 64-bit accumulators) would spill.
+  // float64 as float32; float16 (added in double) and bfloat16 ran faster without; int8 (sixteen
+  // 64-bit accumulators) would spill.
   const std::tuple<ReduceOp, DType, bool> tiles[] = {{ReduceOp::sum, DType::float64, true},
                                                      {ReduceOp::sum, DType::int8, false},
-                                                     {ReduceOp::mean, DType::float16, true},
+                                                     {ReduceOp::mean, DType::float16, false},
                                                      {ReduceOp::sum, DType::bfloat16, false}};
   for (const auto& [op, t, bounded] : tiles)
     EXPECT_NE(cg::reduce_source(op, t, cg::ReduceFamily::rows_vector)
@@ -652,6 +652,18 @@ TEST(CudaReduceSource, SmallIntegerMinMaxRunOnPackedWords) {
   for (ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::any})
     EXPECT_NE(cg::reduce_source(op, DType::int8, f).find("kPack = 0;"), std::string::npos) << op_name(op);
   EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::float16, f).find("cvt.f32.f16"), std::string::npos);
+  // float16 sums and means add in double, one addition per element (no TwoSum: no st.c); bfloat16
+  // and float32 keep the compensated float32 state.
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean}) {
+    for (auto fam : {f, cg::ReduceFamily::rows_vector, cg::ReduceFamily::rows_strided}) {
+      const std::string h = cg::reduce_source(op, DType::float16, fam);
+      EXPECT_NE(h.find("typedef double A;\n  struct St { A s; };"), std::string::npos) << op_name(op);
+      EXPECT_EQ(h.find("st.c +="), std::string::npos) << op_name(op);
+      for (DType t : {DType::bfloat16, DType::float32})
+        EXPECT_NE(cg::reduce_source(op, t, fam).find("typedef float A;\n  struct St { A s, c; };"), std::string::npos)
+            << op_name(op) << " " << xp::name(t);
+    }
+  }
   EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::bfloat16, f).find("return __uint_as_float((u32)s << 16);"),
             std::string::npos);
 }
@@ -1452,6 +1464,68 @@ TEST(CudaReduceGpu, VarianceInOneReadStaysAccurateForLargeMeans) {
   const Array odd = g.slice({Slice(std::nullopt, std::nullopt), Slice(0, 1023)});  // scalar columns
   by_col.pop_back();
   check(xp::var(odd, Axes{0}, 1), by_col, "scalar columns");
+}
+
+// float16 sums and means add in double on the GPU (docs/semantics.md): with sum|x| below 2^29 every
+// partial sum is exact, so the sum is the exact sum rounded to float32 and then to float16, bit for
+// bit, and the mean the exact sum divided by n in double, rounded the same way, whatever the kernel
+// (tiles, warps, columns in vectors, scalar columns, strided rows) and its order. Subnormals, the
+// largest float16 and values of every scale are in the input; the host's reference adds in double,
+// which is exact for the same reason.
+TEST(CudaReduceGpu, Float16SumsAreTheExactSumRoundedOnce) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  const i64 rows = 1500, cols = 1003;
+  xp::random::Generator gen(23);
+  std::vector<double> v = gen.normal({rows * cols}, DType::float64, 0, 1, kCpu).to_vector<double>();
+  const std::vector<double> scale = gen.uniform({rows * cols}, DType::float64, -24, 15, kCpu).to_vector<double>();
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::ldexp(v[i], static_cast<int>(scale[i]));
+  v[17] = 65504;
+  v[18] = -65504;
+  v[19] = 0x1p-24;  // the smallest subnormal
+  v[20] = -0x1p-20;
+  const Array c = xp::asarray(v, xp::Shape{rows, cols}, kCpu).astype(DType::float16);
+  const std::vector<double> h = c.astype(DType::float64).to_vector<double>();  // the float16 values
+  double abs_sum = 0;
+  for (double x : h) abs_sum += std::abs(x);
+  ASSERT_LT(abs_sum, 0x1p29) << "the exactness argument needs sum|x| < 2^29";
+  const Array g = c.to_device(gpu);
+  // float64 -> float32 -> float16, as the kernel stores (the CPU backend's conversions).
+  const auto rounded = [](const std::vector<double>& exact) {
+    return xp::asarray(exact, xp::Shape{static_cast<i64>(exact.size())}, kCpu)
+        .astype(DType::float32)
+        .astype(DType::float16)
+        .astype(DType::float64)
+        .to_vector<double>();
+  };
+  const auto check = [&](const Array& got, const std::vector<double>& exact, const std::string& what) {
+    const std::vector<double> want = rounded(exact), have = values(got);
+    ASSERT_EQ(have.size(), want.size()) << what;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(have[i], want[i]) << what << ", output " << i << " (exact " << exact[i] << ")";
+  };
+  // The exact sums (or means) of h[o * out_step + first + k * step], k < n, for each output o.
+  const auto sums = [&](i64 outputs, i64 out_step, i64 first, i64 n, i64 step, bool mean) {
+    std::vector<double> r;
+    for (i64 o = 0; o < outputs; ++o) {
+      double s = 0;
+      for (i64 k = 0; k < n; ++k) s += h[static_cast<std::size_t>(o * out_step + first + k * step)];
+      r.push_back(mean ? s / static_cast<double>(n) : s);
+    }
+    return r;
+  };
+  for (bool mean : {false, true}) {
+    const std::string op = mean ? "mean" : "sum";
+    const auto reduce = [&](const Array& a, const Axes& axes) { return mean ? xp::mean(a, axes) : xp::sum(a, axes); };
+    check(reduce(g, Axes()), sums(1, 0, 0, rows * cols, 1, mean), op + " of everything (tiles)");
+    check(reduce(g, Axes{1}), sums(rows, cols, 0, cols, 1, mean), op + " of rows (warps)");
+    check(reduce(g, Axes{0}), sums(cols, 1, 0, rows, cols, mean), op + " of 1003 columns (scalar kernel)");
+    const Array even = g.slice({Slice(std::nullopt, std::nullopt), Slice(0, 1000)}).copy();  // rows of 2000 bytes
+    ASSERT_TRUE(even.is_c_contiguous());
+    check(reduce(even, Axes{0}), sums(1000, 1, 0, rows, cols, mean), op + " of 1000 columns (in vectors)");
+    const Array shifted = g.slice({Slice(std::nullopt, std::nullopt), Slice(1, std::nullopt)});  // rows_strided
+    check(reduce(shifted, Axes{1}), sums(rows, cols, 1, cols - 1, 1, mean), op + " of rows from element 1");
+  }
 }
 
 // Tiles (a block per rows_vector unit: fewer outputs than multiprocessors) over lengths around a

@@ -2,7 +2,8 @@
 //
 // The states and their combinations are the CPU backend's (backend/cpu/reduce.cpp), so that the
 // answers agree: integer sums and products wrap in 64 bits (exact in any order); float sums carry
-// each addition's rounding error (TwoSum, merged as the CPU merges two compensated sums); min and
+// each addition's rounding error (TwoSum, merged as the CPU merges two compensated sums), except
+// float16 sums and means, which add in double (exact below 2^29, see the sum's state); min and
 // max take a later value only when it is strictly better or NaN; argmin and argmax keep the better
 // value and, between equal values (or two NaNs), the smaller index, which makes their answer the
 // first index of the extreme whatever the order of combination; any and all are or and and.
@@ -841,6 +842,20 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
         s += "  XP_D St merge(St a, St b) const { return a + b; }\n";
         s += "  static XP_D St shfl(St a, int d) { return __shfl_down_sync(XP_FULL, a, d); }\n";
         s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { *(u64*)(a.out + oo) = st; }\n";
+      } else if (d == DType::float16) {
+        // float16 in double: every value converts exactly and is a multiple of 2^-24 below 2^16, so
+        // every partial sum below 2^29 in magnitude is exact (53 bits). One addition per element
+        // instead of TwoSum's six: on an H200, a GiB summed in 0.244 ms against 0.259 ms
+        // (bench/results/2026-12-04-h200-warm-up, run 5). The result is the exact sum rounded once to
+        // float32 (then to float16) whenever sum|x| < 2^29, and within n 2^-53 sum|x| of it anyway.
+        s += "  typedef double A;\n  struct St { A s; };\n";
+        ctor(" (void)a; (void)m; ");
+        s += "  XP_D St id() const { St r; r.s = -(A)0; return r; }\n";
+        s += "  XP_D void add(St& st, S v, i64) const { st.s += (A)xp_val(v); }\n";
+        s += "  XP_D St merge(St a, St b) const { St r; r.s = a.s + b.s; return r; }\n";
+        s += "  static XP_D St shfl(St a, int d) { a.s = __shfl_down_sync(XP_FULL, a.s, d); return a; }\n";
+        s += "  XP_D void finish(const Args& a, i64 m, St st, i64 oo) const {\n    (void)m;\n";
+        s += "    " + store_stmt(out, op == ReduceOp::sum ? "(float)st.s" : "(float)xp_div(st.s, (A)a.N)") + "\n  }\n";
       } else {
         const std::string A = op == ReduceOp::sum ? sum_acc(d) : mean_acc(d);
         s += "  typedef " + A + " A;\n  struct St { A s, c; };\n";
@@ -1216,20 +1231,22 @@ std::string reduce_kernel_name(ReduceFamily f, bool variant) {
 }
 
 namespace {
-// The tile kernel's __launch_bounds__: 256 threads and, for the plain float32, float64 and float16
-// sum and mean, at least kTileMinBlocks resident blocks per multiprocessor. bench/nvcc/xp_sum_kernels.cu
+// The tile kernel's __launch_bounds__: 256 threads and, for the plain float32 and float64 sum and
+// mean, at least kTileMinBlocks resident blocks per multiprocessor. bench/nvcc/xp_sum_kernels.cu
 // times the choices on xp's own float32 sum: on an H200, with no minimum the kernel takes 48
 // registers (5 blocks per SM) and a GiB in 0.2644 ms; with 6, 40 registers and 0.2427 ms (CUB 0.2407
 // ms in the same run); with 8, 32 registers and 0.2452 ms; a warp per unit, 0.2495 ms. float16 (60
 // registers with no minimum) summed a GiB in 0.2559 ms with 6 against 0.2977 ms without; bfloat16
-// the other way, 0.2552 against 0.2462 ms (bench/results/2026-12-03-h200-reductions, run 2). Those
-// ops fit 40 registers without spilling (ptxas -v); the others (wider states, 16 elements per
-// vector) and fused values (which compute their elements) would spill, and keep the compiler's
-// choice.
+// the other way, 0.2552 against 0.2462 ms (bench/results/2026-12-03-h200-reductions, run 2). Since
+// float16 adds in double (64 registers, no spill), no minimum is best for it: 0.2435-0.2452 ms,
+// against 0.2474-0.2483 with 6 (which spills 16 bytes), 0.2443-0.2469 with 5
+// (bench/results/2026-12-04-h200-warm-up, run 5). The float32 and float64 ops fit 40 registers
+// without spilling (ptxas -v); the others (wider states, 16 elements per vector) and fused values
+// (which compute their elements) would spill, and keep the compiler's choice.
 constexpr int kTileMinBlocks = 6;
 std::string tile_bounds(ReduceOp op, DType in, bool fused) {
-  const bool small_state = (op == ReduceOp::sum || op == ReduceOp::mean) &&
-                           (in == DType::float32 || in == DType::float64 || in == DType::float16);
+  const bool small_state =
+      (op == ReduceOp::sum || op == ReduceOp::mean) && (in == DType::float32 || in == DType::float64);
   return small_state && !fused ? "256, " + std::to_string(kTileMinBlocks) : std::string("256");
 }
 }  // namespace
