@@ -846,7 +846,7 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
         // float16 in double: every value converts exactly and is a multiple of 2^-24 below 2^16, so
         // every partial sum below 2^29 in magnitude is exact (53 bits). One addition per element
         // instead of TwoSum's six: on an H200, a GiB summed in 0.244 ms against 0.259 ms
-        // (bench/results/2026-12-04-h200-warm-up, run 5). The result is the exact sum rounded once to
+        // (bench/results/2026-12-04-h200-float16-sum, run 3). The result is the exact sum rounded once to
         // float32 (then to float16) whenever sum|x| < 2^29, and within n 2^-53 sum|x| of it anyway.
         s += "  typedef double A;\n  struct St { A s; };\n";
         ctor(" (void)a; (void)m; ");
@@ -1240,7 +1240,7 @@ namespace {
 // the other way, 0.2552 against 0.2462 ms (bench/results/2026-12-03-h200-reductions, run 2). Since
 // float16 adds in double (64 registers, no spill), no minimum is best for it: 0.2435-0.2452 ms,
 // against 0.2474-0.2483 with 6 (which spills 16 bytes), 0.2443-0.2469 with 5
-// (bench/results/2026-12-04-h200-warm-up, run 5). The float32 and float64 ops fit 40 registers
+// (bench/results/2026-12-04-h200-float16-sum, run 3). The float32 and float64 ops fit 40 registers
 // without spilling (ptxas -v); the others (wider states, 16 elements per vector) and fused values
 // (which compute their elements) would spill, and keep the compiler's choice.
 constexpr int kTileMinBlocks = 6;
