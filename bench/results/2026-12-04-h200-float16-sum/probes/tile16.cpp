@@ -25,7 +25,7 @@ int main() {
       ms.push_back(Event::elapsed_ms(a, b) / 10);
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("sum %s all %lld: %.4f ms (%.4f..%.4f) value %.6g\n", std::string(name(t)).c_str(), (long long)n, ms[2], ms[0], ms[4],
-                sum(x).astype(DType::float64).to_vector<double>()[0]);
+    std::printf("sum %s all %lld: %.4f ms (%.4f..%.4f) value %.6g\n", std::string(name(t)).c_str(), (long long)n, ms[2],
+                ms[0], ms[4], sum(x).astype(DType::float64).to_vector<double>()[0]);
   }
 }
