@@ -469,6 +469,39 @@ TEST(BenchCli, BadSweepRangeIsAnError) {
   EXPECT_NE(r.err.find("--min-log2"), std::string::npos) << r.err;
 }
 
+// The bare driver's first c = a + b (the baseline of xp's first-call figure): a GPU row, never in
+// the sweep; its child names what it lacks and prints a failed sample rather than a half one.
+TEST(BenchCli, TheRawFirstRowIsAGpuRowAndItsChildSaysWhatItLacks) {
+  const auto r = xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "2048", "--runs", "1",
+                                       "--python", "none", "--only", "xp-add,raw-first"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("| raw-first | | | | | | | skipped: a GPU row: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| xp c = a + b (arrays) on the CPU |"), std::string::npos) << r.out;
+  const auto sweep = xp_test::run_process({XP_CLI_PATH, "bench", "sweep", "--cpu", "--min-log2", "10", "--max-log2",
+                                           "10", "--python", "none", "--only", "raw-first"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+  EXPECT_NE(sweep.out.find("raw-first"), std::string::npos) << sweep.out;
+
+  TempFolder tmp;
+  const std::string dir = (tmp.path / "raw").string();
+  auto child = [&](std::vector<std::string> extra) {
+    std::vector<std::string> cmd{XP_CLI_PATH, "bench", "launch", "--row", "raw-first-child", "--n", "100"};
+    cmd.insert(cmd.end(), extra.begin(), extra.end());
+    const auto c = xp_test::run_process(cmd);
+    EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+    const json s = json::parse(c.out);
+    EXPECT_EQ(s["row"], "raw-first");
+    EXPECT_FALSE(s["ok"].get<bool>());
+    EXPECT_TRUE(s["first_ms"].is_null()) << s.dump();
+    return s["error"].get<std::string>();
+  };
+  EXPECT_NE(child({}).find("needs --cubin-dir"), std::string::npos);
+  EXPECT_NE(child({"--cubin-dir", dir, "--sizes", "10,20"}).find("one size, not a sweep"), std::string::npos);
+  const std::string no_driver = child({"--cubin-dir", dir, "--driver", (tmp.path / "no-libcuda.so").string()});
+  EXPECT_NE(no_driver.find("dlopen"), std::string::npos) << no_driver;
+  EXPECT_FALSE(fs::exists(dir)) << "nothing is written before the driver is found";
+}
+
 TEST(BenchCli, MissingPythonIsSaidAndTheCppRowsStillRun) {
   const auto r = xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "2048", "--runs", "1",
                                        "--python", "/nonexistent/python3", "--only", "xp-add"});

@@ -334,11 +334,12 @@ struct Context {
   Context& operator=(const Context&) = delete;
 };
 
-// a, b and c, for the raw child (the parent's rows share xp::Buffers instead).
+// Device buffers of one size (a, b and c for the raw child; the parent's rows share xp::Buffers
+// instead), freed together.
 struct Buffers {
   const Driver& d;
-  CUdeviceptr p[3] = {0, 0, 0};
-  Buffers(const Driver& drv, std::size_t bytes) : d(drv) {
+  std::vector<CUdeviceptr> p;
+  Buffers(const Driver& drv, std::size_t bytes, std::size_t count = 3) : d(drv), p(count, 0) {
     for (auto& ptr : p) check(d, d.cuMemAlloc(&ptr, bytes), "cuMemAlloc");
   }
   ~Buffers() {
@@ -845,6 +846,167 @@ void write_data_files(const fs::path& dir, const ArrayHostData& h) {
     f.write(reinterpret_cast<const char*>(v->data()), static_cast<std::streamsize>(v->size() * sizeof(float)));
     if (!f) throw std::runtime_error("cannot write " + (dir / name).string());
   }
+}
+
+// ---- Row "raw-first": the bare driver's first c = a + b of a process ------------------------------
+
+// The steps of xp's first c = a + b with a warm disk cache, done with the driver alone: the cubin
+// read from a file (compiled by NVRTC and written there by the row's first process), loaded, the
+// result allocated, one launch, synchronize. Its kernel reads and writes 16 bytes per thread, as
+// xp's contiguous kernels do, so that the kernel's run weighs the same in both rows.
+constexpr const char* kFirstAddName = "xp_bench_first_add";
+constexpr const char* kFirstAddSource = R"(extern "C" __global__ void xp_bench_first_add(
+    const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, unsigned long long n) {
+  const unsigned long long q = n / 4;
+  const unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < q) {
+    const float4 x = reinterpret_cast<const float4*>(a)[i];
+    const float4 y = reinterpret_cast<const float4*>(b)[i];
+    reinterpret_cast<float4*>(c)[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+  if (i < n - 4 * q) c[4 * q + i] = a[4 * q + i] + b[4 * q + i];
+}
+)";
+
+unsigned first_add_grid(std::size_t n) {
+  return static_cast<unsigned>(std::max<std::size_t>(1, (n / 4 + bn::kBlock - 1) / bn::kBlock));
+}
+
+std::vector<char> read_bytes(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) throw std::runtime_error("cannot read " + path.string());
+  std::vector<char> bytes(static_cast<std::size_t>(f.tellg()));
+  f.seekg(0);
+  if (!f.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    throw std::runtime_error("cannot read " + path.string());
+  return bytes;
+}
+
+// Written under a temporary name and renamed: a reader never sees half a file.
+void write_bytes_atomically(const fs::path& path, const std::vector<char>& bytes) {
+  fs::create_directories(path.parent_path());
+  const fs::path tmp = path.string() + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+int raw_first_child(const BenchLaunchArgs& args) {
+  const auto n = static_cast<std::size_t>(args.n);
+  json s = new_sample("raw-first", n);
+  try {
+    if (!args.sizes.empty()) throw xp::ValueError("the raw-first row runs at one size, not a sweep");
+    if (args.cubin_dir.empty()) throw xp::ValueError("the raw-first row needs --cubin-dir");
+    const raw::Driver& d = raw::driver(args.driver_path);
+    raw::Context ctx(d, args.device);
+    // As the xp-add child before its clock: the same host data, then a, b, c and a NaN-filled
+    // buffer uploaded from it and one more buffer, all on the device.
+    const ArrayHostData h(n);
+    const std::size_t bytes = n * sizeof(float);
+    raw::Buffers in(d, bytes, 5);  // a, b, c, the NaN fill, an output (add(out=)'s in the xp child)
+    raw::check(d, d.cuMemcpyHtoD(in.p[0], h.a.data(), bytes), "cuMemcpyHtoD");
+    raw::check(d, d.cuMemcpyHtoD(in.p[1], h.b.data(), bytes), "cuMemcpyHtoD");
+    raw::check(d, d.cuMemcpyHtoD(in.p[2], h.c.data(), bytes), "cuMemcpyHtoD");
+    {
+      const std::vector<std::uint32_t> nan(n, 0xFFFFFFFFu);
+      raw::check(d, d.cuMemcpyHtoD(in.p[3], nan.data(), bytes), "cuMemcpyHtoD");
+    }
+    raw::CUstream stream = nullptr;
+    raw::check(d, d.cuStreamCreate(&stream, raw::kStreamNonBlocking), "cuStreamCreate");
+    raw::check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");
+    const fs::path file =
+        fs::path(args.cubin_dir) / (std::string(kFirstAddName) + "_sm" + std::to_string(args.arch) + ".cubin");
+    const bool from_file = is_file(file);
+    s["cubin_from_file"] = from_file;
+    if (!from_file) (void)raw::nvrtc(args.nvrtc_path);  // loaded before the clock, as xp's is
+
+    const auto t0 = Clock::now();
+    raw::CUdeviceptr c = 0;
+    raw::check(d, d.cuMemAlloc(&c, bytes), "cuMemAlloc");
+    const auto t_alloc = Clock::now();
+    std::vector<char> cubin;
+    if (from_file) {
+      cubin = read_bytes(file);
+    } else {
+      cubin = raw::compile(raw::nvrtc(args.nvrtc_path), kFirstAddSource, raw::options(args.arch, {}));
+      write_bytes_atomically(file, cubin);
+    }
+    const auto t_cubin = Clock::now();
+    raw::CUmodule module = nullptr;
+    raw::check(d, d.cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+    raw::CUfunction function = nullptr;
+    raw::check(d, d.cuModuleGetFunction(&function, module, kFirstAddName), "cuModuleGetFunction");
+    const auto t_loaded = Clock::now();
+    raw::CUdeviceptr pa = in.p[0], pb = in.p[1];
+    unsigned long long count = n;
+    void* params[] = {&pa, &pb, &c, &count};
+    const unsigned grid = first_add_grid(n);
+    auto launch = [&] {
+      raw::check(d, d.cuLaunchKernel(function, grid, 1, 1, bn::kBlock, 1, 1, 0, stream, params, nullptr),
+                 "cuLaunchKernel");
+    };
+    launch();
+    const auto t_launched = Clock::now();
+    raw::check(d, d.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    const auto t1 = Clock::now();
+    s["first_ms"] = ms_between(t0, t1);
+    s["total_ms"] = s["first_ms"];
+    s["build_in_first_call"] = true;
+    s["alloc_ms"] = ms_between(t0, t_alloc);
+    s["cubin_ms"] = ms_between(t_alloc, t_cubin);
+    s["load_ms"] = ms_between(t_cubin, t_loaded);
+    s["launch_call_ms"] = ms_between(t_loaded, t_launched);
+    s["run_and_sync_ms"] = ms_between(t_launched, t1);
+
+    std::vector<float> out(n);
+    auto check = [&](const char* stage) {
+      raw::check(d, d.cuMemcpyDtoH(out.data(), c, bytes), "cuMemcpyDtoH");
+      const long long bad = bn::first_difference(out.data(), h.add.data(), n);
+      if (bad < 0) {
+        if (s["bits_ok"].is_null()) s["bits_ok"] = true;
+        return;
+      }
+      if (s["bits_ok"].is_boolean()) return;
+      const auto i = static_cast<std::size_t>(bad);
+      char text[200];
+      std::snprintf(text, sizeof text, "after the %s, index %lld holds 0x%08x, the reference 0x%08x", stage, bad,
+                    bn::float_bits(out[i]), bn::float_bits(h.add[i]));
+      s["bits_ok"] = false;
+      s["first_mismatch"] = bad;
+      s["mismatch"] = text;
+    };
+    check("first call");
+    // Steady state: NaN-filled, 3 warm-ups, 10 launches between two events on the stream.
+    raw::check(d, d.cuMemsetD8(c, 0xFF, bytes), "cuMemsetD8");
+    raw::check(d, d.cuCtxSynchronize(), "cuCtxSynchronize");
+    raw::CUevent start = nullptr, stop = nullptr;
+    raw::check(d, d.cuEventCreate(&start, raw::kEventDefault), "cuEventCreate");
+    raw::check(d, d.cuEventCreate(&stop, raw::kEventDefault), "cuEventCreate");
+    for (int i = 0; i < bn::kWarmups; ++i) launch();
+    raw::check(d, d.cuEventRecord(start, stream), "cuEventRecord");
+    for (int i = 0; i < bn::kTimed; ++i) launch();
+    raw::check(d, d.cuEventRecord(stop, stream), "cuEventRecord");
+    raw::check(d, d.cuEventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    raw::check(d, d.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    const double steady = ms / bn::kTimed;
+    s["steady_ms"] = steady;
+    s["gbps"] = bn::kBytesPerElement * static_cast<double>(n) / (steady * 1e-3) / 1e9;
+    check("timed launches");
+    d.cuEventDestroy(start);
+    d.cuEventDestroy(stop);
+    d.cuStreamDestroy(stream);
+    d.cuModuleUnload(module);
+    d.cuMemFree(c);
+    s["ok"] = true;
+  } catch (const std::exception& e) {
+    s["error"] = e.what();
+  }
+  print_sample(s);
+  return flag(s, "ok") ? 0 : 1;
 }
 
 // CUDA events on xp's stream of the device, or the host clock on the CPU.
@@ -1660,6 +1822,7 @@ std::string why_not_here(const Setup& st, const std::string& id, bool sweep, std
       {"nvcc", {"add", true}},
       {"raw-in-process", {"add", true}},
       {"xp-in-process", {"add", true}},
+      {"raw-first", {"add", true}},
       {"xp-add", {"add", false}},
       {"xp-add-out", {"add", false}},
       {"xp-fma", {"fma", false}},
@@ -1683,7 +1846,8 @@ std::string why_not_here(const Setup& st, const std::string& id, bool sweep, std
   }
   if (*device == "gpu" && !st.gpu) return "a GPU row: " + st.gpu_skip;
   if (*device == "cpu" && st.gpu) return "a CPU row: it runs with --cpu or where no GPU is usable";
-  if (sweep && (is_checked_op(op) || id == "xp-4M" || id == "raw-in-process" || id == "xp-in-process"))
+  if (sweep &&
+      (is_checked_op(op) || id == "xp-4M" || id == "raw-in-process" || id == "xp-in-process" || id == "raw-first"))
     return "not in the sweep: it runs at one size (xp bench launch)";
   return "not run here";
 }
@@ -1745,6 +1909,23 @@ std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sw
              std::to_string(device) + (sizes.empty() ? "" : " --sizes " + sizes);
     };
     rows.push_back(nvcc);
+    if (!sweep) {
+      // The bare driver doing what xp's first c = a + b does: the baseline of that figure.
+      Row first{"raw-first", "raw driver API c = a + b (cubin file, cuMemAlloc)",
+                "gpu",       "add",
+                "C++",       "",
+                "",          {},
+                0,           false,
+                {},          {}};
+      const std::string first_extra = " --driver " + shell_quote(st.driver_path) + " --nvrtc " +
+                                      shell_quote(st.nvrtc_path) + " --arch " + std::to_string(st.arch) + " --device " +
+                                      std::to_string(st.dev->index());
+      first.command = [=](std::size_t n, const std::string& sizes, const fs::path& root) {
+        return "exec " + cache_env(root) + " " + child("raw-first-child", n, sizes) + first_extra + " --cubin-dir " +
+               shell_quote((root / "raw").string());
+      };
+      rows.push_back(first);
+    }
   }
   const std::string on = st.gpu ? "cuda" : "cpu";
   for (const auto& [id, label, op] :
@@ -2091,6 +2272,9 @@ std::vector<Ratio> ratios_of(const std::vector<Row>& rows, bool gpu, std::size_t
     out.push_back({"xp first c = a + b in a new process, warm disk cache, ms",
                    median_of(stat(second("xp-add"), "first_ms")), 1.0, K::at_most,
                    "not a ratio; second process, its first kernel, to completion"});
+    out.push_back({"xp first c = a + b / the bare driver's (second processes)",
+                   divide(stat(second("xp-add"), "first_ms"), stat(second("raw-first"), "first_ms")), 0, K::info,
+                   "the driver alone: cubin file read, cuMemAlloc, cuModuleLoadData, launch, synchronize"});
     {
       // The better of CuPy and PyTorch: the smaller median of the two.
       const auto cupy = stat(second("cupy-sum"), "steady_ms");
@@ -2624,7 +2808,9 @@ int bench_launch(const BenchLaunchArgs& args) {
     if (args.row == "raw-child") return raw_child(args);
     if (args.row == "xp-child") return xp_child(args);
     if (args.row == "array-child") return array_child(args);
-    if (!args.row.empty()) throw xp::ValueError("--row " + args.row + ": expected raw-child, xp-child or array-child");
+    if (args.row == "raw-first-child") return raw_first_child(args);
+    if (!args.row.empty())
+      throw xp::ValueError("--row " + args.row + ": expected raw-child, xp-child, array-child or raw-first-child");
     return parent(args);
   } catch (const xp::Error&) {
     throw;

@@ -35,7 +35,7 @@ struct BenchLaunchArgs {
   std::string csv_file, svg_file;
 
   // Hidden: what the parent passes to the child processes it starts.
-  std::string row;  // "raw-child", "xp-child" or "array-child"; empty in the parent
+  std::string row;  // "raw-child", "xp-child", "array-child" or "raw-first-child"; empty in the parent
   std::string label;
   std::string sizes;  // a sweep: comma-separated sizes
   std::string driver_path, nvrtc_path;
@@ -43,6 +43,7 @@ struct BenchLaunchArgs {
   int arch = 0;             // the SM number to compile for (raw child)
   int device = 0;           // the CUDA ordinal (raw child)
   std::string on = "cuda";  // array child: "cuda" or "cpu"
+  std::string cubin_dir;    // raw-first child: where its cubin file is kept between processes
 };
 
 // Runs the benchmark (or one child row); returns the process exit code.

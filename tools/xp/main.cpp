@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   bench_launch->add_option("--nvrtc-include", bench_args.nvrtc_includes)->group("");
   bench_launch->add_option("--arch", bench_args.arch)->group("");
   bench_launch->add_option("--device", bench_args.device)->group("");
+  bench_launch->add_option("--cubin-dir", bench_args.cubin_dir)->group("");
 
   try {
     app.parse(argc, argv);
