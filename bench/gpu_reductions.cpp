@@ -172,9 +172,9 @@ int main(int argc, char** argv) {
   rows.push_back({Op::argmax, DType::float32, Axes(0), 0});
   rows.push_back({Op::var, DType::float32, Axes(0), 0});
   for (std::int64_t length : {1024, 4096}) rows.push_back({Op::sum, DType::float32, Axes(1), length});  // 4, 16 KiB
-  // int8 columns (sixteen adjacent outputs per 16-byte load): the sum, argmax's compares, var's
-  // float64 state per output.
-  for (Op op : {Op::sum, Op::argmax, Op::var}) rows.push_back({op, DType::int8, Axes(0), 0});
+  // int8 columns (sixteen adjacent outputs per 16-byte load): the sum, max's and argmax's SIMD
+  // compares, var's float64 state per output.
+  for (Op op : {Op::sum, Op::max, Op::argmax, Op::var}) rows.push_back({op, DType::int8, Axes(0), 0});
 
   std::printf("| op | dtype | axes | shape | ms (min..max) | GB/s read | of copy GB/s | matches CPU |\n");
   std::printf("|---|---|---|---|---:|---:|---:|---|\n");

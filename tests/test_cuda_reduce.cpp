@@ -626,6 +626,19 @@ TEST(CudaReduceSource, VarianceReadsOnceInTiles) {
   }
   EXPECT_EQ(cg::reduce_source(ReduceOp::sum, DType::float32, cg::ReduceFamily::rows_vector).find("xp_moments"),
             std::string::npos);
+  // Integers of 8 and 16 bits over columns: exact integer sums over runs (xp_cols_vec_int_moments).
+  const auto cols = cg::ReduceFamily::columns;
+  for (DType t : {DType::bool_, DType::int8, DType::uint8, DType::int16, DType::uint16}) {
+    for (ReduceOp op : {ReduceOp::var, ReduceOp::std}) {
+      const std::string s = cg::reduce_source(op, t, cols);
+      EXPECT_NE(s.find("static constexpr bool kIntMoments = true;"), std::string::npos) << xp::name(t);
+      EXPECT_NE(s.find(xp::itemsize(t) == 1 ? "typedef u32 QT;" : "typedef u64 QT;"), std::string::npos);
+      EXPECT_NE(s.find("static constexpr i64 kRun = 256;"), std::string::npos);
+    }
+  }
+  for (DType t : {DType::int32, DType::int64, DType::float16, DType::float32})
+    EXPECT_NE(cg::reduce_source(ReduceOp::var, t, cols).find("kIntMoments = false;"), std::string::npos) << xp::name(t);
+  EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::int8, cols).find("kIntMoments = false;"), std::string::npos);
 }
 
 TEST(CudaReduceSource, SmallIntegerMinMaxRunOnPackedWords) {
@@ -641,6 +654,10 @@ TEST(CudaReduceSource, SmallIntegerMinMaxRunOnPackedWords) {
       const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
       EXPECT_NE(s.find(arg ? "static constexpr int kPack = 2;" : "static constexpr int kPack = 1;"), std::string::npos)
           << op_name(op) << " " << xp::name(t);
+      // The arg ops over columns: a SIMD compare gives the lanes a row improves (xp_cols_vec_packed).
+      const std::string better = std::string(largest ? "__vcmpgt" : "__vcmplt") + suffix + "(x, b)";
+      EXPECT_EQ(s.find(better) != std::string::npos, arg) << op_name(op) << " " << xp::name(t);
+      EXPECT_NE(s.find("static XP_D u32 packed_id()"), std::string::npos) << op_name(op) << " " << xp::name(t);
     }
   }
   for (DType t : {DType::bool_, DType::int32, DType::uint64, DType::float16, DType::float32}) {
@@ -1364,6 +1381,79 @@ TEST(CudaReduceGpu, PackedSmallIntegersFindTheFirstIndexOfTheExtreme) {
     const Array many = xp::concat(std::vector<Array>(40, c), 0), gmany = many.to_device(gpu);
     check_op(ReduceOp::argmax, many, gmany, std::vector<int>{1}, false, "240 rows " + what);
     check_op(ReduceOp::max, many, gmany, std::vector<int>{1}, false, "240 rows " + what);
+  }
+}
+
+// min, max, argmin and argmax of 8-bit integers over the columns of a large array: each thread of
+// the columns-in-vectors kernel reads about 600 rows of its 16 columns on an H200 (2.5 GiB, fewer
+// threads than rows * columns / 16), so its rows cross runs of 256, the most a lane's row number
+// holds. The extremes are placed across those runs: an equal value in a later run must not take the
+// index, a strictly better one must. The answers follow from the construction. var and std, which
+// add exact integer sums over runs of 256 rows, are compared with the CPU on the same arrays and
+// on 16-bit copies of half their columns.
+TEST(CudaReduceGpu, PackedColumnsKeepTheFirstIndexAcrossRunsOfRows) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  const i64 N = 16384, M = 163840;
+  // Element (r, c): (3 r + 5 c) mod 7 - 3, in [-3, 3]; then for column c by c mod 4:
+  //   0: 5 at rows 100, 300 and 530, -5 a row below each: argmax 100, argmin 101;
+  //   1: 5 at rows 300 and 530: 300, 301;  2: 5 at rows 530 and 9000: 530, 531;
+  //   3: none: the first of rows 0..6 holding 3 (argmax) or -3 (argmin).
+  std::vector<std::int8_t> h(static_cast<std::size_t>(N * M));
+  for (i64 r = 0; r < N; ++r) {
+    std::int8_t* row = h.data() + r * M;
+    int m = static_cast<int>((3 * r) % 7);
+    for (i64 c = 0; c < M; ++c) {
+      row[c] = static_cast<std::int8_t>(m - 3);
+      m = m + 5 >= 7 ? m - 2 : m + 5;
+    }
+  }
+  const std::pair<int, std::vector<i64>> marks[] = {{0, {100, 300, 530}}, {1, {300, 530}}, {2, {530, 9000}}};
+  for (const auto& [kind, rows] : marks) {
+    for (i64 c = kind; c < M; c += 4) {
+      for (i64 r : rows) {
+        h[static_cast<std::size_t>(r * M + c)] = 5;
+        h[static_cast<std::size_t>((r + 1) * M + c)] = -5;
+      }
+    }
+  }
+  std::vector<std::int64_t> want_max(static_cast<std::size_t>(M)), want_min(want_max.size());
+  for (i64 c = 0; c < M; ++c) {
+    const auto j = static_cast<std::size_t>(c);
+    if (c % 4 < 3) {
+      want_max[j] = marks[c % 4].second[0];
+      want_min[j] = want_max[j] + 1;
+      continue;
+    }
+    want_max[j] = want_min[j] = -1;
+    for (i64 r = 6; r >= 0; --r) {
+      if ((3 * r + 5 * c) % 7 == 6) want_max[j] = r;
+      if ((3 * r + 5 * c) % 7 == 0) want_min[j] = r;
+    }
+  }
+  for (DType t : {DType::int8, DType::uint8}) {
+    if (t == DType::uint8)
+      for (auto& x : h) x = static_cast<std::int8_t>(static_cast<std::uint8_t>(x) ^ 0x80u);  // the same order
+    const Array g = xp::asarray(h.data(), t, xp::Shape{N, M}, gpu);
+    const std::string what = std::string(xp::name(t));
+    EXPECT_EQ(xp::argmax(g, 0).to_device(kCpu).to_vector<std::int64_t>(), want_max) << what;
+    EXPECT_EQ(xp::argmin(g, 0).to_device(kCpu).to_vector<std::int64_t>(), want_min) << what;
+    const auto mx = xp::max(g, 0).astype(DType::int16).to_device(kCpu).to_vector<std::int16_t>();
+    const auto mn = xp::min(g, 0).astype(DType::int16).to_device(kCpu).to_vector<std::int16_t>();
+    const int bias = t == DType::uint8 ? 128 : 0;
+    for (i64 c = 0; c < M; ++c) {
+      const auto j = static_cast<std::size_t>(c);
+      ASSERT_EQ(mx[j], (c % 4 < 3 ? 5 : 3) + bias) << what << " column " << c;
+      ASSERT_EQ(mn[j], (c % 4 < 3 ? -5 : -3) + bias) << what << " column " << c;
+    }
+    const Array c = xp::asarray(h.data(), t, xp::Shape{N, M}, kCpu);
+    check_op(ReduceOp::var, c, g, std::vector<int>{0}, false, "columns " + what);
+    check_op(ReduceOp::std, c, g, std::vector<int>{0}, false, "columns " + what);
+    const DType wide = t == DType::int8 ? DType::int16 : DType::uint16;
+    const Array c16 = c.slice({Slice(), Slice(0, M / 2)}).astype(wide);
+    const Array g16 = c16.to_device(gpu);
+    check_op(ReduceOp::var, c16, g16, std::vector<int>{0}, false, "columns " + std::string(xp::name(wide)));
+    check_op(ReduceOp::argmax, c16, g16, std::vector<int>{0}, false, "columns " + std::string(xp::name(wide)));
   }
 }
 

@@ -99,7 +99,7 @@ def main():
     rows += [("argmax", "float32", 1)]
     rows += [("sum", "float16", 0, 16384), ("argmax", "float32", 0), ("var", "float32", 0)]
     rows += [("sum", "float32", 1, rows_of) for rows_of in (1024, 4096)]  # shorter rows: 4 KiB, 16 KiB
-    rows += [(op, "int8", 0) for op in ("sum", "argmax", "var")]
+    rows += [(op, "int8", 0) for op in ("sum", "max", "argmax", "var")]
     print("| op | dtype | axes | shape | ms (min..max) | GB/s read | of copy GB/s | matches NumPy |")
     print("|---|---|---|---|---:|---:|---:|---|")
     failures = 0

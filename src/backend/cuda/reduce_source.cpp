@@ -507,10 +507,135 @@ template <class R> XP_D void xp_cols_body(const Args& a) {
   }
 }
 
+// Columns in vectors for the ops on packed words (R::kPack 1: min and max, 2: argmin and argmax of
+// 8- and 16-bit integers), rows [k0, k1) from offset off: one SIMD min or max per 32-bit word of a
+// row's vector and, for the arg ops, one SIMD compare and a select of the row's number into every
+// lane that the row strictly improved. Runs of at most 2^(8 sizeof(S)) rows, so that a row's
+// number within its run fits a lane; each run's lanes are then merged into the outputs' states,
+// runs in order. A later equal value never takes a lane, and merge keeps the earlier index of
+// equal values: the first index, as choose() gives.
+template <class R, int L>
+XP_D void xp_cols_vec_packed(const Args& a, const R* r, typename R::St* acc, i64 off, i64 s0, i64 k0, i64 k1) {
+  typedef typename R::St St;
+  constexpr int E = (int)(4 / sizeof(S));         // lanes per word
+  constexpr i64 Q = (i64)1 << (8 * sizeof(S));    // rows per run
+  constexpr u32 kRep = sizeof(S) == 1 ? 0x01010101u : 0x00010001u;
+  constexpr u32 kLane = sizeof(S) == 1 ? 0xFFu : 0xFFFFu;
+  for (i64 base = k0; base < k1; base += Q) {
+    const i64 end = xp_min64(k1, base + Q);
+    u32 b[4], ix[4];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      b[w] = R::packed_id();
+      ix[w] = 0u;
+    }
+    const auto row = [&](const uint4& x, u32 kk) {
+      const u32 xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        if constexpr (R::kPack == 2) {
+          const u32 m = R::packed_better(xs[w], b[w]);
+          ix[w] = (ix[w] & ~m) | (kk & m);
+        }
+        b[w] = R::packed(b[w], xs[w]);
+      }
+    };
+    i64 k = base;
+    for (; k + L <= end; k += L, off += L * s0) {
+      uint4 x[L];
+#pragma unroll
+      for (int e = 0; e < L; ++e) x[e] = xp_ldv(a, off + e * s0);
+#pragma unroll
+      for (int e = 0; e < L; ++e) row(x[e], (u32)(k + e - base) * kRep);
+    }
+    for (; k < end; ++k, off += s0) row(xp_ldv(a, off), (u32)(k - base) * kRep);
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      union {
+        u32 word;
+        S e[4 / sizeof(S)];
+      } u;
+      u.word = b[w];
+#pragma unroll
+      for (int l = 0; l < E; ++l) {
+        St c;
+        if constexpr (R::kPack == 2) {
+          c.v = xp_val(u.e[l]);
+          c.i = base + (i64)((ix[w] >> (l * 8 * (int)sizeof(S))) & kLane);
+        } else {
+          c = (St)xp_val(u.e[l]);
+        }
+        acc[w * E + l] = r[w * E + l].merge(acc[w * E + l], c);
+      }
+    }
+  }
+}
+
+// Columns in vectors for var and std of integers of 8 and 16 bits (R::kIntMoments): per output the
+// exact sum S and sum of squares Q of a run of rows (R::kRun of them: n Q - S^2 stays far below
+// 2^53, exact in 64 bits and in a double), then the run's (n, mean, M2) as pairs of doubles, merged
+// into the output's state, runs in order. Three integer operations per element instead of a
+// float64 state per output per element.
+template <class R, int L>
+XP_D void xp_cols_vec_int_moments(const Args& a, const R* r, typename R::St* acc, i64 off, i64 s0, i64 k0, i64 k1) {
+  typedef typename R::St St;
+  typedef typename R::A A;
+  typedef typename R::QT QT;
+  constexpr int W = (int)(16 / sizeof(S));
+  union Vec {
+    uint4 v;
+    S e[16 / sizeof(S)];
+  };
+  for (i64 base = k0; base < k1; base += R::kRun) {
+    const i64 end = xp_min64(k1, base + R::kRun);
+    i32 s[16 / sizeof(S)];
+    QT q[16 / sizeof(S)];
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      s[j] = 0;
+      q[j] = 0;
+    }
+    const auto row = [&](const Vec& x) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        const i32 v = (i32)xp_val(x.e[j]);
+        s[j] += v;
+        q[j] += (QT)v * (QT)v;
+      }
+    };
+    i64 k = base;
+    for (; k + L <= end; k += L, off += L * s0) {
+      Vec x[L];
+#pragma unroll
+      for (int e = 0; e < L; ++e) x[e].v = xp_ldv(a, off + e * s0);
+#pragma unroll
+      for (int e = 0; e < L; ++e) row(x[e]);
+    }
+    for (; k < end; ++k, off += s0) {
+      Vec x;
+      x.v = xp_ldv(a, off);
+      row(x);
+    }
+    const i64 n = end - base;
+    const A an = (A)n;
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      St b;
+      b.n = n;
+      const A sj = (A)s[j], d = (A)(n * (i64)q[j] - (i64)s[j] * (i64)s[j]);
+      b.h = xp_div(sj, an);
+      b.l = xp_div(fma(-b.h, an, sj), an);
+      b.q = xp_div(d, an);
+      b.c = xp_div(fma(-b.q, an, d), an);
+      acc[j] = r[j].merge(acc[j], b);
+    }
+  }
+}
+
 // columns in vectors (plan.cols_vec: one reduced axis, the innermost kept axis contiguous and a
 // multiple of W = 16 / sizeof(S) long, every row 16-byte aligned): a thread per W adjacent outputs,
 // reading them as one 16-byte vector per row, L vectors in flight, each output's elements added in
-// order (as xp_cols_body adds them).
+// order (as xp_cols_body adds them); packed ops in xp_cols_vec_packed.
 template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
   typedef typename R::St St;
   const int W = (int)(16 / sizeof(S));
@@ -533,6 +658,13 @@ template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
       S e[16 / sizeof(S)];
     };
     i64 off = io + k0 * s0, k = k0;
+    if constexpr (R::kPack == 1 || R::kPack == 2) {
+      xp_cols_vec_packed<R, L>(a, r, acc, off, s0, k0, k1);
+      k = k1;
+    } else if constexpr (R::kIntMoments) {
+      xp_cols_vec_int_moments<R, L>(a, r, acc, off, s0, k0, k1);
+      k = k1;
+    }
     for (; k + L <= k1; k += L, off += L * s0) {
       Vec x[L];
 #pragma unroll
@@ -780,6 +912,24 @@ std::string packed_minmax(DType d, bool largest) {
       return {};
   }
 }
+// The SIMD "strictly greater" (largest) or "strictly less" compare of packed_minmax's words: all
+// ones in the lanes where it holds.
+std::string packed_compare(DType d, bool largest) {
+  const std::string f = largest ? "__vcmpgt" : "__vcmplt";
+  switch (d) {
+    case DType::int8:
+      return f + "s4";
+    case DType::uint8:
+      return f + "u4";
+    case DType::int16:
+      return f + "s2";
+    case DType::uint16:
+      return f + "u2";
+    default:
+      return {};
+  }
+}
+
 // The identity of packed_minmax: every element of the word the identity of min or max.
 std::string packed_identity(DType d, bool largest) {
   const bool is_signed = d == DType::int8 || d == DType::int16;
@@ -799,7 +949,8 @@ std::string shfl_expr(const std::string& type, const std::string& value) {
 std::string op_struct(ReduceOp op, DType d, const std::string& name) {
   const DType out = reduce_result_dtype(op, d);
   const bool fl = is_float(d);
-  int packed = 0;  // R::kPack: 1 see xp_run_packed, 2 see xp_run_packed_arg, 3 see xp_run_tiles
+  int packed = 0;            // R::kPack: 1 see xp_run_packed, 2 see xp_run_packed_arg, 3 see xp_run_tiles
+  bool int_moments = false;  // R::kIntMoments: see xp_cols_vec_int_moments
   std::string s = "struct " + name + " {\n";
   // Constructed for output m; the default for arrays of them.
   s += "  XP_D " + name + "() {}\n";
@@ -811,6 +962,14 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
       const std::string A = mean_acc(d);
       packed = 3;
       s += "  typedef " + A + " A;\n  struct St { A h, l, q, c; i64 n; };\n";
+      if (is_intlike(d) && itemsize(d) <= 2) {
+        // Columns: exact integer sums over runs of rows (xp_cols_vec_int_moments).
+        int_moments = true;
+        // 256 rows: Q < 2^24 in 8 bits, 2^40 in 16; the run's merge costs a fraction of an
+        // operation per element, and a thread's rows cross runs in arrays of a few GiB (tested).
+        s += itemsize(d) == 1 ? "  typedef u32 QT;\n" : "  typedef u64 QT;\n";
+        s += "  static constexpr i64 kRun = 256;\n";
+      }
       ctor(" (void)a; (void)m; ");
       s += "  XP_D St id() const { St r; r.h = (A)0; r.l = (A)0; r.q = (A)0; r.c = (A)0; r.n = 0; return r; }\n";
       s += "  XP_D St merge(St a, St b) const { return xp_moments_merge(a, b); }\n";
@@ -937,7 +1096,10 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
       s += "  XP_D St merge(St a, St b) const { return choose(a, b); }\n";
       if (const std::string f = packed_minmax(d, mx); !f.empty()) {
         packed = 2;  // 8- and 16-bit integers: a vector's extreme from its packed words
+        s += "  static XP_D u32 packed_id() { return " + packed_identity(d, mx) + "; }\n";
         s += "  static XP_D u32 packed(u32 a, u32 b) { return " + f + "(a, b); }\n";
+        // All ones in each lane where x is strictly better than b.
+        s += "  static XP_D u32 packed_better(u32 x, u32 b) { return " + packed_compare(d, mx) + "(x, b); }\n";
       }
       s += "  static XP_D St shfl(St a, int d) {\n    a.v = " + shfl_expr(vtype(d), "a.v") + ";\n";
       s += "    a.i = __shfl_down_sync(XP_FULL, a.i, d);\n    return a;\n  }\n";
@@ -958,7 +1120,8 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
       break;
     }
   }
-  s += "  static constexpr int kPack = " + std::to_string(packed) + ";\n};\n";
+  s += "  static constexpr int kPack = " + std::to_string(packed) + ";\n";
+  s += std::string("  static constexpr bool kIntMoments = ") + (int_moments ? "true" : "false") + ";\n};\n";
   return s;
 }
 
