@@ -276,6 +276,26 @@ TEST(CudaReducePlan, ColumnsInVectorsForAlignedContiguousOutputs) {
   EXPECT_EQ(p.splits, (1 << 20) / 64);  // chunks of at least 64 rows
   EXPECT_TRUE(cg::wide_finish(p));
   EXPECT_EQ(cg::finish_grid(p), 16u);
+  // var and std of small integers add exact integer sums: no thread reads more than 2^16 rows of 8-bit
+  // values (2^15 of 16-bit), however few the splits would otherwise be.
+  for (const auto& [t, run] : {std::pair{DType::int8, i64{1} << 16}, std::pair{DType::uint16, i64{1} << 15}}) {
+    EXPECT_EQ(cg::reduce_int_moments_run(ReduceOp::var, t), run);
+    EXPECT_EQ(cg::reduce_int_moments_run(ReduceOp::std, t), run);
+    EXPECT_EQ(cg::reduce_int_moments_run(ReduceOp::mean, t), 0);
+    const i64 w = 16 / static_cast<i64>(xp::itemsize(t));
+    FakeView deep(t, {3 * run + 5, w * 300000});  // 300000 threads' outputs: one split before the cap
+    for (ReduceOp op : {ReduceOp::var, ReduceOp::std}) {
+      p = plan(op, deep, {0});
+      EXPECT_TRUE(p.cols_vec);
+      EXPECT_EQ(p.splits, 4);
+      EXPECT_LE(p.chunk, run);
+      expect_cover(p);
+    }
+    EXPECT_EQ(plan(ReduceOp::sum, deep, {0}).splits, 1);
+  }
+  EXPECT_EQ(cg::reduce_int_moments_run(ReduceOp::var, DType::int32), 0);
+  EXPECT_EQ(cg::reduce_int_moments_run(ReduceOp::var, DType::float16), 0);
+  EXPECT_EQ(cg::reduce_int_moments_run(ReduceOp::var, DType::bool_), i64{1} << 16);
   // Kept axes that do not merge (the middle one reduced): still vectors, the innermost contiguous.
   FakeView mid(DType::float16, {3, 40, 32});
   p = plan(ReduceOp::mean, mid, {1});
@@ -633,7 +653,8 @@ TEST(CudaReduceSource, VarianceReadsOnceInTiles) {
       const std::string s = cg::reduce_source(op, t, cols);
       EXPECT_NE(s.find("static constexpr bool kIntMoments = true;"), std::string::npos) << xp::name(t);
       EXPECT_NE(s.find(xp::itemsize(t) == 1 ? "typedef u32 QT;" : "typedef u64 QT;"), std::string::npos);
-      EXPECT_NE(s.find("static constexpr i64 kRun = 256;"), std::string::npos);
+      EXPECT_NE(s.find("static constexpr i64 kRun = " + std::to_string(cg::reduce_int_moments_run(op, t)) + ";"),
+                std::string::npos);
     }
   }
   for (DType t : {DType::int32, DType::int64, DType::float16, DType::float32})
@@ -1389,8 +1410,8 @@ TEST(CudaReduceGpu, PackedSmallIntegersFindTheFirstIndexOfTheExtreme) {
 // threads than rows * columns / 16), so its rows cross runs of 256, the most a lane's row number
 // holds. The extremes are placed across those runs: an equal value in a later run must not take the
 // index, a strictly better one must. The answers follow from the construction. var and std, which
-// add exact integer sums over runs of 256 rows, are compared with the CPU on the same arrays and
-// on 16-bit copies of half their columns.
+// add exact integer sums, are compared with the CPU on the same arrays and on 16-bit copies of half
+// their columns.
 TEST(CudaReduceGpu, PackedColumnsKeepTheFirstIndexAcrossRunsOfRows) {
   XP_REQUIRE_GPU();
   const xp::Device gpu = xp::Device::cuda(0);

@@ -571,11 +571,11 @@ XP_D void xp_cols_vec_packed(const Args& a, const R* r, typename R::St* acc, i64
   }
 }
 
-// Columns in vectors for var and std of integers of 8 and 16 bits (R::kIntMoments): per output the
-// exact sum S and sum of squares Q of a run of rows (R::kRun of them: n Q - S^2 stays far below
-// 2^53, exact in 64 bits and in a double), then the run's (n, mean, M2) as pairs of doubles, merged
-// into the output's state, runs in order. Three integer operations per element instead of a
-// float64 state per output per element.
+// Columns in vectors for var and std of bool and integers of 8 and 16 bits (R::kIntMoments): per
+// output the exact sum S (32 bits) and sum of squares Q (R::QT) of the thread's rows, then its
+// (n, mean, M2) as pairs of doubles from S / n and (n Q - S^2) / n, with n Q - S^2 exact in 64 bits.
+// Three integer operations per element instead of a float64 state per output per element. The plan
+// keeps a thread's rows to at most R::kRun (reduce_int_moments_run), where nothing overflows.
 template <class R, int L>
 XP_D void xp_cols_vec_int_moments(const Args& a, const R* r, typename R::St* acc, i64 off, i64 s0, i64 k0, i64 k1) {
   typedef typename R::St St;
@@ -586,49 +586,51 @@ XP_D void xp_cols_vec_int_moments(const Args& a, const R* r, typename R::St* acc
     uint4 v;
     S e[16 / sizeof(S)];
   };
-  for (i64 base = k0; base < k1; base += R::kRun) {
-    const i64 end = xp_min64(k1, base + R::kRun);
-    i32 s[16 / sizeof(S)];
-    QT q[16 / sizeof(S)];
+  if (k1 <= k0) return;
+  i32 s[16 / sizeof(S)];
+  QT q[16 / sizeof(S)];
+#pragma unroll
+  for (int j = 0; j < W; ++j) {
+    s[j] = 0;
+    q[j] = 0;
+  }
+  const auto row = [&](const Vec& x) {
 #pragma unroll
     for (int j = 0; j < W; ++j) {
-      s[j] = 0;
-      q[j] = 0;
+      const i32 v = (i32)xp_val(x.e[j]);
+      s[j] += v;
+      q[j] += (QT)v * (QT)v;
     }
-    const auto row = [&](const Vec& x) {
+  };
+  i64 k = k0;
+  for (; k + L <= k1; k += L, off += L * s0) {
+    Vec x[L];
 #pragma unroll
-      for (int j = 0; j < W; ++j) {
-        const i32 v = (i32)xp_val(x.e[j]);
-        s[j] += v;
-        q[j] += (QT)v * (QT)v;
-      }
-    };
-    i64 k = base;
-    for (; k + L <= end; k += L, off += L * s0) {
-      Vec x[L];
+    for (int e = 0; e < L; ++e) x[e].v = xp_ldv(a, off + e * s0);
 #pragma unroll
-      for (int e = 0; e < L; ++e) x[e].v = xp_ldv(a, off + e * s0);
+    for (int e = 0; e < L; ++e) row(x[e]);
+  }
+  for (; k < k1; ++k, off += s0) {
+    Vec x;
+    x.v = xp_ldv(a, off);
+    row(x);
+  }
+  const i64 n = k1 - k0;
+  const A an = (A)n;
 #pragma unroll
-      for (int e = 0; e < L; ++e) row(x[e]);
-    }
-    for (; k < end; ++k, off += s0) {
-      Vec x;
-      x.v = xp_ldv(a, off);
-      row(x);
-    }
-    const i64 n = end - base;
-    const A an = (A)n;
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      St b;
-      b.n = n;
-      const A sj = (A)s[j], d = (A)(n * (i64)q[j] - (i64)s[j] * (i64)s[j]);
-      b.h = xp_div(sj, an);
-      b.l = xp_div(fma(-b.h, an, sj), an);
-      b.q = xp_div(d, an);
-      b.c = xp_div(fma(-b.q, an, d), an);
-      acc[j] = r[j].merge(acc[j], b);
-    }
+  for (int j = 0; j < W; ++j) {
+    St b;
+    b.n = n;
+    const A sj = (A)s[j];
+    b.h = xp_div(sj, an);
+    b.l = xp_div(fma(-b.h, an, sj), an);
+    // n Q - S^2 >= 0, below 2^63: two exact halves, then their sum as a pair.
+    const u64 d = (u64)n * (u64)q[j] - (u64)((i64)s[j] * (i64)s[j]);
+    A dh, dl;
+    xp_two_sum((A)(d >> 32) * 4294967296.0, (A)(d & 0xFFFFFFFFull), dh, dl);
+    b.q = xp_div(dh, an);
+    b.c = xp_div(fma(-b.q, an, dh) + dl, an);
+    acc[j] = r[j].merge(acc[j], b);
   }
 }
 
@@ -827,6 +829,17 @@ const char* mean_acc(DType d) {
   return sum_acc(d);
 }
 
+}  // namespace
+
+i64 reduce_int_moments_run(ReduceOp op, DType d) noexcept {
+  if ((op != ReduceOp::var && op != ReduceOp::std) || !is_intlike(d) || itemsize(d) > 2) return 0;
+  // 8 bits: S < 2^24 and Q < 2^32 over 2^16 rows; 16 bits: S < 2^31 and Q < 2^47 over 2^15 rows;
+  // n Q - S^2 < 2^63 in both.
+  return itemsize(d) == 1 ? i64{1} << 16 : i64{1} << 15;
+}
+
+namespace {
+
 // The element definitions of one dtype: S, V, xp_val, xp_truth.
 std::string element_defs(DType d) {
   std::string s = "typedef ";
@@ -962,13 +975,11 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
       const std::string A = mean_acc(d);
       packed = 3;
       s += "  typedef " + A + " A;\n  struct St { A h, l, q, c; i64 n; };\n";
-      if (is_intlike(d) && itemsize(d) <= 2) {
-        // Columns: exact integer sums over runs of rows (xp_cols_vec_int_moments).
+      if (const i64 run = reduce_int_moments_run(op, d); run > 0) {
+        // Columns: exact integer sums of a thread's rows (xp_cols_vec_int_moments).
         int_moments = true;
-        // 256 rows: Q < 2^24 in 8 bits, 2^40 in 16; the run's merge costs a fraction of an
-        // operation per element, and a thread's rows cross runs in arrays of a few GiB (tested).
         s += itemsize(d) == 1 ? "  typedef u32 QT;\n" : "  typedef u64 QT;\n";
-        s += "  static constexpr i64 kRun = 256;\n";
+        s += "  static constexpr i64 kRun = " + std::to_string(run) + ";\n";
       }
       ctor(" (void)a; (void)m; ");
       s += "  XP_D St id() const { St r; r.h = (A)0; r.l = (A)0; r.q = (A)0; r.c = (A)0; r.n = 0; return r; }\n";
@@ -1336,6 +1347,8 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   } else if (p.M < target) {
     S = std::max<i64>(1, std::min(ceil_div(target, p.M), ceil_div(p.N, min_chunk)));
   }
+  if (const i64 run = reduce_int_moments_run(op, p.in_dtype); p.cols_vec && run > 0)
+    S = std::max(S, ceil_div(p.N, run));  // xp_cols_vec_int_moments: no thread past `run` rows
   i64 chunk = ceil_div(p.N, S);
   if (p.family == ReduceFamily::rows_vector) {
     // Whole vectors for the lanes (a warp) or the threads (tiles): chunk starts stay 16-byte aligned.

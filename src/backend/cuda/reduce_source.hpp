@@ -104,6 +104,10 @@ struct ReducePlan {
 // min/max/argmin/argmax of nothing), before anything is launched, and plans it for a device of
 // `multiprocessors` SMs on which the first-pass kernel keeps `resident_warps` warps at once (0: 64
 // per SM, the most an SM holds).
+// var and std of bool and 8- and 16-bit integers over columns in vectors add exact integer sums; a
+// thread then reads at most this many rows (0: not such a reduction).
+std::int64_t reduce_int_moments_run(ReduceOp op, DType d) noexcept;
+
 ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction,
                        int multiprocessors, std::int64_t resident_warps = 0);
 // The plan for reducing a fused value (ew_source.hpp, value_program(p) true): the value as a
