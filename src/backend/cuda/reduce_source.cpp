@@ -909,38 +909,32 @@ std::string v_extreme(DType d, bool largest) {
   }
 }
 
-// The SIMD min or max of 32-bit words of packed 8- or 16-bit integers ("" for other dtypes).
-std::string packed_minmax(DType d, bool largest) {
-  const std::string f = largest ? "__vmax" : "__vmin";
+// The suffix of the SIMD intrinsics on 32-bit words of packed 8- or 16-bit integers ("" for other
+// dtypes): s4, u4, s2 or u2.
+std::string packed_suffix(DType d) {
   switch (d) {
     case DType::int8:
-      return f + "s4";
+      return "s4";
     case DType::uint8:
-      return f + "u4";
+      return "u4";
     case DType::int16:
-      return f + "s2";
+      return "s2";
     case DType::uint16:
-      return f + "u2";
+      return "u2";
     default:
       return {};
   }
 }
-// The SIMD "strictly greater" (largest) or "strictly less" compare of packed_minmax's words: all
-// ones in the lanes where it holds.
+// The SIMD min or max of those words ("" for other dtypes).
+std::string packed_minmax(DType d, bool largest) {
+  const std::string s = packed_suffix(d);
+  return s.empty() ? s : (largest ? "__vmax" : "__vmin") + s;
+}
+// The SIMD "strictly greater" (largest) or "strictly less" compare of those words: all ones in the
+// lanes where it holds.
 std::string packed_compare(DType d, bool largest) {
-  const std::string f = largest ? "__vcmpgt" : "__vcmplt";
-  switch (d) {
-    case DType::int8:
-      return f + "s4";
-    case DType::uint8:
-      return f + "u4";
-    case DType::int16:
-      return f + "s2";
-    case DType::uint16:
-      return f + "u2";
-    default:
-      return {};
-  }
+  const std::string s = packed_suffix(d);
+  return s.empty() ? s : (largest ? "__vcmpgt" : "__vcmplt") + s;
 }
 
 // The identity of packed_minmax: every element of the word the identity of min or max.
