@@ -7,14 +7,20 @@
 //     nvrtc-first  also xp::compiler_info() (NVRTC's set-up) before the clock
 //     prealloc     also a block of the result's size allocated and freed into xp's cache
 //     both         nvrtc-first and prealloc
+//     device-inputs  the inputs made on the device (cuMemsetD8 of 0x3f bytes, wrapped through
+//                  __cuda_array_interface__): no host copy before the clock, and so host caches as
+//                  the device's set-up left them, where plain uploads 2 N floats through the host
 // It also prints the time of the two inputs' uploads (from the host vector to a synchronize).
-// The result is checked (1.5 + 1.5 = 3 everywhere); a mismatch exits 1.
+// The result is checked (1.5 + 1.5 = 3 everywhere, or twice the 0x3f3f3f3f float); a mismatch exits 1.
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "xp/interop.hpp"
 #include "xp/xp.hpp"
 
 using Clock = std::chrono::steady_clock;
@@ -27,8 +33,8 @@ double ms(Clock::time_point a, Clock::time_point b) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "plain";
-  if (mode != "plain" && mode != "nvrtc-first" && mode != "prealloc" && mode != "both") {
-    std::fprintf(stderr, "mode %s: expected plain, nvrtc-first, prealloc or both\n", mode.c_str());
+  if (mode != "plain" && mode != "nvrtc-first" && mode != "prealloc" && mode != "both" && mode != "device-inputs") {
+    std::fprintf(stderr, "mode %s: expected plain, nvrtc-first, prealloc, both or device-inputs\n", mode.c_str());
     return 2;
   }
   const bool nvrtc_first = mode == "nvrtc-first" || mode == "both";
@@ -41,6 +47,10 @@ int main(int argc, char** argv) {
   const auto t0 = Clock::now();
   const xp::Device dev = xp::default_device();
   const auto t_detect = Clock::now();
+  if (mode == "device-inputs" && !dev.is_cuda()) {
+    std::fprintf(stderr, "device-inputs needs a CUDA device; the default device is %s\n", dev.str().c_str());
+    return 2;
+  }
   dev.activate();
   const auto t1 = Clock::now();
   double setup_ms = 0;
@@ -49,9 +59,24 @@ int main(int argc, char** argv) {
     (void)xp::compiler_info();
     setup_ms = ms(a, Clock::now());
   }
-  const std::vector<float> h(static_cast<std::size_t>(n), 1.5f);
+  const bool device_inputs = mode == "device-inputs";
+  constexpr float kHostValue = 1.5f;
+  const float value = device_inputs ? std::bit_cast<float>(0x3f3f3f3fu) : kHostValue;
   const auto t_up = Clock::now();
-  const xp::Array a = xp::asarray(h, xp::Shape{n}, dev), b = xp::asarray(h, xp::Shape{n}, dev);
+  const auto input = [&] {
+    if (!device_inputs) {
+      const std::vector<float> h(static_cast<std::size_t>(n), kHostValue);
+      return xp::asarray(h, xp::Shape{n}, dev);
+    }
+    auto buf = std::make_shared<xp::Buffer>(dev, static_cast<std::size_t>(n) * sizeof(float));
+    buf->fill_bytes(0x3f);
+    xp::CudaArrayInterface cai;
+    cai.shape = xp::Shape{n};
+    cai.typestr = "<f4";
+    cai.data = static_cast<std::uintptr_t>(buf->address());
+    return xp::from_cuda_array_interface(cai, buf, dev);
+  };
+  const xp::Array a = input(), b = input();
   xp::synchronize(dev);
   const auto t_up_done = Clock::now();
   if (prealloc) {  // freed at the end of the scope into xp's cache: the result reuses the block
@@ -70,7 +95,7 @@ int main(int argc, char** argv) {
   const std::vector<float> got = c.to_vector<float>();
   long bad = -1;
   for (long i = 0; i < n && bad < 0; ++i)
-    if (got[static_cast<std::size_t>(i)] != 3.0f) bad = i;
+    if (got[static_cast<std::size_t>(i)] != value + value) bad = i;
   std::printf(
       "%s n=%ld default_device %.1f ms, activate %.1f ms, compiler_info %.3f ms, uploads %.3f ms, first a+b %.3f ms, "
       "then first a*b %.3f ms (%s, %s)\n",
