@@ -10,12 +10,15 @@
 //     device-inputs  the inputs made on the device (cuMemsetD8 of 0x3f bytes, wrapped through
 //                  __cuda_array_interface__): no host copy before the clock, and so host caches as
 //                  the device's set-up left them, where plain uploads 2 N floats through the host
-// It also prints the time of the two inputs' uploads (from the host vector to a synchronize).
+//     host-copy    device-inputs, then 2 N floats copied on the host (memcpy) before the clock: the
+//                  uploads' host traffic without their driver calls
+// It also prints the time of the two inputs' uploads (to a synchronize; host-copy: with its memcpy).
 // The result is checked (1.5 + 1.5 = 3 everywhere, or twice the 0x3f3f3f3f float); a mismatch exits 1.
 #include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,8 +36,10 @@ double ms(Clock::time_point a, Clock::time_point b) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "plain";
-  if (mode != "plain" && mode != "nvrtc-first" && mode != "prealloc" && mode != "both" && mode != "device-inputs") {
-    std::fprintf(stderr, "mode %s: expected plain, nvrtc-first, prealloc, both or device-inputs\n", mode.c_str());
+  if (mode != "plain" && mode != "nvrtc-first" && mode != "prealloc" && mode != "both" && mode != "device-inputs" &&
+      mode != "host-copy") {
+    std::fprintf(stderr, "mode %s: expected plain, nvrtc-first, prealloc, both, device-inputs or host-copy\n",
+                 mode.c_str());
     return 2;
   }
   const bool nvrtc_first = mode == "nvrtc-first" || mode == "both";
@@ -47,8 +52,8 @@ int main(int argc, char** argv) {
   const auto t0 = Clock::now();
   const xp::Device dev = xp::default_device();
   const auto t_detect = Clock::now();
-  if (mode == "device-inputs" && !dev.is_cuda()) {
-    std::fprintf(stderr, "device-inputs needs a CUDA device; the default device is %s\n", dev.str().c_str());
+  if ((mode == "device-inputs" || mode == "host-copy") && !dev.is_cuda()) {
+    std::fprintf(stderr, "%s needs a CUDA device; the default device is %s\n", mode.c_str(), dev.str().c_str());
     return 2;
   }
   dev.activate();
@@ -59,15 +64,16 @@ int main(int argc, char** argv) {
     (void)xp::compiler_info();
     setup_ms = ms(a, Clock::now());
   }
-  const bool device_inputs = mode == "device-inputs";
+  const bool device_inputs = mode == "device-inputs" || mode == "host-copy";
   constexpr float kHostValue = 1.5f;
   const float value = device_inputs ? std::bit_cast<float>(0x3f3f3f3fu) : kHostValue;
+  // Host memory stays alive through the clock (freeing a GiB just before it would time the kernel's
+  // unmapping work too).
+  std::vector<float> h, copied;
+  if (!device_inputs || mode == "host-copy") h.assign(static_cast<std::size_t>(n), kHostValue);
   const auto t_up = Clock::now();
   const auto input = [&] {
-    if (!device_inputs) {
-      const std::vector<float> h(static_cast<std::size_t>(n), kHostValue);
-      return xp::asarray(h, xp::Shape{n}, dev);
-    }
+    if (!device_inputs) return xp::asarray(h, xp::Shape{n}, dev);
     auto buf = std::make_shared<xp::Buffer>(dev, static_cast<std::size_t>(n) * sizeof(float));
     buf->fill_bytes(0x3f);
     xp::CudaArrayInterface cai;
@@ -77,6 +83,11 @@ int main(int argc, char** argv) {
     return xp::from_cuda_array_interface(cai, buf, dev);
   };
   const xp::Array a = input(), b = input();
+  if (mode == "host-copy") {  // the uploads' host traffic without the driver: 2 N floats copied
+    copied.resize(2 * h.size());
+    std::memcpy(copied.data(), h.data(), h.size() * sizeof(float));
+    std::memcpy(copied.data() + h.size(), h.data(), h.size() * sizeof(float));
+  }
   xp::synchronize(dev);
   const auto t_up_done = Clock::now();
   if (prealloc) {  // freed at the end of the scope into xp's cache: the result reuses the block
