@@ -962,6 +962,32 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
   // Constructed for output m; the default for arrays of them.
   s += "  XP_D " + name + "() {}\n";
   const auto ctor = [&](const std::string& body) { s += "  XP_D " + name + "(const Args& a, i64 m) {" + body + "}\n"; };
+  // The members that ops whose state is one value share: its type and identity, how an element is
+  // added and two states merged, the warp shuffle, and the statement that stores a result.
+  const auto scalar_state = [&](const std::string& type, const std::string& identity) {
+    s += "  typedef " + type + " St;\n";
+    ctor(" (void)a; (void)m; ");
+    s += "  XP_D St id() const { return " + identity + "; }\n";
+  };
+  const auto add_merge = [&](const std::string& add, const std::string& merge) {
+    s += "  XP_D void add(St& st, S x, i64) const { " + add + " }\n";
+    s += "  XP_D St merge(St a, St b) const { return " + merge + "; }\n";
+  };
+  const auto scalar_shfl = [&](const std::string& type) {
+    s += "  static XP_D St shfl(St a, int d) { return " + shfl_expr(type, "a") + "; }\n";
+  };
+  const auto finish = [&](const std::string& store) {
+    s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { " + store + " }\n";
+  };
+  // For 8- and 16-bit integers, the identity word and the SIMD min or max of words of packed
+  // elements (min/max and argmin/argmax); false for other dtypes, which get neither.
+  const auto packed_words = [&](DType t, bool largest) {
+    const std::string f = packed_minmax(t, largest);
+    if (f.empty()) return false;
+    s += "  static XP_D u32 packed_id() { return " + packed_identity(t, largest) + "; }\n";
+    s += "  static XP_D u32 packed(u32 a, u32 b) { return " + f + "(a, b); }\n";
+    return true;
+  };
   switch (op) {
     case ReduceOp::var:
     case ReduceOp::std: {
@@ -999,13 +1025,10 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
     case ReduceOp::sum:
     case ReduceOp::mean:
       if (op == ReduceOp::sum && !fl) {
-        s += "  typedef u64 St;\n";
-        ctor(" (void)a; (void)m; ");
-        s += "  XP_D St id() const { return 0; }\n";
-        s += "  XP_D void add(St& st, S x, i64) const { st += (u64)xp_val(x); }\n";
-        s += "  XP_D St merge(St a, St b) const { return a + b; }\n";
-        s += "  static XP_D St shfl(St a, int d) { return __shfl_down_sync(XP_FULL, a, d); }\n";
-        s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { *(u64*)(a.out + oo) = st; }\n";
+        scalar_state("u64", "0");
+        add_merge("st += (u64)xp_val(x);", "a + b");
+        scalar_shfl("u64");
+        finish("*(u64*)(a.out + oo) = st;");
       } else if (d == DType::float16) {
         // float16 in double: every value converts exactly and is a multiple of 2^-24 below 2^16, so
         // every partial sum below 2^29 in magnitude is exact (53 bits). One addition per element
@@ -1047,39 +1070,27 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
       }
       break;
     case ReduceOp::prod: {
-      const std::string A = sum_acc(d);
-      s += "  typedef " + A + " St;\n";
-      ctor(" (void)a; (void)m; ");
-      s += "  XP_D St id() const { return (St)1; }\n";
-      s += "  XP_D void add(St& st, S x, i64) const { st = st * (St)xp_val(x); }\n";
-      s += "  XP_D St merge(St a, St b) const { return a * b; }\n";
-      s += "  static XP_D St shfl(St a, int d) { return __shfl_down_sync(XP_FULL, a, d); }\n";
-      s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { " + store_stmt(out, "st") + " }\n";
+      scalar_state(sum_acc(d), "(St)1");
+      add_merge("st = st * (St)xp_val(x);", "a * b");
+      scalar_shfl(sum_acc(d));
+      finish(store_stmt(out, "st"));
       break;
     }
     case ReduceOp::min:
     case ReduceOp::max: {
       const bool mx = op == ReduceOp::max;
       const std::string cmp = mx ? "x > v" : "x < v";
-      s += "  typedef V St;\n";
-      ctor(" (void)a; (void)m; ");
-      s += "  XP_D St id() const { return " + v_extreme(d, !mx) + "; }\n";
+      scalar_state("V", v_extreme(d, !mx));
       // v, or x when x is strictly better or NaN (a NaN once taken stays)
       if (fl) {
         s += "  static XP_D V pick(V v, V x) { return ((" + cmp + ") || (x != x)) ? x : v; }\n";
       } else {
         s += "  static XP_D V pick(V v, V x) { return (" + cmp + ") ? x : v; }\n";
       }
-      s += "  XP_D void add(St& st, S x, i64) const { st = pick(st, xp_val(x)); }\n";
-      s += "  XP_D St merge(St a, St b) const { return pick(a, b); }\n";
-      if (const std::string f = packed_minmax(d, mx); !f.empty()) {
-        // 8- and 16-bit integers: words of packed elements, one SIMD min or max per word.
-        packed = 1;
-        s += "  static XP_D u32 packed_id() { return " + packed_identity(d, mx) + "; }\n";
-        s += "  static XP_D u32 packed(u32 a, u32 b) { return " + f + "(a, b); }\n";
-      }
-      s += "  static XP_D St shfl(St a, int d) { return " + shfl_expr(vtype(d), "a") + "; }\n";
-      s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { " + store_stmt(out, "st") + " }\n";
+      add_merge("st = pick(st, xp_val(x));", "pick(a, b)");
+      if (packed_words(d, mx)) packed = 1;  // 8- and 16-bit integers: one SIMD min or max per word
+      scalar_shfl(vtype(d));
+      finish(store_stmt(out, "st"));
       break;
     }
     case ReduceOp::argmin:
@@ -1099,29 +1110,23 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
       s += "    return b.i < a.i ? b : a;  // equal values, or two NaNs: the first index\n  }\n";
       s += "  XP_D void add(St& st, S x, i64 k) const { St c; c.v = xp_val(x); c.i = k; st = choose(st, c); }\n";
       s += "  XP_D St merge(St a, St b) const { return choose(a, b); }\n";
-      if (const std::string f = packed_minmax(d, mx); !f.empty()) {
+      if (packed_words(d, mx)) {
         packed = 2;  // 8- and 16-bit integers: a vector's extreme from its packed words
-        s += "  static XP_D u32 packed_id() { return " + packed_identity(d, mx) + "; }\n";
-        s += "  static XP_D u32 packed(u32 a, u32 b) { return " + f + "(a, b); }\n";
         // All ones in each lane where x is strictly better than b.
         s += "  static XP_D u32 packed_better(u32 x, u32 b) { return " + packed_compare(d, mx) + "(x, b); }\n";
       }
       s += "  static XP_D St shfl(St a, int d) {\n    a.v = " + shfl_expr(vtype(d), "a.v") + ";\n";
       s += "    a.i = __shfl_down_sync(XP_FULL, a.i, d);\n    return a;\n  }\n";
-      s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { *(i64*)(a.out + oo) = st.i; }\n";
+      finish("*(i64*)(a.out + oo) = st.i;");
       break;
     }
     case ReduceOp::any:
     case ReduceOp::all: {
       const bool all = op == ReduceOp::all;
-      s += "  typedef u32 St;\n";
-      ctor(" (void)a; (void)m; ");
-      s += std::string("  XP_D St id() const { return ") + (all ? "1u" : "0u") + "; }\n";
-      s += std::string("  XP_D void add(St& st, S x, i64) const { st ") + (all ? "&=" : "|=") +
-           " (xp_truth(x) ? 1u : 0u); }\n";
-      s += std::string("  XP_D St merge(St a, St b) const { return a ") + (all ? "&" : "|") + " b; }\n";
-      s += "  static XP_D St shfl(St a, int d) { return __shfl_down_sync(XP_FULL, a, d); }\n";
-      s += "  XP_D void finish(const Args& a, i64, St st, i64 oo) const { *(u8*)(a.out + oo) = (u8)st; }\n";
+      scalar_state("u32", all ? "1u" : "0u");
+      add_merge(std::string("st ") + (all ? "&=" : "|=") + " (xp_truth(x) ? 1u : 0u);", all ? "a & b" : "a | b");
+      scalar_shfl("u32");
+      finish("*(u8*)(a.out + oo) = (u8)st;");
       break;
     }
   }
