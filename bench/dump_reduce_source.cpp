@@ -3,6 +3,7 @@
 //   xp_dump_reduce_source [op = sum] [dtype = float32] [class = rows_vector]
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "backend/cuda/reduce_source.hpp"
@@ -15,14 +16,9 @@ int main(int argc, char** argv) {
   const char* op_text = argc > 1 ? argv[1] : "sum";
   const char* dtype_text = argc > 2 ? argv[2] : "float32";
   const char* family_text = argc > 3 ? argv[3] : "rows_vector";
-  const xp::detail::ReduceOp ops[] = {
-      xp::detail::ReduceOp::sum,  xp::detail::ReduceOp::prod,   xp::detail::ReduceOp::min,   xp::detail::ReduceOp::max,
-      xp::detail::ReduceOp::mean, xp::detail::ReduceOp::var,    xp::detail::ReduceOp::std,   xp::detail::ReduceOp::any,
-      xp::detail::ReduceOp::all,  xp::detail::ReduceOp::argmin, xp::detail::ReduceOp::argmax};
-  const char* op_names[] = {"sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax"};
-  int op = -1;
-  for (int i = 0; i < 11; ++i)
-    if (std::strcmp(op_text, op_names[i]) == 0) op = i;
+  std::optional<xp::detail::ReduceOp> op;
+  for (const xp::detail::ReduceOp o : xp::detail::cpu::kReduceOps)
+    if (std::strcmp(op_text, xp::detail::cpu::reduce_op_name(o)) == 0) op = o;
   const cg::ReduceFamily families[] = {cg::ReduceFamily::rows_vector, cg::ReduceFamily::rows_strided,
                                        cg::ReduceFamily::columns};
   int family = -1;
@@ -30,11 +26,11 @@ int main(int argc, char** argv) {
     if (std::strcmp(family_text, cg::family_name(families[i])) == 0) family = i;
   const auto t = xp::parse_dtype(dtype_text);
   try {
-    if (op < 0 || family < 0 || !t) {
+    if (!op || family < 0 || !t) {
       std::fprintf(stderr, "usage: %s [op] [dtype] [rows_vector|rows_strided|columns]\n", argv[0]);
       return 2;
     }
-    const std::string s = cg::reduce_source(ops[op], *t, families[family]);
+    const std::string s = cg::reduce_source(*op, *t, families[family]);
     std::fwrite(s.data(), 1, s.size(), stdout);
   } catch (const xp::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());

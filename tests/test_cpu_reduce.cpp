@@ -143,12 +143,8 @@ double round_to(double x, DType t) {
 }
 
 ReduceOp op_of(const std::string& s) {
-  static const std::pair<const char*, ReduceOp> kOps[] = {
-      {"sum", ReduceOp::sum}, {"prod", ReduceOp::prod},     {"mean", ReduceOp::mean},    {"var", ReduceOp::var},
-      {"std", ReduceOp::std}, {"min", ReduceOp::min},       {"max", ReduceOp::max},      {"any", ReduceOp::any},
-      {"all", ReduceOp::all}, {"argmin", ReduceOp::argmin}, {"argmax", ReduceOp::argmax}};
-  for (const auto& [n, op] : kOps)
-    if (s == n) return op;
+  for (const ReduceOp op : xp::detail::cpu::kReduceOps)
+    if (s == xp::detail::cpu::reduce_op_name(op)) return op;
   throw std::runtime_error("unknown op " + s);
 }
 

@@ -42,37 +42,10 @@ const xp_test::ProcessCache g_process_cache;  // this process's kernel cache
 constexpr DType kDTypes[] = {DType::bool_,    DType::int8,    DType::int16,  DType::int32,  DType::int64,
                              DType::uint8,    DType::uint16,  DType::uint32, DType::uint64, DType::float16,
                              DType::bfloat16, DType::float32, DType::float64};
-constexpr ReduceOp kOps[] = {ReduceOp::sum,  ReduceOp::prod,   ReduceOp::min,   ReduceOp::max,
-                             ReduceOp::mean, ReduceOp::var,    ReduceOp::std,   ReduceOp::any,
-                             ReduceOp::all,  ReduceOp::argmin, ReduceOp::argmax};
 constexpr int kH200 = 132;  // multiprocessors of the planning examples
 
 const char* op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum:
-      return "sum";
-    case ReduceOp::prod:
-      return "prod";
-    case ReduceOp::min:
-      return "min";
-    case ReduceOp::max:
-      return "max";
-    case ReduceOp::mean:
-      return "mean";
-    case ReduceOp::var:
-      return "var";
-    case ReduceOp::std:
-      return "std";
-    case ReduceOp::any:
-      return "any";
-    case ReduceOp::all:
-      return "all";
-    case ReduceOp::argmin:
-      return "argmin";
-    case ReduceOp::argmax:
-      return "argmax";
-  }
-  return "?";
+  return xp::detail::cpu::reduce_op_name(op);
 }
 
 // A view of a shape over an address that is never read (planning only); strides in elements, C
@@ -580,7 +553,7 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
   EXPECT_NE(cg::reduce_source(ReduceOp::argmin, DType::int8, f), cg::reduce_source(ReduceOp::argmax, DType::int8, f));
   EXPECT_NE(cg::scan_key(DType::int8), cg::scan_key(DType::uint8));
   // No atomics, no CUB; only the class's kernels.
-  for (ReduceOp op : kOps) {
+  for (ReduceOp op : xp::detail::cpu::kReduceOps) {
     const std::string s = cg::reduce_source(op, DType::float32, cg::ReduceFamily::rows_vector);
     EXPECT_EQ(s.find("atomic"), std::string::npos);
     EXPECT_EQ(s.find("#include"), std::string::npos);
@@ -735,7 +708,7 @@ struct SourceTask {
 
 std::vector<SourceTask> every_source() {
   std::vector<SourceTask> tasks;
-  for (ReduceOp op : kOps)
+  for (ReduceOp op : xp::detail::cpu::kReduceOps)
     for (DType t : kDTypes)
       for (cg::ReduceFamily f : kFamilies) tasks.push_back({op, t, f});
   return tasks;
@@ -1261,7 +1234,7 @@ TEST(CudaReduceGpu, EveryOpAndDtypeOverAxesAndViewsMatchesTheCpu) {
         } else {
           where += "all";
         }
-        for (ReduceOp op : kOps) {
+        for (ReduceOp op : xp::detail::cpu::kReduceOps) {
           const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
           if (arg && axes && axes->size() != 1) continue;
           if (op == ReduceOp::prod) {
@@ -1339,7 +1312,7 @@ TEST(CudaReduceGpu, NaNPropagatesAndArgTakesTheFirstIndex) {
   for (DType t : {DType::float16, DType::bfloat16, DType::float32, DType::float64}) {
     const Array c = xp::asarray(rows, xp::Shape{6, W}, kCpu).astype(t);
     const Array g = c.to_device(gpu);
-    for (ReduceOp op : kOps) {
+    for (ReduceOp op : xp::detail::cpu::kReduceOps) {
       check_op(op, c, g, std::vector<int>{1}, false, "rows");
       check_op(op, c.T(), g.T(), std::vector<int>{0}, false, "columns");
     }
@@ -1771,7 +1744,7 @@ TEST(CudaReduceGpu, FusedElementwiseValuesReduceInOnePassWithTheSameBits) {
   const Array ia = rng.integers(0, 1000, {1000, 4096}, DType::int32, gpu);
   using V = std::vector<int>;
   const std::vector<std::optional<V>> axes = {std::nullopt, V{1}, V{0}};
-  for (ReduceOp op : kOps) {
+  for (ReduceOp op : xp::detail::cpu::kReduceOps) {
     for (const auto& ax : axes) {
       if ((op == ReduceOp::argmin || op == ReduceOp::argmax) && ax && ax->size() != 1) continue;
       const std::string where = ax ? (ax->empty() ? "()" : "axis " + std::to_string((*ax)[0])) : "all";

@@ -12,6 +12,39 @@ namespace xp::detail::cpu {
 
 enum class ReduceOp : std::uint8_t { sum, prod, min, max, mean, var, std, any, all, argmin, argmax };
 
+// Every op in declaration order, and each op's name (the array function's), for kernel keys,
+// messages and tools.
+inline constexpr ReduceOp kReduceOps[] = {ReduceOp::sum,  ReduceOp::prod,   ReduceOp::min,   ReduceOp::max,
+                                          ReduceOp::mean, ReduceOp::var,    ReduceOp::std,   ReduceOp::any,
+                                          ReduceOp::all,  ReduceOp::argmin, ReduceOp::argmax};
+constexpr const char* reduce_op_name(ReduceOp op) noexcept {
+  switch (op) {
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::prod:
+      return "prod";
+    case ReduceOp::min:
+      return "min";
+    case ReduceOp::max:
+      return "max";
+    case ReduceOp::mean:
+      return "mean";
+    case ReduceOp::var:
+      return "var";
+    case ReduceOp::std:
+      return "std";
+    case ReduceOp::any:
+      return "any";
+    case ReduceOp::all:
+      return "all";
+    case ReduceOp::argmin:
+      return "argmin";
+    case ReduceOp::argmax:
+      return "argmax";
+  }
+  return "?";
+}
+
 // Reduces `in` over `axes` (sorted, unique, each in [0, in.ndim); empty = no axis reduced, every
 // element its own result) into `out`, whose shape is in's shape without the reduced axes (C order;
 // keepdims is the array layer's business). out.dtype was chosen by the array layer (NumPy's rules):

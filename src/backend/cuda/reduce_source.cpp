@@ -1135,34 +1135,6 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
   return s;
 }
 
-const char* op_text(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum:
-      return "sum";
-    case ReduceOp::prod:
-      return "prod";
-    case ReduceOp::min:
-      return "min";
-    case ReduceOp::max:
-      return "max";
-    case ReduceOp::mean:
-      return "mean";
-    case ReduceOp::var:
-      return "var";
-    case ReduceOp::std:
-      return "std";
-    case ReduceOp::any:
-      return "any";
-    case ReduceOp::all:
-      return "all";
-    case ReduceOp::argmin:
-      return "argmin";
-    case ReduceOp::argmax:
-      return "argmax";
-  }
-  return "?";
-}
-
 bool valid(DType d) {
   return static_cast<unsigned>(d) <= static_cast<unsigned>(DType::float64);
 }
@@ -1384,7 +1356,8 @@ ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const
 }
 
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value) {
-  std::string k = std::string("xp-reduce-4:") + op_text(op) + ":" + std::string(name(in)) + ":" + family_name(family);
+  std::string k =
+      std::string("xp-reduce-4:") + reduce_op_name(op) + ":" + std::string(name(in)) + ":" + family_name(family);
   if (value != nullptr) k += "|" + value->key;
   return k;
 }
