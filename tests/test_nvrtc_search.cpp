@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "jit/nvrtc_compiler.hpp"
 #include "runtime/dynlib.hpp"
 #include "runtime/nvrtc_search.hpp"
+#include "runtime/site_packages.hpp"
 #include "test_util.hpp"
 #include "xp/program.hpp"
 
@@ -60,6 +62,54 @@ TEST(NvrtcChoice, WithoutDriverTheNewestWins) {
 
 TEST(NvrtcChoice, EqualVersionsKeepSearchOrder) {
   EXPECT_EQ(choose_nvrtc({nvrtc(13000, kArchs13), nvrtc(13000, kArchs13)}, 13000, {90}), 0);
+}
+
+// ---- where the wheel searches look (NVRTC and cuBLAS share the list) ----
+
+namespace {
+
+void make_dirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  ASSERT_FALSE(ec) << path << ": " << ec.message();
+}
+
+}  // namespace
+
+TEST(SitePackages, AVirtualEnvironmentsFoldersNewestPythonFirst) {
+  xp_test::TempDir venv;
+  for (const char* py : {"python3.9", "python3.12", "python3.10", "python3.13t"})
+    make_dirs(venv / "lib" + "/" + py + "/site-packages");
+  make_dirs(venv / "lib/python3.11");  // no site-packages in it: not listed
+  const std::vector<std::string> want = {venv / "lib/python3.13t/site-packages", venv / "lib/python3.12/site-packages",
+                                         venv / "lib/python3.10/site-packages", venv / "lib/python3.9/site-packages"};
+  EXPECT_EQ(xp::detail::venv_site_packages(venv.path()), want);
+  EXPECT_TRUE(xp::detail::venv_site_packages("").empty());
+  EXPECT_TRUE(xp::detail::venv_site_packages(venv / "missing").empty());
+}
+
+TEST(SitePackages, ThePythonPathThenTheUsersThenTheSystemsFolders) {
+  xp_test::TempDir home;
+  make_dirs(home / ".local/lib/python3.8/site-packages");
+  make_dirs(home / ".local/lib/python3.12/site-packages");
+  xp::detail::ForeignEnvironment env;
+  env.pythonpath = "/a::/b:";
+  env.home = home.path();
+  const std::vector<std::string> got = xp::detail::other_site_packages(env);
+  ASSERT_GE(got.size(), 5u);
+  EXPECT_EQ(got[0], "/a");  // empty entries are left out
+  EXPECT_EQ(got[1], "/b");
+  EXPECT_EQ(got[2], home / ".local/lib/python3.12/site-packages");
+  EXPECT_EQ(got[3], home / ".local/lib/python3.8/site-packages");
+  EXPECT_EQ(got.back(), "/usr/lib/python3/dist-packages");
+  for (std::size_t i = 4; i + 1 < got.size(); ++i)  // this machine's /usr/local ones in between
+    EXPECT_EQ(got[i].rfind("/usr/local/lib/python3", 0), 0u) << got[i];
+
+  xp::detail::ForeignEnvironment bare;  // no PYTHONPATH, no HOME
+  const std::vector<std::string> sys = xp::detail::other_site_packages(bare);
+  ASSERT_FALSE(sys.empty());
+  EXPECT_EQ(sys.back(), "/usr/lib/python3/dist-packages");
+  EXPECT_EQ(sys.size(), got.size() - 4);
 }
 
 // ---- the real NVRTC of this machine, found by each step of the search ----

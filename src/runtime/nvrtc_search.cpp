@@ -1,8 +1,6 @@
 // Finds NVRTC in the order of DESIGN.md and chooses the one xp uses.
 #include "runtime/nvrtc_search.hpp"
 
-#include <glob.h>
-
 #include <algorithm>
 #include <set>
 #include <string>
@@ -10,6 +8,7 @@
 #include "runtime/cuda_abi.hpp"
 #include "runtime/dynlib.hpp"
 #include "runtime/environment.hpp"
+#include "runtime/site_packages.hpp"
 #include "xp/config.hpp"
 
 namespace xp::detail {
@@ -17,29 +16,6 @@ namespace xp::detail {
 namespace {
 
 constexpr const char* kSonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-
-std::vector<std::string> glob_dirs(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (::glob(pattern.c_str(), GLOB_ONLYDIR, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  }
-  globfree(&g);
-  std::sort(out.rbegin(), out.rend());  // newest Python first
-  return out;
-}
-
-std::vector<std::string> split_paths(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    size_t e = s.find(':', b);
-    if (e == std::string::npos) e = s.size();
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
 
 struct Searcher {
   NvrtcSearch result;
@@ -107,15 +83,8 @@ NvrtcSearch search() {
     for (const char* sub : {"/lib64", "/lib", "/targets/x86_64-linux/lib"}) s.folder(*value + sub, var);
   }
   // Python wheels: nvidia-cuda-nvrtc installs nvidia/cu13/lib (CUDA 13) or nvidia/cuda_nvrtc/lib (12).
-  std::vector<std::string> site;
-  if (env.virtual_env && !env.virtual_env->empty())
-    for (auto& d : glob_dirs(*env.virtual_env + "/lib/python3*/site-packages")) site.push_back(d);
-  if (env.pythonpath)
-    for (auto& d : split_paths(*env.pythonpath)) site.push_back(d);
-  if (env.home && !env.home->empty())
-    for (auto& d : glob_dirs(*env.home + "/.local/lib/python3*/site-packages")) site.push_back(d);
-  for (auto& d : glob_dirs("/usr/local/lib/python3*/dist-packages")) site.push_back(d);
-  site.emplace_back("/usr/lib/python3/dist-packages");
+  std::vector<std::string> site = venv_site_packages(env.virtual_env.value_or(""));
+  for (auto& d : other_site_packages(env)) site.push_back(std::move(d));
   for (const auto& d : site) {
     for (const char* sub : {"/nvidia/cu13/lib", "/nvidia/cuda_nvrtc/lib"}) {
       const std::string dir = d + sub;

@@ -1,8 +1,6 @@
 // Finds and opens cuBLAS, and keeps one handle per device.
 #include "backend/cuda/cublas.hpp"
 
-#include <glob.h>
-
 #include <algorithm>
 #include <map>
 #include <set>
@@ -11,6 +9,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/dynlib.hpp"
 #include "runtime/environment.hpp"
+#include "runtime/site_packages.hpp"
 #include "xp/config.hpp"
 #include "xp/error.hpp"
 #include "xp/stream.hpp"
@@ -20,29 +19,6 @@ namespace xp::detail::cublas {
 namespace {
 
 constexpr const char* kSonames[] = {"libcublas.so.13", "libcublas.so.12"};
-
-std::vector<std::string> glob_dirs(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (::glob(pattern.c_str(), GLOB_ONLYDIR, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  }
-  globfree(&g);
-  std::sort(out.rbegin(), out.rend());  // newest Python first
-  return out;
-}
-
-std::vector<std::string> split_paths(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    size_t e = s.find(':', b);
-    if (e == std::string::npos) e = s.size();
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
 
 std::string version_text(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
@@ -129,9 +105,7 @@ Searcher run_search(const SearchInputs& in) {
       if (value.empty()) continue;
       for (const char* sub : {"/lib64", "/lib", "/targets/x86_64-linux/lib"}) s.folder(value + sub, var);
     }
-    std::vector<std::string> site;
-    if (!in.virtual_env.empty())
-      for (auto& d : glob_dirs(in.virtual_env + "/lib/python3*/site-packages")) site.push_back(d);
+    std::vector<std::string> site = venv_site_packages(in.virtual_env);
     site.insert(site.end(), in.site_packages.begin(), in.site_packages.end());
     for (const auto& d : site) {
       // nvidia-cublas (CUDA 13) installs nvidia/cu13/lib, nvidia-cublas-cu12 nvidia/cublas/lib.
@@ -218,12 +192,7 @@ SearchInputs process_inputs() {
   in.cuda_home = env.cuda_home.value_or("");
   in.virtual_env = env.virtual_env.value_or("");
   in.conda_prefix = env.conda_prefix.value_or("");
-  if (env.pythonpath)
-    for (auto& d : split_paths(*env.pythonpath)) in.site_packages.push_back(d);
-  if (env.home && !env.home->empty())
-    for (auto& d : glob_dirs(*env.home + "/.local/lib/python3*/site-packages")) in.site_packages.push_back(d);
-  for (auto& d : glob_dirs("/usr/local/lib/python3*/dist-packages")) in.site_packages.push_back(d);
-  in.site_packages.emplace_back("/usr/lib/python3/dist-packages");
+  in.site_packages = other_site_packages(env);
   in.driver_version = driver_probe().driver_version;
   return in;
 }
