@@ -2,7 +2,8 @@
 #   build.no_cuda_libraries  libxp.so and the CLI neither need nor reference CUDA libraries
 #   build.no_cuda_headers    nothing compiled into xp or xp_cli includes a CUDA header or has a
 #                            CUDA toolkit on its include path (reads the compiler's depfiles)
-#   build.exported_symbols   libxp.so exports only xp:: names (no xp::detail, no std::) and has a SONAME
+#   build.exported_symbols   libxp.so exports only xp:: names (no xp::detail, no std::), has a SONAME
+#                            and is linked with -z now
 #   build.install_consumer   cmake --install, then find_package(xp) from tests/consumer, built and run
 #   build.getenv_only_in_config  only src/runtime/config.cpp reads the environment (include/ src/ tools/)
 #   format.clang_format      clang-format 14 --dry-run --Werror over include/ src/ tools/ tests/ bench/

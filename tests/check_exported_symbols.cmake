@@ -14,7 +14,8 @@
 #             hides them; this check is what notices if it goes.
 # Template functions returning a non-xp type demangle as "<type> xp::f<...>(...)"; xp has none in
 # its API today. If one is added, extend the rule here rather than loosening it.
-# And: the library has a SONAME (readelf -d), libxp.so.<major>.<minor>, present next to it.
+# And: the library has a SONAME (readelf -d), libxp.so.<major>.<minor>, present next to it, and is
+# linked with -z now (BIND_NOW).
 cmake_minimum_required(VERSION 3.22)
 include("${INFO}")
 
@@ -63,9 +64,13 @@ if(out MATCHES "\\(SONAME\\)[^\n]*\\[([^]]+)\\]")
 else()
   list(APPEND failures "${XP_LIBRARY} has no SONAME")
 endif()
+# Linked with -z now: imports bound at load, none left to a kernel launch's first call.
+if(NOT out MATCHES "\\(FLAGS_1\\)[^\n]*NOW" AND NOT out MATCHES "\\(FLAGS\\)[^\n]*BIND_NOW")
+  list(APPEND failures "${XP_LIBRARY} is not linked with -z now (no BIND_NOW in readelf -d)")
+endif()
 
 if(failures)
   list(JOIN failures "\n  " text)
-  message(FATAL_ERROR "libxp.so's dynamic symbol table leaks internals:\n  ${text}")
+  message(FATAL_ERROR "libxp.so breaks its rules:\n  ${text}")
 endif()
 message(STATUS "OK: libxp.so exports only xp:: API and has a SONAME")

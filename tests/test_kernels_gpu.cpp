@@ -273,7 +273,11 @@ TEST(GpuKernels, BadLaunchesAreRefusedBeforeTheDriver) {
   };
   expect_error([&] { k.launch({.grid = 0, .block = 256}, a, b, c, n); }, "zero dimension");
   expect_error([&] { k.launch({.grid = 1, .block = 2048}, a, b, c, n); }, "exceeds");
-  expect_error([&] { k.launch({.grid = 1, .block = {32, 32, 2}}, a, b, c, n); }, "threads per block");
+  expect_error(
+      [&] {
+        k.launch({.grid = 1, .block = {32, 32, 2}}, a, b, c, n);
+      },
+      "2048 threads per block; the device allows at most 1024");
   expect_error([&] { k.launch({.grid = 1, .block = 256, .shared_bytes = 1u << 30}, a, b, c, n); }, "shared memory");
   expect_error([&] { k.launch({.grid = 1, .block = 256}, a, b, c); }, "parameters");
   // The device's limits are asked of the driver once per device: a kernel of another module is held
@@ -295,6 +299,55 @@ TEST(GpuKernels, BadLaunchesAreRefusedBeforeTheDriver) {
   EXPECT_THROW(prog.kernel("vector_add", xp::Device::cuda(xp::cuda_status().device_count)), xp::DeviceUnavailable);
   EXPECT_THROW(xp::Buffer(xp::Device::cpu(), 16), xp::ValueError);
   EXPECT_THROW(a.copy_from_host(std::vector<char>(2048).data(), 2048), xp::ValueError);
+}
+
+// A function's own limits (registers, __launch_bounds__) are asked of the driver only when needed:
+// a launch beyond them is refused by the driver and explained with them; dynamic shared memory past
+// the default allowance is raised once and never lowered by a smaller launch.
+TEST(GpuKernels, TheFunctionsOwnLimitsExplainARefusal) {
+  XP_REQUIRE_GPU();
+  const xp::Device dev = xp::Device::cuda(0);
+  xp::ProgramOptions o = options();
+  o.name = "bounded.cu";
+  xp::Program prog(R"(extern "C" __global__ void __launch_bounds__(64) bounded(int* out) {
+  out[blockIdx.x * blockDim.x + threadIdx.x] = blockIdx.x * 1000 + threadIdx.x;
+})",
+                   o);
+  const xp::Kernel k = prog.kernel("bounded", dev);
+  xp::Buffer out(dev, 256 * sizeof(int));
+  try {
+    k.launch({.grid = 1, .block = 128}, out);
+    ADD_FAILURE() << "128 threads accepted by a kernel bounded to 64";
+  } catch (const xp::ValueError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("128 threads per block; this kernel allows at most 64 ("), std::string::npos) << what;
+    EXPECT_NE(what.find("registers per thread"), std::string::npos) << what;
+  }
+  k.launch({.grid = 4, .block = 64}, out);  // the refusal left nothing behind
+  const std::vector<int> got = out.to_vector<int>();
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(got[i], (i / 64) * 1000 + i % 64) << i;
+  EXPECT_GT(k.registers(), 0);
+  EXPECT_LE(k.registers(), 255);
+
+  xp::Program shared(kSource, options());
+  const xp::Kernel s = shared.kernel("shared_sum", dev);
+  std::vector<int> in(512);
+  for (int i = 0; i < 512; ++i) in[i] = 7 * i - 1000;
+  long long ref = 0;
+  for (int v : in) ref += v;
+  auto din = xp::Buffer::from(dev, in);
+  xp::Buffer sum(dev, 4);
+  for (unsigned bytes : {64u << 10, 2048u, 96u << 10}) {
+    sum.fill_bytes(0);
+    s.launch({.grid = 1, .block = 512, .shared_bytes = bytes}, din, sum);  // 64 KiB and 96 KiB: above the default
+    EXPECT_EQ(sum.to_vector<int>()[0], ref) << bytes;
+  }
+  try {
+    s.launch({.grid = 1, .block = 512, .shared_bytes = 1u << 30}, din, sum);
+    ADD_FAILURE() << "1 GiB of shared memory accepted";
+  } catch (const xp::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceed the device's"), std::string::npos) << e.what();
+  }
 }
 
 TEST(GpuKernels, OutOfMemoryKeepsTheDriversCode) {

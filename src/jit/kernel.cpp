@@ -1,5 +1,6 @@
-// xp::Kernel: the launch path. Checks are integer compares on facts gathered at lookup; the
-// launch itself is one cuLaunchKernel. Launches with arrays also hold the arrays' memory until the
+// xp::Kernel: the launch path. Checks are integer compares on the device's limits, gathered once
+// per device; the launch itself is one cuLaunchKernel. A function's own limits are asked of the
+// driver only when a launch needs them (function_limits). Launches with arrays also hold the arrays' memory until the
 // stream has run the kernel (the keep-alive queue below).
 #include <algorithm>
 #include <deque>
@@ -21,9 +22,10 @@ namespace detail {
 
 namespace {
 
-// A device's launch limits, the same for every kernel: asked of the driver once per device (seven
+// A device's launch limits, the same for every kernel: asked of the driver once per device (eight
 // attribute calls that a process's first kernel would otherwise pay again with each new kernel).
 struct DeviceLimits {
+  unsigned max_threads = 0;
   unsigned max_block[3] = {0, 0, 0};
   unsigned max_grid[3] = {0, 0, 0};
   unsigned max_shared_optin = 0;
@@ -42,6 +44,7 @@ const DeviceLimits& device_limits(const Device& device, const DriverApi& api) {
     return static_cast<unsigned>(v);
   };
   DeviceLimits l;
+  l.max_threads = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   l.max_block[0] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
   l.max_block[1] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
   l.max_block[2] = attr(cu::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
@@ -68,16 +71,8 @@ std::shared_ptr<const KernelState> make_kernel_state(std::shared_ptr<const void>
   const DeviceLimits& limits = device_limits(device, api);
   std::copy(limits.max_block, limits.max_block + 3, k->max_block);
   std::copy(limits.max_grid, limits.max_grid + 3, k->max_grid);
+  k->max_threads_device = limits.max_threads;
   k->max_shared_optin = limits.max_shared_optin;
-  auto fattr = [&](int a) {
-    int v = 0;
-    check(need(api.cuFuncGetAttribute, "cuFuncGetAttribute")(&v, a, k->function), "cuFuncGetAttribute");
-    return v;
-  };
-  k->max_threads = static_cast<unsigned>(fattr(cu::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
-  k->static_shared = static_cast<unsigned>(fattr(cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES));
-  k->dynamic_shared_allowed = static_cast<unsigned>(fattr(cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES));
-  k->registers = fattr(cu::CU_FUNC_ATTRIBUTE_NUM_REGS);
   if (params_from_module != nullptr) {  // no driver calls: the cubin said
     k->param_sizes = *params_from_module;
     k->params_known = true;
@@ -93,6 +88,27 @@ std::shared_ptr<const KernelState> make_kernel_state(std::shared_ptr<const void>
   return k;
 }
 
+const FunctionLimits& function_limits(const KernelState& k) {
+  if (k.limits_known.load(std::memory_order_acquire)) return k.limits;
+  std::lock_guard<std::mutex> lock(k.mutex);
+  if (k.limits_known.load(std::memory_order_relaxed)) return k.limits;
+  k.device.activate();
+  const DriverApi& api = api_for_use();
+  auto attr = [&](int a) {
+    int v = 0;
+    check(need(api.cuFuncGetAttribute, "cuFuncGetAttribute")(&v, a, k.function), "cuFuncGetAttribute");
+    return v;
+  };
+  FunctionLimits f;  // a driver error leaves them unknown, to be asked again
+  f.max_threads = static_cast<unsigned>(attr(cu::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+  f.static_shared = static_cast<unsigned>(attr(cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES));
+  f.dynamic_shared = static_cast<unsigned>(attr(cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES));
+  f.registers = attr(cu::CU_FUNC_ATTRIBUTE_NUM_REGS);
+  k.limits = f;
+  k.limits_known.store(true, std::memory_order_release);
+  return k.limits;
+}
+
 namespace {
 
 [[noreturn]] void bad_launch(const KernelState& k, const std::string& what) {
@@ -103,6 +119,43 @@ std::string dims(const Dim3& d) {
   std::string s(1, '(');  // built by appending: g++ 12 warns falsely (-Wrestrict) on "(" + std::string
   s.append(std::to_string(d.x)).append(", ").append(std::to_string(d.y)).append(", ");
   return s.append(std::to_string(d.z)).append(")");
+}
+
+// Dynamic shared memory beyond what is known to be allowed: the function's own allowance, asked
+// once, or raised with cuFuncSetAttribute up to the device's opt-in limit. The allowance only grows:
+// a launch never lowers what a concurrent one raised.
+void allow_shared(const KernelState& k, unsigned bytes) {
+  const FunctionLimits& f = function_limits(k);
+  std::lock_guard<std::mutex> lock(k.mutex);
+  unsigned allowed = std::max(k.dynamic_shared_allowed.load(std::memory_order_relaxed), f.dynamic_shared);
+  if (bytes > allowed) {
+    if (bytes + f.static_shared > k.max_shared_optin)
+      bad_launch(k, std::to_string(bytes) + " bytes of dynamic shared memory plus " + std::to_string(f.static_shared) +
+                        " static exceed the device's " + std::to_string(k.max_shared_optin) + " per block");
+    const auto& api = api_for_use();
+    k.device.activate();
+    check(need(api.cuFuncSetAttribute, "cuFuncSetAttribute")(
+              k.function, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)),
+          "cuFuncSetAttribute");
+    allowed = bytes;
+  }
+  k.dynamic_shared_allowed.store(allowed, std::memory_order_release);
+}
+
+// cuLaunchKernel refused. Too many threads for this function (its registers or __launch_bounds__)
+// is the one check left to the driver; it is explained with the function's limits, any other
+// refusal reported as the driver's.
+[[noreturn]] void refused_launch(const KernelState& k, unsigned long long threads, cu::CUresult r) {
+  const FunctionLimits* f = nullptr;
+  try {
+    f = &function_limits(k);
+  } catch (const Error&) {  // the driver's own refusal is the more useful error
+  }
+  if (f != nullptr && threads > f->max_threads)
+    bad_launch(k, std::to_string(threads) + " threads per block; this kernel allows at most " +
+                      std::to_string(f->max_threads) + " (" + std::to_string(f->registers) + " registers per thread)");
+  check(r, "cuLaunchKernel");
+  throw Error("cuLaunchKernel failed");  // not reached: check throws on an error
 }
 
 std::string size_list(const std::size_t* sizes, std::size_t n) {
@@ -239,7 +292,8 @@ const std::vector<std::size_t>& Kernel::parameter_sizes() const {
   return state_->param_sizes;
 }
 int Kernel::registers() const {
-  return state_->registers;
+  if (!state_) throw ValueError("registers of an empty xp::Kernel");
+  return detail::function_limits(*state_).registers;
 }
 
 int Kernel::max_potential_block_size(std::size_t dynamic_shared_bytes, int* min_grid) const {
@@ -281,23 +335,11 @@ void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t
     detail::bad_launch(k, "block " + detail::dims(b) + " exceeds the device's " +
                               detail::dims(Dim3(k.max_block[0], k.max_block[1], k.max_block[2])));
   const unsigned long long threads = 1ull * b.x * b.y * b.z;
-  if (threads > k.max_threads)
-    detail::bad_launch(k, std::to_string(threads) + " threads per block; this kernel allows at most " +
-                              std::to_string(k.max_threads) + " (" + std::to_string(k.registers) +
-                              " registers per thread)");
-  if (c.shared_bytes > k.dynamic_shared_allowed.load(std::memory_order_relaxed)) {
-    if (c.shared_bytes + k.static_shared > k.max_shared_optin)
-      detail::bad_launch(k, std::to_string(c.shared_bytes) + " bytes of dynamic shared memory plus " +
-                                std::to_string(k.static_shared) + " static exceed the device's " +
-                                std::to_string(k.max_shared_optin) + " per block");
-    const auto& api = detail::api_for_use();
-    k.device.activate();
-    detail::check(
-        detail::need(api.cuFuncSetAttribute, "cuFuncSetAttribute")(
-            k.function, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(c.shared_bytes)),
-        "cuFuncSetAttribute");
-    k.dynamic_shared_allowed.store(c.shared_bytes, std::memory_order_relaxed);
-  }
+  if (threads > k.max_threads_device)
+    detail::bad_launch(k, std::to_string(threads) + " threads per block; the device allows at most " +
+                              std::to_string(k.max_threads_device));
+  if (c.shared_bytes > k.dynamic_shared_allowed.load(std::memory_order_acquire))
+    detail::allow_shared(k, c.shared_bytes);
   if (k.params_known) {
     bool same = count == k.param_sizes.size();
     for (std::size_t i = 0; same && i < count; ++i) same = sizes[i] == k.param_sizes[i];
@@ -310,10 +352,10 @@ void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t
   const Stream& stream = detail::launch_stream(k, c);
   detail::make_current(k.device.index());
   const detail::DriverApi& api = *detail::driver_api();
-  detail::check(
+  const cu::CUresult r =
       detail::need(api.cuLaunchKernel, "cuLaunchKernel")(k.function, g.x, g.y, g.z, b.x, b.y, b.z, c.shared_bytes,
-                                                         static_cast<cu::CUstream>(stream.handle()), args, nullptr),
-      "cuLaunchKernel");
+                                                         static_cast<cu::CUstream>(stream.handle()), args, nullptr);
+  if (r != cu::CUDA_SUCCESS) detail::refused_launch(k, threads, r);
 }
 
 void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count,

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,19 @@
 #include "xp/stream.hpp"
 
 namespace xp::detail {
+
+// The function's own limits (its registers and __launch_bounds__ bound the threads per block).
+// Asked of the driver when something first needs them (function_limits in kernel.cpp): a launch
+// with dynamic shared memory, a launch the driver refused, Kernel::registers(). A launch within the
+// device's limits needs none of them: the driver checks the function's own, and xp explains a
+// refusal with them. Four driver calls that every kernel's lookup paid before: 12-17 us of a
+// process's first c = a + b on an H200 (bench/results/2026-12-04-h200-lazy-attributes).
+struct FunctionLimits {
+  unsigned max_threads = 0;
+  unsigned static_shared = 0;
+  unsigned dynamic_shared = 0;  // the dynamic shared memory allowed before any cuFuncSetAttribute
+  int registers = 0;
+};
 
 // Everything a launch needs, gathered once when the kernel is looked up, so that a launch does
 // integer compares and one cuLaunchKernel.
@@ -21,16 +35,22 @@ struct KernelState {
   Stream default_stream;
   unsigned max_block[3] = {0, 0, 0};
   unsigned max_grid[3] = {0, 0, 0};
-  unsigned max_threads = 0;  // for this function (registers limit it)
-  unsigned static_shared = 0;
-  unsigned max_shared_optin = 0;                            // per block, static + dynamic
-  mutable std::atomic<unsigned> dynamic_shared_allowed{0};  // raised with cuFuncSetAttribute on need
+  unsigned max_threads_device = 0;  // per block, on this device (the function may allow fewer)
+  unsigned max_shared_optin = 0;    // per block, static + dynamic
+  // The dynamic shared memory known to be allowed: 0 until a launch asks for some, then the
+  // driver's allowance, raised with cuFuncSetAttribute on need (under mutex).
+  mutable std::atomic<unsigned> dynamic_shared_allowed{0};
   bool params_known = false;
   std::vector<std::size_t> param_sizes;
-  int registers = 0;
+  mutable std::atomic<bool> limits_known{false};
+  mutable FunctionLimits limits;  // once limits_known (function_limits)
+  mutable std::mutex mutex;       // asking for the limits; raising the shared memory allowed
 
   explicit KernelState(Stream s) : default_stream(std::move(s)) {}
 };
+
+// The function's limits, asked of the driver the first time (then kept); throws CudaError.
+const FunctionLimits& function_limits(const KernelState& k);
 
 // params_from_module: the parameter sizes read from the cubin, when it had them; else the driver
 // is asked (cuFuncGetParamInfo, where it exists).
