@@ -307,7 +307,7 @@ TEST(GpuKernels, BadLaunchesAreRefusedBeforeTheDriver) {
 TEST(GpuKernels, TheFunctionsOwnLimitsExplainARefusal) {
   XP_REQUIRE_GPU();
   const xp::Device dev = xp::Device::cuda(0);
-  xp::ProgramOptions o = options();
+  xp::ProgramOptions o;
   o.name = "bounded.cu";
   xp::Program prog(R"(extern "C" __global__ void __launch_bounds__(64) bounded(int* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = blockIdx.x * 1000 + threadIdx.x;
