@@ -337,9 +337,9 @@ TEST(GpuKernels, TheFunctionsOwnLimitsExplainARefusal) {
   for (int v : in) ref += v;
   auto din = xp::Buffer::from(dev, in);
   xp::Buffer sum(dev, 4);
-  for (unsigned bytes : {64u << 10, 2048u, 96u << 10}) {
+  for (unsigned bytes : {50u << 10, 2048u, 60u << 10}) {
     sum.fill_bytes(0);
-    s.launch({.grid = 1, .block = 512, .shared_bytes = bytes}, din, sum);  // 64 KiB and 96 KiB: above the default
+    s.launch({.grid = 1, .block = 512, .shared_bytes = bytes}, din, sum);  // 50 and 60 KiB: above the default 48
     EXPECT_EQ(sum.to_vector<int>()[0], ref) << bytes;
   }
   try {
