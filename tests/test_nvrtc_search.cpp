@@ -86,6 +86,11 @@ TEST(SitePackages, AVirtualEnvironmentsFoldersNewestPythonFirst) {
   EXPECT_EQ(xp::detail::venv_site_packages(venv.path()), want);
   EXPECT_TRUE(xp::detail::venv_site_packages("").empty());
   EXPECT_TRUE(xp::detail::venv_site_packages(venv / "missing").empty());
+  // A prefix that names a Python itself does not decide the order.
+  const std::string named = venv / "python3.7-env";
+  for (const char* py : {"python3.9", "python3.12"}) make_dirs(named + "/lib/" + py + "/site-packages");
+  EXPECT_EQ(xp::detail::venv_site_packages(named), (std::vector<std::string>{named + "/lib/python3.12/site-packages",
+                                                                             named + "/lib/python3.9/site-packages"}));
 }
 
 TEST(SitePackages, ThePythonPathThenTheUsersThenTheSystemsFolders) {

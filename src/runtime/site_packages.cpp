@@ -10,9 +10,10 @@ namespace xp::detail {
 
 namespace {
 
-// The minor version of the first "python3.N" in a path (-1 without one).
+// The minor version of the last "python3.N" in a path (-1 without one): the globbed folder's, not
+// one that the prefix (a virtual environment's own name, say) happens to hold.
 int python_minor(const std::string& path) {
-  const std::size_t at = path.find("python3.");
+  const std::size_t at = path.rfind("python3.");
   if (at == std::string::npos) return -1;
   int v = -1;
   for (std::size_t i = at + 8; i < path.size() && path[i] >= '0' && path[i] <= '9' && v < 1000; ++i)
