@@ -92,15 +92,10 @@ bool can_cast_same_kind(DType from, DType to) noexcept {
   return false;
 }
 
-std::shared_ptr<Storage> empty_storage(const Device& device, Backend& backend) {
+std::shared_ptr<Storage> new_storage(const Device& device, Backend& backend, std::size_t bytes) {
   auto storage = std::make_shared<Storage>();
   storage->device = device;
   storage->backend = &backend;
-  return storage;
-}
-
-std::shared_ptr<Storage> new_storage(const Device& device, Backend& backend, std::size_t bytes) {
-  auto storage = empty_storage(device, backend);
   storage->alloc = backend.allocate(bytes);
   return storage;
 }

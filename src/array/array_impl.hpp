@@ -90,8 +90,6 @@ std::int64_t checked_size(const Shape& shape);          // ValueError for negati
 bool can_cast_same_kind(DType from, DType to) noexcept;
 
 // Memory: a block on a device, and a new C-contiguous materialized array (uninitialized).
-// A storage on `device` with no block yet (Backend::run_fused_new fills it).
-std::shared_ptr<Storage> empty_storage(const Device& device, Backend& backend);
 std::shared_ptr<Storage> new_storage(const Device& device, Backend& backend, std::size_t bytes);
 ImplPtr new_array(DType dtype, const Shape& shape, const Device& device);
 // A materialized array over existing memory.

@@ -141,7 +141,7 @@ class Builder {
   }
 
   // The program, valid until this Builder is destroyed.
-  FusedProgram& finish(const View& output, std::int32_t output_instr) {
+  const FusedProgram& finish(const View& output, std::int32_t output_instr) {
     add_output(output, output_instr);
     return finish();
   }
@@ -150,7 +150,7 @@ class Builder {
     st_->program.output_instr.push_back(value);
     return finish();
   }
-  FusedProgram& finish() {
+  const FusedProgram& finish() {
     FusedProgram& p = st_->program;
     const std::size_t nd = shape_.size();
     for (std::size_t i = 0; i < p.inputs.size(); ++i) p.inputs[i].strides = st_->strides.data() + i * nd;
@@ -217,14 +217,12 @@ void prepare_write(Storage& storage) {
 
 void materialize(ArrayImpl& a) {
   if (!a.lazy()) return;
-  // The backend allocates the output as it runs the program (Backend::run_fused_new), into a storage
-  // made here: an allocation failure leaves the array lazy and intact, and the block goes with the
-  // storage.
+  // The output is allocated first: an allocation failure leaves the array lazy and intact.
   const std::int64_t n = checked_size(a.shape);
-  const std::size_t bytes = static_cast<std::size_t>(n) * itemsize(a.dtype);
-  std::shared_ptr<Storage> storage = empty_storage(a.device, *a.backend);
+  std::shared_ptr<Storage> storage = new_storage(a.device, *a.backend, static_cast<std::size_t>(n) * itemsize(a.dtype));
   Shape strides = c_strides(a.shape, a.dtype);
   View ov;
+  ov.data = storage->alloc.data;
   ov.dtype = a.dtype;
   ov.ndim = static_cast<int>(a.shape.size());
   ov.shape = a.shape.data();
@@ -233,9 +231,7 @@ void materialize(ArrayImpl& a) {
   ImplPtr self(ImplPtr(), &a);
   Builder b(a.shape);
   const std::int32_t root = b.emit(self);
-  Allocation* const block = &storage->alloc;
-  a.backend->run_fused_new(b.finish(ov, root), std::span<const std::size_t>(&bytes, 1),
-                           std::span<Allocation* const>(&block, 1));
+  a.backend->run_fused(b.finish(ov, root));
   a.storage = std::move(storage);
   a.strides = std::move(strides);
   a.offset = 0;
@@ -268,16 +264,12 @@ void materialize_together(std::span<ArrayImpl* const> arrays) {
       materialize(*first);
       continue;
     }
-    // Blocks with the program (Backend::run_fused_new): a failed allocation leaves every array lazy
-    // and intact.
+    // Blocks first: a failed allocation leaves every array lazy and intact.
     std::vector<std::shared_ptr<Storage>> storages;
     std::vector<Shape> strides;
-    std::vector<std::size_t> bytes;
-    std::vector<Allocation*> blocks;
     for (ArrayImpl* a : group) {
-      bytes.push_back(static_cast<std::size_t>(checked_size(a->shape)) * itemsize(a->dtype));
-      storages.push_back(empty_storage(a->device, *a->backend));
-      blocks.push_back(&storages.back()->alloc);
+      storages.push_back(
+          new_storage(a->device, *a->backend, static_cast<std::size_t>(checked_size(a->shape)) * itemsize(a->dtype)));
       strides.push_back(c_strides(a->shape, a->dtype));
     }
     Builder b(first->shape);
@@ -285,13 +277,14 @@ void materialize_together(std::span<ArrayImpl* const> arrays) {
       ArrayImpl* a = group[i];
       const std::int32_t root = b.emit(ImplPtr(ImplPtr(), a));
       View v;
+      v.data = storages[i]->alloc.data;
       v.dtype = a->dtype;
       v.ndim = static_cast<int>(a->shape.size());
       v.shape = a->shape.data();
       v.strides = strides[i].data();
       b.add_output(v, root);
     }
-    first->backend->run_fused_new(b.finish(), bytes, blocks);
+    first->backend->run_fused(b.finish());
     for (std::size_t i = 0; i < group.size(); ++i) {
       group[i]->storage = std::move(storages[i]);
       group[i]->strides = std::move(strides[i]);

@@ -41,19 +41,6 @@ class Backend {
   // Throws OutOfMemory (with the bytes asked) when the memory is not there.
   virtual Allocation allocate(std::size_t bytes) = 0;
   virtual void run_fused(const FusedProgram& program) = 0;
-  // Runs a program into new blocks: *blocks[i] (empty, owned by the caller, who frees what is put
-  // there) gets a new block of bytes[i] for output i, whose view is pointed at it; then the program
-  // runs. A backend may do the allocations and its own preparation in any order, or at once (the
-  // CUDA backend overlaps a new block from the driver with a first kernel's lookup). On an exception
-  // the caller drops the blocks.
-  virtual void run_fused_new(FusedProgram& program, std::span<const std::size_t> bytes,
-                             std::span<Allocation* const> blocks) {
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      *blocks[i] = allocate(bytes[i]);
-      program.outputs[i].data = blocks[i]->data;
-    }
-    run_fused(program);
-  }
   virtual void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) = 0;
   // The same reduction of a fused elementwise value, in one pass that never stores the value: the
   // program has no output views and one output_instr (the value; its dtype is the reduced input's),

@@ -25,7 +25,6 @@
 #include "jit/generated.hpp"
 #include "memory/stats.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/side_thread.hpp"
 #include "xp/config.hpp"
 #include "xp/error.hpp"
 #include "xp/program.hpp"
@@ -123,16 +122,6 @@ class BlockCache {
   std::uint64_t cached_ = 0, in_use_ = 0, reserved_ = 0, peak_ = 0, allocations_ = 0;
 };
 
-// Fresh blocks are the driver's own addresses (cuMemAlloc: at least 256-byte aligned); a kernel is
-// chosen for a block not yet allocated as for any such address.
-std::byte* const kBlockStandIn = reinterpret_cast<std::byte*>(std::uintptr_t{256});
-
-std::int64_t element_count(const FusedProgram& p) {
-  std::int64_t n = 1;
-  for (int d = 0; d < p.ndim; ++d) n *= p.shape[d];
-  return n;
-}
-
 // A strided view's bytes, mirrored on the host for the host fallbacks.
 struct HostMirror {
   std::vector<std::byte> bytes;
@@ -154,67 +143,49 @@ class CudaBackend final : public Backend {
     // The lookup's one-time set-up (build ID, NVRTC, the disk cache's folder) here, where the
     // context's creation already takes ~100 ms, rather than inside the device's first kernel.
     detail::prepare_generated_kernels(d);
-    // The side thread makes the context current on itself here, not in its first allocation.
-    if (side_.start([d] { d.activate(); })) {
-      try {
-        side_.finish();
-      } catch (...) {  // said again by the first allocation that needs it
-      }
-    }
-    side_jobs_before_ = side_.jobs_run();
   }
 
   const char* name() const noexcept override { return "cuda"; }
 
   Allocation allocate(std::size_t bytes) override {
     device_.activate();
+    const auto& api = api_for_use();
     const std::size_t size = BlockCache::rounded(bytes);
     cu::CUdeviceptr p = cache_->get(size);
-    if (p == 0) p = new_block(bytes, size);
-    return block_of(p, bytes, size);
-  }
-
-  // A new block of `size` (rounded) bytes from the driver, under XP_GPU_MEMORY_LIMIT.
-  cu::CUdeviceptr new_block(std::size_t bytes, std::size_t size) {
-    const auto& api = api_for_use();
-    const auto mem_alloc = need(api.cuMemAlloc, "cuMemAlloc");
-    if (!cache_->reserve(size)) {
-      // Past XP_GPU_MEMORY_LIMIT: cached blocks are freed and the room counted once more.
-      stream().synchronize();
-      cache_->release_all();
+    if (p == 0) {
+      const auto mem_alloc = need(api.cuMemAlloc, "cuMemAlloc");
       if (!cache_->reserve(size)) {
-        const MemoryStats s = cache_->stats();
-        throw OutOfMemory(device_.str(), bytes, room_under_limit(s.bytes_in_use, s.bytes_cached, s.limit), s.limit);
-      }
-    }
-    cu::CUdeviceptr p = 0;
-    cu::CUresult r = mem_alloc(&p, size);
-    if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
-      // Cached blocks are freed and the allocation tried once more.
-      try {
+        // Past XP_GPU_MEMORY_LIMIT: cached blocks are freed and the room counted once more.
         stream().synchronize();
-      } catch (...) {
-        cache_->cancel(size);
-        throw;
+        cache_->release_all();
+        if (!cache_->reserve(size)) {
+          const MemoryStats s = cache_->stats();
+          throw OutOfMemory(device_.str(), bytes, room_under_limit(s.bytes_in_use, s.bytes_cached, s.limit), s.limit);
+        }
       }
-      cache_->release_all();
-      r = mem_alloc(&p, size);
-    }
-    if (r != cu::CUDA_SUCCESS) {
-      cache_->cancel(size);
+      cu::CUresult r = mem_alloc(&p, size);
       if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
-        std::size_t free = 0, total = 0;
-        api.cuMemGetInfo(&free, &total);
-        throw OutOfMemory(device_.str(), bytes, free, cache_->limit());
+        // Cached blocks are freed and the allocation tried once more.
+        try {
+          stream().synchronize();
+        } catch (...) {
+          cache_->cancel(size);
+          throw;
+        }
+        cache_->release_all();
+        r = mem_alloc(&p, size);
       }
-      check(r, "cuMemAlloc");
+      if (r != cu::CUDA_SUCCESS) {
+        cache_->cancel(size);
+        if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
+          std::size_t free = 0, total = 0;
+          api.cuMemGetInfo(&free, &total);
+          throw OutOfMemory(device_.str(), bytes, free, cache_->limit());
+        }
+        check(r, "cuMemAlloc");
+      }
+      cache_->commit(size);
     }
-    cache_->commit(size);
-    return p;
-  }
-
-  // The block at p handed out for `bytes`: back to the cache when its last owner lets go.
-  Allocation block_of(cu::CUdeviceptr p, std::size_t bytes, std::size_t size) {
     Allocation a;
     a.data = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(p));
     a.bytes = bytes;
@@ -224,55 +195,9 @@ class CudaBackend final : public Backend {
     return a;
   }
 
-  // A block the cache holds for `bytes`, or an empty Allocation when it has none.
-  Allocation cached_block(std::size_t bytes) {
-    const std::size_t size = BlockCache::rounded(bytes);
-    const cu::CUdeviceptr p = cache_->get(size);
-    return p == 0 ? Allocation{} : block_of(p, bytes, size);
-  }
-
-  // New output blocks the cache does not hold come from cuMemAlloc, 0.1-0.25 ms for 512 MiB on an
-  // H200; a program's first kernel in this process comes from a cache file, cuModuleLoadData and
-  // cuModuleGetFunction, as long again. The two do not depend on each other, so when a program needs
-  // both, the side thread allocates while this thread finds the kernel (the address a kernel is
-  // chosen for is a stand-in, aligned as every block is; run_fused then chooses again with the real
-  // one). Otherwise, or when the side thread is busy with another caller's blocks, in turn.
-  void run_fused_new(FusedProgram& p, std::span<const std::size_t> bytes,
-                     std::span<Allocation* const> blocks) override {
-    device_.activate();
-    bool missing = false;
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      *blocks[i] = cached_block(bytes[i]);
-      p.outputs[i].data = blocks[i]->data != nullptr ? blocks[i]->data : kBlockStandIn;
-      missing = missing || blocks[i]->data == nullptr;
-    }
-    const auto allocate_missing = [this, bytes, blocks] {
-      for (std::size_t i = 0; i < blocks.size(); ++i)
-        if (blocks[i]->data == nullptr) *blocks[i] = allocate(bytes[i]);
-    };
-    if (missing) {
-      const Layout layout = layout_of(p);
-      const Variant variant = variant_of(p, layout);
-      const bool first_kernel = element_count(p) > 0 &&
-                                !(layout == Layout::strided && strided_ndim(p) > kMaxStridedDims) &&
-                                !kernel_loaded(p, variant);
-      if (!first_kernel) {
-        allocate_missing();
-      } else {
-        side_.run_beside(allocate_missing, [&] {
-          const Generated& g = generated(p, variant);
-          if (g.argument_bytes <= kMaxArgumentBytes) (void)kernel_for(g, p, variant);  // else on the host
-        });
-      }
-      for (std::size_t i = 0; i < blocks.size(); ++i) p.outputs[i].data = blocks[i]->data;
-    }
-    run_fused(p);
-  }
-
-  long overlapped_allocations() const { return side_.jobs_run() - side_jobs_before_; }
-
   void run_fused(const FusedProgram& p) override {
-    const std::int64_t n = element_count(p);
+    std::int64_t n = 1;
+    for (int d = 0; d < p.ndim; ++d) n *= p.shape[d];
     if (n == 0) return;
     const Layout layout = layout_of(p);
     if (layout == Layout::strided && strided_ndim(p) > kMaxStridedDims) {
@@ -548,14 +473,6 @@ class CudaBackend final : public Backend {
     return sig;
   }
 
-  // Whether this program's kernel is in this backend's memory already (no generator key is made).
-  bool kernel_loaded(const FusedProgram& p, const Variant& v) {
-    const std::string sig = signature(p, v);
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = generated_.find(sig);
-    return it != generated_.end() && kernels_.find(it->second.key) != kernels_.end();
-  }
-
   // The kernel by the generator's key: its source is written only when no cache has the kernel
   // (jit/generated.hpp), which a process's first kernel would otherwise always pay.
   const Kernel& kernel_for(const Generated& g, const FusedProgram& p, const Variant& v) {
@@ -616,8 +533,6 @@ class CudaBackend final : public Backend {
   std::unordered_map<std::string, Generated> generated_;
   std::unordered_map<std::string, GeneratedValue> generated_values_;  // fused values of reductions, likewise
   int sm_count_ = 0;
-  SideThread side_;  // for new blocks allocated beside a first kernel's lookup (run_fused_new)
-  long side_jobs_before_ = 0;
 };
 
 }  // namespace
@@ -632,10 +547,6 @@ Backend* cuda_backend(const Device& device) {
   auto* b = new CudaBackend(device);
   backends->emplace(device.index(), b);
   return b;
-}
-
-long overlapped_allocations(const Device& device) {
-  return static_cast<CudaBackend*>(cuda_backend(device))->overlapped_allocations();
 }
 
 }  // namespace xp::detail::cuda
