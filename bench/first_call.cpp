@@ -12,8 +12,19 @@
 //                  the device's set-up left them, where plain uploads 2 N floats through the host
 //     host-copy    device-inputs, then 2 N floats copied on the host (memcpy) before the clock: the
 //                  uploads' host traffic without their driver calls
-// It also prints the time of the two inputs' uploads (to a synchronize; host-copy: with its memcpy).
+// It also prints the time of the two inputs' uploads (to a synchronize; host-copy: with its memcpy),
+// and what the first a + b cost the process besides time (getrusage): minor and major page faults,
+// voluntary and involuntary context switches.
+//   xp_bench_first_call MODE N PREFAULT   PREFAULT (optional): before the clock, the page tables of
+//     the executable segments of libxp (xp), of the CUDA driver (cuda) or of both (all) are filled
+//     (madvise MADV_POPULATE_READ, else one read per page): what the first call's page faults on
+//     code cost, measured by taking them away.
 // The result is checked (1.5 + 1.5 = 3 everywhere, or twice the 0x3f3f3f3f float); a mismatch exits 1.
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <bit>
 #include <chrono>
 #include <cstdio>
@@ -32,6 +43,47 @@ namespace {
 double ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
+
+// Fills the page tables of the executable PT_LOAD segments of every loaded object whose file name
+// contains one of `names`; returns the bytes covered.
+std::size_t prefault_code(const std::vector<std::string>& names) {
+  struct Ctx {
+    const std::vector<std::string>* names;
+    std::size_t bytes = 0;
+  } ctx{&names};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto& c = *static_cast<Ctx*>(data);
+        const std::string file = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        bool wanted = false;
+        for (const auto& n : *c.names) wanted = wanted || file.find(n) != std::string::npos;
+        if (!wanted) return 0;
+        const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+          const std::uintptr_t begin = (info->dlpi_addr + ph.p_vaddr) & ~(page - 1);
+          const std::uintptr_t end = (info->dlpi_addr + ph.p_vaddr + ph.p_memsz + page - 1) & ~(page - 1);
+          constexpr int kPopulateRead = 22;  // MADV_POPULATE_READ, Linux 5.14
+          if (madvise(reinterpret_cast<void*>(begin), end - begin, kPopulateRead) != 0) {
+            for (std::uintptr_t p = begin; p < end; p += page) (void)*reinterpret_cast<const volatile char*>(p);
+          }
+          c.bytes += end - begin;
+        }
+        return 0;
+      },
+      &ctx);
+  return ctx.bytes;
+}
+
+struct Usage {
+  long minflt, majflt, nvcsw, nivcsw;
+};
+Usage usage() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return {r.ru_minflt, r.ru_majflt, r.ru_nvcsw, r.ru_nivcsw};
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,6 +99,11 @@ int main(int argc, char** argv) {
   const long n = argc > 2 ? std::atol(argv[2]) : 1024;
   if (n < 1) {
     std::fprintf(stderr, "N %s: expected a positive count\n", argv[2]);
+    return 2;
+  }
+  const std::string prefault = argc > 3 ? argv[3] : "none";
+  if (prefault != "none" && prefault != "xp" && prefault != "cuda" && prefault != "all") {
+    std::fprintf(stderr, "PREFAULT %s: expected none, xp, cuda or all\n", prefault.c_str());
     return 2;
   }
   const auto t0 = Clock::now();
@@ -94,11 +151,18 @@ int main(int argc, char** argv) {
     const xp::Array r = xp::empty(xp::Shape{n}, xp::DType::float32, dev);
   }
   xp::synchronize(dev);
+  std::size_t prefaulted = 0;
+  const auto t_pf = Clock::now();
+  if (prefault == "xp" || prefault == "all") prefaulted += prefault_code({"libxp.so"});
+  if (prefault == "cuda" || prefault == "all") prefaulted += prefault_code({"libcuda.so"});
+  const double prefault_ms = ms(t_pf, Clock::now());
+  const Usage u0 = usage();
   const auto t2 = Clock::now();
   xp::Array c = a + b;
   c.eval();
   xp::synchronize(dev);
   const auto t3 = Clock::now();
+  const Usage u1 = usage();
   xp::Array d = a * b;
   d.eval();
   xp::synchronize(dev);
@@ -109,8 +173,10 @@ int main(int argc, char** argv) {
     if (got[static_cast<std::size_t>(i)] != value + value) bad = i;
   std::printf(
       "%s n=%ld default_device %.1f ms, activate %.1f ms, compiler_info %.3f ms, uploads %.3f ms, first a+b %.3f ms, "
-      "then first a*b %.3f ms (%s, %s)\n",
+      "then first a*b %.3f ms (%s, %s); first a+b: %ld minor, %ld major faults, %ld voluntary, %ld involuntary "
+      "switches; prefault %s %zu KiB in %.3f ms\n",
       mode.c_str(), n, ms(t0, t_detect), ms(t_detect, t1), setup_ms, ms(t_up, t_up_done), ms(t2, t3), ms(t3, t4),
-      dev.str().c_str(), bad < 0 ? "a + b checked" : "a + b WRONG");
+      dev.str().c_str(), bad < 0 ? "a + b checked" : "a + b WRONG", u1.minflt - u0.minflt, u1.majflt - u0.majflt,
+      u1.nvcsw - u0.nvcsw, u1.nivcsw - u0.nivcsw, prefault.c_str(), prefaulted / 1024, prefault_ms);
   return bad < 0 ? 0 : 1;
 }
