@@ -1,6 +1,6 @@
-# Run 3: the final code (36c4944, the library of 928558d): the first-call goal row and 13 first calls per input mode
+# Run 3: the final code (3c38db3, the library of 928558d): the first-call goal row and 13 first calls per input mode
 R=$PWD; t0=$SECONDS; T=$(mktemp -d)
-{ nvidia-smi --query-gpu=name,driver_version --format=csv; nvcc --version | tail -2; g++ --version | head -1; nproc; lscpu | grep -E "Model name|L3|L2"; echo "tree: 36c4944"; } > $OUT/machine.txt 2>&1
+{ nvidia-smi --query-gpu=name,driver_version --format=csv; nvcc --version | tail -2; g++ --version | head -1; nproc; lscpu | grep -E "Model name|L3|L2"; echo "tree: 3c38db3"; } > $OUT/machine.txt 2>&1
 cmake -S $R -B $T/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DXP_BENCH_NVCC=OFF -DXP_BUILD_TESTS=OFF >/dev/null && cmake --build $T/b -j16 --target xp_cli xp_bench_first_call > $T/build.log 2>&1 || { tail -30 $T/build.log; echo BUILD FAILED; exit 1; }
 echo "build $((SECONDS-t0)) s"
 timeout 300 $T/b/tools/xp/xp bench launch --runs 5 --python none --only raw-first,xp-add --json $OUT/launch.json > $OUT/launch.txt 2>&1; echo "launch rc=$?"
