@@ -17,7 +17,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -740,4 +742,27 @@ TEST(CudaTakeGpu, MoreThanTwoToThe32ElementsUseSixtyFourBitIndices) {
     gpu.copy_to_host(out_mem->a.data + at, got.data(), len);
     ASSERT_EQ(std::memcmp(got.data(), want.data(), len), 0) << "in the 256 MiB from byte " << at;
   }
+}
+
+// tests/CMakeLists.txt labels this program's CudaTakeGpu.* gpu (GPU_TESTS) and tells each test its
+// label in XP_TEST_LABEL; XP_REQUIRE_GPU() fails a GPU test that ctest runs without the label, so
+// `ctest -L gpu` on a GPU machine runs every GPU test. Checked on one of them, in a child process.
+TEST(TestLabels, AGpuTestRunWithoutTheGpuLabelFails) {
+  if (const char* label = std::getenv("XP_TEST_LABEL")) {
+    EXPECT_STREQ(label, "cpu") << "this test needs no GPU";
+  }
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::vector<std::string> argv = {self, "--gtest_filter=CudaTakeGpu.EmptyResultsLaunchNothing"};
+  const xp_test::ProcessResult unlabelled =
+      xp_test::run_process(argv, {{"XP_TEST_LABEL", "cpu"}}, {"XP_TEST_REQUIRE_GPU"});
+  EXPECT_EQ(unlabelled.exit_code, 1) << unlabelled.out << unlabelled.err;
+  EXPECT_NE(unlabelled.out.find("this test needs a GPU but ctest does not label it gpu (XP_TEST_LABEL=cpu)"),
+            std::string::npos)
+      << unlabelled.out;
+  // Labelled, it runs: a pass with a GPU, a skip ("no GPU") without one.
+  const xp_test::ProcessResult labelled =
+      xp_test::run_process(argv, {{"XP_TEST_LABEL", "gpu"}}, {"XP_TEST_REQUIRE_GPU"});
+  EXPECT_EQ(labelled.exit_code, 0) << labelled.out << labelled.err;
+  EXPECT_EQ(labelled.out.find("does not label it gpu"), std::string::npos) << labelled.out;
+  EXPECT_NE(labelled.out.find("1 test from 1 test suite ran"), std::string::npos) << labelled.out;
 }

@@ -172,9 +172,13 @@ inline PythonReference run_python_reference(const std::string& script, const std
   } while (0)
 
 // Skips a GPU test with "no GPU (reason: detail)", or fails it under XP_TEST_REQUIRE_GPU=1.
-// (Needs xp/runtime.hpp included before use.)
+// Under ctest (XP_TEST_LABEL set, tests/CMakeLists.txt) it first fails a test that is not labelled
+// gpu, so that `ctest -L gpu` on a GPU machine leaves none out. (Needs xp/runtime.hpp included before use.)
 #define XP_REQUIRE_GPU()                                                                              \
   do {                                                                                                \
+    if (const char* label_ = std::getenv("XP_TEST_LABEL"); label_ && std::string(label_) != "gpu")    \
+      FAIL() << "this test needs a GPU but ctest does not label it gpu (XP_TEST_LABEL=" << label_     \
+             << "): add it to its program's GPU_TESTS in tests/CMakeLists.txt";                       \
     const ::xp::CudaStatus s_ = ::xp::cuda_status();                                                  \
     if (!s_.available)                                                                                \
       XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_GPU",                                                          \
