@@ -3,8 +3,13 @@
 // `xp bench sweep` run on a machine without a GPU, or with --cpu), with the Python rows of
 // bench/python/launch_rows.py: a row that cannot import says why, a wrong output is reported with
 // its index, a result out of its bound with its entry.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -509,6 +514,64 @@ TEST(BenchCli, MissingPythonIsSaidAndTheCppRowsStillRun) {
   EXPECT_NE(r.out.find("Python rows skipped: '/nonexistent/python3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| xp c = a + b (arrays) on the CPU |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("OK (1/1)"), std::string::npos) << r.out;
+}
+
+// SIGTERM (as `timeout` sends it) or SIGINT in the middle of the runs: the runs stop, the report
+// and its files cover what finished, the sample of the child in flight is dropped, and the exit
+// status says which signal (128 + it).
+TEST(BenchCli, ASignalEndsTheRunsAndTheReportCoversWhatFinished) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    TempFolder tmp;
+    const fs::path out = tmp.path / "out.txt", err = tmp.path / "err.txt", j = tmp.path / "launch.json",
+                   md = tmp.path / "launch.md";
+    std::vector<std::string> argv = {XP_CLI_PATH, "bench",    "launch",   "--cpu",    "--n",    "2048",
+                                     "--runs",    "1000",     "--python", "none",     "--only", "xp-add,xp-fma",
+                                     "--json",    j.string(), "--md",     md.string()};
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    // Signalled once run 3 has started, so that two runs are complete.
+    bool started = false;
+    for (int i = 0; i < 1200 && !started; ++i) {
+      started = read_file(err).find("run 3/1000:") != std::string::npos;
+      if (!started) usleep(50000);
+    }
+    kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(started) << read_file(err);
+    ASSERT_TRUE(WIFEXITED(status)) << "the bench died of the signal instead of reporting";
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << read_file(err);
+    const std::string name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+    const std::string text = read_file(out);
+    EXPECT_NE(text.find("INTERRUPTED by " + name + " during run "), std::string::npos) << text;
+    EXPECT_NE(text.find("### Second process of each row"), std::string::npos) << text;
+    EXPECT_NE(text.find("of the runs that finished ("), std::string::npos) << text;
+    EXPECT_NE(read_file(err).find("xp bench launch: interrupted by " + name), std::string::npos) << read_file(err);
+    EXPECT_EQ(read_file(md), text.substr(0, read_file(md).size()));
+    const json doc = json::parse(read_file(j));
+    ASSERT_TRUE(doc.contains("interrupted")) << doc.dump();
+    EXPECT_EQ(doc["interrupted"]["signal"], name);
+    const int done = doc["interrupted"]["runs_completed"].get<int>();
+    EXPECT_GE(done, 2);
+    EXPECT_LT(done, 1000);
+    EXPECT_EQ(doc["interrupted"]["during_run"].get<int>(), done + 1);
+    ASSERT_EQ(doc["rows"].size(), 2u);
+    for (const auto& row : doc["rows"])
+      for (const char* which : {"first_process", "second_process"}) {
+        const auto& samples = row[which]["samples"];
+        EXPECT_GE(samples.size(), static_cast<std::size_t>(done)) << row["id"] << which;
+        EXPECT_LE(samples.size(), static_cast<std::size_t>(done) + 1) << row["id"] << which;
+        for (const auto& s : samples) EXPECT_TRUE(s["ok"].get<bool>()) << s.dump();  // none from a stopped child
+      }
+  }
 }
 
 // The Python rows directly: inputs written here with a planted wrong reference element, and a

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -2412,6 +2414,40 @@ json row_json(const Row& r) {
   return rj;
 }
 
+// SIGINT or SIGTERM during `xp bench launch` (Ctrl-C, `timeout`): the runs stop, and the report and
+// its files cover the samples that finished, so that a run cut short still leaves its numbers.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
+
+// The handlers while the parent's runs go on; the previous ones come back when it goes. The
+// children (through popen and exec) start with the default actions.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  static int stopped() { return g_stop_signal; }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
 int parent(const BenchLaunchArgs& args) {
   Setup st = make_setup(args);
   const auto n = static_cast<std::size_t>(args.n != 0 ? args.n : (st.gpu ? 134217728LL : 16777216LL));
@@ -2461,15 +2497,19 @@ int parent(const BenchLaunchArgs& args) {
   }
   const RawSetup setup{st.driver_path, st.nvrtc_path, st.includes, st.arch};
 
-  for (int run = 0; run < args.runs; ++run) {
+  const StopSignals stop;  // from here on a signal ends the runs, not the process
+  int runs_done = 0;
+  for (int run = 0; run < args.runs && !StopSignals::stopped(); ++run) {
     std::fprintf(stderr, "run %d/%d:", run + 1, args.runs);
     for (Row& r : rows) {
-      if (!r.skipped.empty()) continue;
+      if (!r.skipped.empty() || StopSignals::stopped()) continue;
       std::fprintf(stderr, " %s", r.id.c_str());
       const std::size_t rn = r.n_override != 0 ? r.n_override : n;
       const TempDir root("xp-bench-cache-");
       for (Samples* ss : {&r.first, &r.second}) {
+        if (StopSignals::stopped()) break;
         json s = run_child(r.id, command_for(r, rn, "", root.path, data ? data->path : fs::path()), rn);
+        if (StopSignals::stopped()) break;  // the child in flight was stopped too: its sample is dropped
         if (r.id == "xp" || r.id == "xp-4M") {
           const std::string want = (root.path / "xp").string();
           if (flag(s, "ok") && text_of(s, "cache_folder") != want) {
@@ -2483,7 +2523,7 @@ int parent(const BenchLaunchArgs& args) {
         ss->push_back(s);
       }
     }
-    if (in_process) {
+    if (in_process && !StopSignals::stopped()) {
       std::fprintf(stderr, " raw-in-process");
       json rs = new_sample("raw-in-process", n);
       try {
@@ -2498,7 +2538,7 @@ int parent(const BenchLaunchArgs& args) {
       }
       raw_parent.first.push_back(rs);
     }
-    if (xp_in_process) {
+    if (xp_in_process && !StopSignals::stopped()) {
       std::fprintf(stderr, " xp-in-process");
       json xs = new_sample("xp-in-process", n);
       try {
@@ -2511,19 +2551,34 @@ int parent(const BenchLaunchArgs& args) {
       xp_hit.first.push_back(xs);
     }
     std::fprintf(stderr, "\n");
+    if (!StopSignals::stopped()) ++runs_done;
   }
   if (in_process) rows.push_back(std::move(raw_parent));
   if (xp_in_process) rows.push_back(std::move(xp_hit));
+  const int stopped_by = StopSignals::stopped();
+  const char* const stop_name = stopped_by == SIGINT ? "SIGINT" : "SIGTERM";
 
   // ---- Report ----
+  if (stopped_by != 0) {
+    out("INTERRUPTED by %s during run %d of %d: the tables hold the %d complete run%s and the processes of run %d "
+        "that finished before the signal (the one in flight is dropped). Medians and verdicts come from fewer runs "
+        "than asked.\n\n",
+        stop_name, runs_done + 1, args.runs, runs_done, runs_done == 1 ? "" : "s", runs_done + 1);
+    doc["interrupted"] = {{"signal", stop_name}, {"during_run", runs_done + 1}, {"runs_completed", runs_done}};
+  }
   out("%s\n\n", kCachesLine);
   out("### First process of each row (caches emptied)\n\n");
   print_table(out, rows, false, st.gpu, n);
   out("\n### Second process of each row (caches as the first process left them)\n\n");
   print_table(out, rows, true, st.gpu, n);
-  out("\nMedian (min..max) of %d run%s, each in a new process (in this process: the parent's own run, same "
-      "buffers).\n",
-      args.runs, args.runs == 1 ? "" : "s");
+  if (stopped_by != 0)
+    out("\nMedian (min..max) of the runs that finished (%d of %d complete, see INTERRUPTED above), each in a new "
+        "process (in this process: the parent's own run, same buffers).\n",
+        runs_done, args.runs);
+  else
+    out("\nMedian (min..max) of %d run%s, each in a new process (in this process: the parent's own run, same "
+        "buffers).\n",
+        args.runs, args.runs == 1 ? "" : "s");
   if (st.gpu) {
     out("build: NVRTC + cuModuleLoadData + cuModuleGetFunction (raw), Program() + kernel() (xp), each library's "
         "compile-and-load call (CuPy RawKernel.compile, cuda.core Program.compile + get_kernel, Numba cuda.jit with a "
@@ -2615,6 +2670,12 @@ int parent(const BenchLaunchArgs& args) {
   if (!args.json_file.empty()) {
     write_json(args.json_file, doc);
     std::printf("wrote %s\n", args.json_file.c_str());
+  }
+  if (stopped_by != 0) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "xp bench launch: interrupted by %s; the report covers %d complete run%s\n", stop_name,
+                 runs_done, runs_done == 1 ? "" : "s");
+    return 128 + stopped_by;
   }
   return bad ? 1 : 0;
 }
