@@ -516,6 +516,31 @@ TEST(BenchCli, MissingPythonIsSaidAndTheCppRowsStillRun) {
   EXPECT_NE(r.out.find("OK (1/1)"), std::string::npos) << r.out;
 }
 
+// Starts argv with stdout and stderr in files; returns its pid.
+pid_t spawn_to_files(std::vector<std::string> argv, const fs::path& out, const fs::path& err) {
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("posix_spawn failed");
+  return pid;
+}
+
+// Waits up to a minute for `text` to appear in the file.
+bool wait_for_text(const fs::path& file, const std::string& text) {
+  for (int i = 0; i < 1200; ++i) {
+    if (read_file(file).find(text) != std::string::npos) return true;
+    usleep(50000);
+  }
+  return false;
+}
+
 // SIGTERM (as `timeout` sends it) or SIGINT in the middle of the runs: the runs stop, the report
 // and its files cover what finished, the sample of the child in flight is dropped, and the exit
 // status says which signal (128 + it).
@@ -524,25 +549,11 @@ TEST(BenchCli, ASignalEndsTheRunsAndTheReportCoversWhatFinished) {
     TempFolder tmp;
     const fs::path out = tmp.path / "out.txt", err = tmp.path / "err.txt", j = tmp.path / "launch.json",
                    md = tmp.path / "launch.md";
-    std::vector<std::string> argv = {XP_CLI_PATH, "bench",    "launch",   "--cpu",    "--n",    "2048",
-                                     "--runs",    "1000",     "--python", "none",     "--only", "xp-add,xp-fma",
-                                     "--json",    j.string(), "--md",     md.string()};
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    // Signalled once run 3 has started, so that two runs are complete.
-    bool started = false;
-    for (int i = 0; i < 1200 && !started; ++i) {
-      started = read_file(err).find("run 3/1000:") != std::string::npos;
-      if (!started) usleep(50000);
-    }
+    const pid_t pid =
+        spawn_to_files({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "2048", "--runs", "1000", "--python", "none",
+                        "--only", "xp-add,xp-fma", "--json", j.string(), "--md", md.string()},
+                       out, err);
+    const bool started = wait_for_text(err, "run 3/1000:");  // two runs complete
     kill(pid, sig);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -572,6 +583,42 @@ TEST(BenchCli, ASignalEndsTheRunsAndTheReportCoversWhatFinished) {
         for (const auto& s : samples) EXPECT_TRUE(s["ok"].get<bool>()) << s.dump();  // none from a stopped child
       }
   }
+}
+
+// The same for the sweep: the rows that finished are reported, the one in flight and those after
+// it are listed as skipped with the reason.
+TEST(BenchCli, ASignalEndsTheSweepAndTheReportCoversTheRowsThatFinished) {
+  TempFolder tmp;
+  const fs::path out = tmp.path / "out.txt", err = tmp.path / "err.txt", j = tmp.path / "sweep.json";
+  const pid_t pid = spawn_to_files({XP_CLI_PATH, "bench", "sweep", "--cpu", "--min-log2", "10", "--max-log2", "24",
+                                    "--python", "none", "--json", j.string()},
+                                   out, err);
+  const bool started = wait_for_text(out, "sizes: 2^10");
+  usleep(300000);  // into the first row
+  kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(started) << read_file(out) << read_file(err);
+  ASSERT_TRUE(WIFEXITED(status)) << "the sweep died of the signal instead of reporting";
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << read_file(err);
+  EXPECT_NE(read_file(out).find("INTERRUPTED by SIGTERM"), std::string::npos) << read_file(out);
+  const json doc = json::parse(read_file(j));
+  EXPECT_EQ(doc["interrupted"]["signal"], "SIGTERM");
+  ASSERT_EQ(doc["rows"].size(), 3u) << doc.dump();  // xp-add, xp-add-out, xp-fma
+  bool stopped_one = false;
+  for (const auto& row : doc["rows"]) {
+    const std::string skipped = row["skipped"].is_string() ? row["skipped"].get<std::string>() : "";
+    if (skipped.empty()) {
+      ASSERT_TRUE(row.contains("sample")) << row.dump();
+      EXPECT_TRUE(row["sample"]["ok"].get<bool>()) << row.dump();
+      EXPECT_FALSE(stopped_one) << "a row ran after the signal: " << row.dump();
+    } else {
+      EXPECT_TRUE(skipped == "interrupted while it ran" || skipped == "not run: interrupted before it") << skipped;
+      EXPECT_FALSE(row.contains("sample")) << row.dump();
+      stopped_one = true;
+    }
+  }
+  EXPECT_TRUE(stopped_one) << doc.dump();
 }
 
 // The Python rows directly: inputs written here with a planted wrong reference element, and a

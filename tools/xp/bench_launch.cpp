@@ -2763,6 +2763,7 @@ int sweep(const BenchLaunchArgs& args) {
     data.emplace("xp-bench-data-");
     write_python_data(data->path, rows, n_max, st.gpu);
   }
+  const StopSignals stop;  // from here on a signal ends the rows, not the process
   std::size_t runnable = 0;
   for (const Row& r : rows) runnable += r.skipped.empty() ? 1 : 0;
   ProgressBar bar(runnable * sizes.size());
@@ -2777,6 +2778,12 @@ int sweep(const BenchLaunchArgs& args) {
       rows_json.push_back(rj);
       continue;
     }
+    if (StopSignals::stopped()) {
+      r.skipped = "not run: interrupted before it";
+      rj["skipped"] = r.skipped;
+      rows_json.push_back(rj);
+      continue;
+    }
     const TempDir root("xp-bench-cache-");
     bar.update(done_rows * sizes.size(), r.id);
     json s = run_child(r.id, command_for(r, n_max, size_list, root.path, data ? data->path : fs::path()), n_max,
@@ -2785,6 +2792,12 @@ int sweep(const BenchLaunchArgs& args) {
                                     r.id + " n=" + std::to_string(sizes[std::min(k, sizes.size()) - 1]));
                        });
     ++done_rows;
+    if (StopSignals::stopped()) {  // the child was stopped too: its sample is dropped
+      r.skipped = "interrupted while it ran";
+      rj["skipped"] = r.skipped;
+      rows_json.push_back(rj);
+      continue;
+    }
     r.first.push_back(s);
     rj["skipped"] = text_of(s, "skipped").empty() ? json(nullptr) : json(text_of(s, "skipped"));
     rj["sample"] = s;
@@ -2800,6 +2813,14 @@ int sweep(const BenchLaunchArgs& args) {
     rows_json.push_back(rj);
   }
   bar.finish();
+  const int stopped_by = StopSignals::stopped();
+  const char* const stop_name = stopped_by == SIGINT ? "SIGINT" : "SIGTERM";
+  if (stopped_by != 0) {
+    out("INTERRUPTED by %s: the rows that finished before it are below; the one it stopped and those after it "
+        "are listed as skipped.\n\n",
+        stop_name);
+    doc["interrupted"] = {{"signal", stop_name}};
+  }
 
   // The summary table: time per call at a few sizes, the best GB/s, the threshold.
   std::vector<std::size_t> shown;
@@ -2855,6 +2876,11 @@ int sweep(const BenchLaunchArgs& args) {
   if (!args.md_file.empty()) {
     write_text(args.md_file, out.text);
     std::printf("wrote %s\n", args.md_file.c_str());
+  }
+  if (stopped_by != 0) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "xp bench sweep: interrupted by %s\n", stop_name);
+    return 128 + stopped_by;
   }
   return bad ? 1 : 0;
 }
