@@ -20,7 +20,6 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -2416,7 +2415,7 @@ json row_json(const Row& r) {
 
 // SIGINT or SIGTERM during `xp bench launch` (Ctrl-C, `timeout`): the runs stop, and the report and
 // its files cover the samples that finished, so that a run cut short still leaves its numbers.
-volatile std::sig_atomic_t g_stop_signal = 0;
+volatile sig_atomic_t g_stop_signal = 0;
 
 void on_stop_signal(int sig) {
   g_stop_signal = sig;
@@ -2442,6 +2441,7 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
   static int stopped() { return g_stop_signal; }
+  static const char* name() { return g_stop_signal == SIGINT ? "SIGINT" : "SIGTERM"; }
 
  private:
   struct sigaction old_int_ {};
@@ -2556,7 +2556,7 @@ int parent(const BenchLaunchArgs& args) {
   if (in_process) rows.push_back(std::move(raw_parent));
   if (xp_in_process) rows.push_back(std::move(xp_hit));
   const int stopped_by = StopSignals::stopped();
-  const char* const stop_name = stopped_by == SIGINT ? "SIGINT" : "SIGTERM";
+  const char* const stop_name = StopSignals::name();
 
   // ---- Report ----
   if (stopped_by != 0) {
@@ -2814,7 +2814,7 @@ int sweep(const BenchLaunchArgs& args) {
   }
   bar.finish();
   const int stopped_by = StopSignals::stopped();
-  const char* const stop_name = stopped_by == SIGINT ? "SIGINT" : "SIGTERM";
+  const char* const stop_name = StopSignals::name();
   if (stopped_by != 0) {
     out("INTERRUPTED by %s: the rows that finished before it are below; the one it stopped and those after it "
         "are listed as skipped.\n\n",
