@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -1858,14 +1859,33 @@ void run_ew_groups(const std::vector<std::string>& groups, bool lazy) {
 
 }  // namespace
 
+// The same suite runs on a GPU as test_array_numpy_gpu (XP_DEVICE=cuda:0, label gpu): every array the
+// cases make is on the default device, so every function runs there and is read back to compare.
+class ArrayNumPy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (on_gpu()) XP_REQUIRE_GPU();
+  }
+  static bool on_gpu() {
+    const char* d = std::getenv("XP_DEVICE");
+    return d != nullptr && std::string(d).rfind("cuda", 0) == 0;
+  }
+};
+
+TEST_F(ArrayNumPy, ArraysAreMadeOnTheDeviceXpDeviceNames) {
+  const Array a = xp::asarray(std::vector<float>{1, 2, 3});
+  EXPECT_EQ(a.device(), on_gpu() ? xp::Device::cuda(0) : xp::Device::cpu());
+  EXPECT_EQ((a + a).device(), a.device());
+}
+
 // Every function of every dtype over special values (all pairs of them for binary functions, by
 // broadcasting a column against a row) and random values.
-TEST(ArrayNumPy, ElementwiseEveryDtype) {
+TEST_F(ArrayNumPy, ElementwiseEveryDtype) {
   run_ew_groups({"ew_same"}, true);
 }
 
 // Every binary function of every pair of dtypes: NumPy 2's result dtype and values.
-TEST(ArrayNumPy, ElementwiseMixedDtypes) {
+TEST_F(ArrayNumPy, ElementwiseMixedDtypes) {
   run_ew_groups({"ew_mixed"}, true);
 }
 
@@ -1873,31 +1893,31 @@ TEST(ArrayNumPy, ElementwiseMixedDtypes) {
 // that do not fit the array's dtype: an error only where NumPy raises (an integer result), an
 // answer where NumPy answers (true division, atan2, comparisons and logical functions compare or
 // convert the value instead).
-TEST(ArrayNumPy, ElementwiseWeakScalars) {
+TEST_F(ArrayNumPy, ElementwiseWeakScalars) {
   run_ew_groups({"ew_scalar"}, true);
 }
 
-TEST(ArrayNumPy, ElementwiseOperators) {
+TEST_F(ArrayNumPy, ElementwiseOperators) {
   run_ew_groups({"ew_op"}, true);
 }
 
 // Slices with steps (negative too), transposes, permutations, broadcasts as inputs.
-TEST(ArrayNumPy, ElementwiseNonContiguous) {
+TEST_F(ArrayNumPy, ElementwiseNonContiguous) {
   run_ew_groups({"ew_view"}, true);
 }
 
 // out= of the result's dtype, wider, narrower of the same kind, strided, overlapping an input,
 // and of a kind NumPy's same_kind rule refuses.
-TEST(ArrayNumPy, ElementwiseOut) {
+TEST_F(ArrayNumPy, ElementwiseOut) {
   run_ew_groups({"ew_out"}, true);
 }
 
 // All of the above with XP_LAZY=0 semantics: the same answers.
-TEST(ArrayNumPy, ElementwiseEager) {
+TEST_F(ArrayNumPy, ElementwiseEager) {
   run_ew_groups({"ew_same", "ew_mixed", "ew_scalar", "ew_op", "ew_view", "ew_out"}, false);
 }
 
-TEST(ArrayNumPy, CompoundAssignment) {
+TEST_F(ArrayNumPy, CompoundAssignment) {
   XP_SUITE(s);
   Failures f("compound assignment");
   for (std::size_t id : s.groups.at("iop")) {
@@ -1924,7 +1944,7 @@ TEST(ArrayNumPy, CompoundAssignment) {
   }
 }
 
-TEST(ArrayNumPy, RandomViews) {
+TEST_F(ArrayNumPy, RandomViews) {
   XP_SUITE(s);
   Failures f("view");
   for (std::size_t id : s.groups.at("view")) {
@@ -1939,7 +1959,7 @@ TEST(ArrayNumPy, RandomViews) {
   }
 }
 
-TEST(ArrayNumPy, RandomBroadcastPairs) {
+TEST_F(ArrayNumPy, RandomBroadcastPairs) {
   XP_SUITE(s);
   Failures f("broadcast");
   for (std::size_t id : s.groups.at("broadcast")) {
@@ -2003,7 +2023,7 @@ std::vector<Fetched> run_graph(const json& c, bool lazy) {
 
 }  // namespace
 
-TEST(ArrayNumPy, RandomGraphsLazyEqualsEagerEqualsNumPy) {
+TEST_F(ArrayNumPy, RandomGraphsLazyEqualsEagerEqualsNumPy) {
   XP_SUITE(s);
   Failures f("graph");
   int compared_with_numpy = 0, big = 0;
@@ -2127,15 +2147,15 @@ void check_create_group(const std::string& group) {
 
 }  // namespace
 
-TEST(ArrayNumPy, Creation) {
+TEST_F(ArrayNumPy, Creation) {
   check_create_group("create");
 }
 
-TEST(ArrayNumPy, AstypeEveryPair) {
+TEST_F(ArrayNumPy, AstypeEveryPair) {
   check_create_group("astype");
 }
 
-TEST(ArrayNumPy, Reductions) {
+TEST_F(ArrayNumPy, Reductions) {
   XP_SUITE(s);
   Failures f("reduction");
   for (std::size_t id : s.groups.at("reduce")) {
@@ -2176,7 +2196,7 @@ TEST(ArrayNumPy, Reductions) {
   }
 }
 
-TEST(ArrayNumPy, MatmulAndVecdot) {
+TEST_F(ArrayNumPy, MatmulAndVecdot) {
   XP_SUITE(s);
   Failures f("linalg");
   for (std::size_t id : s.groups.at("linalg")) {
@@ -2199,7 +2219,7 @@ TEST(ArrayNumPy, MatmulAndVecdot) {
   }
 }
 
-TEST(ArrayNumPy, ReprAndStr) {
+TEST_F(ArrayNumPy, ReprAndStr) {
   XP_SUITE(s);
   Failures f("repr");
   for (std::size_t id : s.groups.at("repr")) {
@@ -2221,7 +2241,7 @@ TEST(ArrayNumPy, ReprAndStr) {
   }
 }
 
-TEST(ArrayNumPy, NpyFilesBothWays) {
+TEST_F(ArrayNumPy, NpyFilesBothWays) {
   XP_SUITE(s);
   Failures f("npy");
   int from_xp = 0, to_xp = 0;
@@ -2262,7 +2282,7 @@ TEST(ArrayNumPy, NpyFilesBothWays) {
 
 // Reshaping an array with no elements: NumPy gives the new shape (np.zeros((0, 3)).reshape(0, 2) has
 // shape (0, 2)). Run in a child process, so that a crash fails this test only.
-TEST(ArrayNumPy, ReshapeEmptyArrays) {
+TEST_F(ArrayNumPy, ReshapeEmptyArrays) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   struct Case {
     Shape from, to, want;
