@@ -78,8 +78,8 @@ xp_system_nvrtc() {
 
 # NVRTC 13 from its wheel into .venv; a no-op (no network) when a matching one is installed.
 # The references tests compare against: NumPy 2 (Debian's NumPy 1.24 has the old promotion
-# rules) and ml_dtypes for bfloat16.
-XP_TEST_PY_PACKAGES=('numpy>=2,<3' 'ml_dtypes>=0.4' 'numexpr>=2.10')
+# rules) and ml_dtypes 0.7 for bfloat16 (earlier versions promote bfloat16 differently).
+XP_TEST_PY_PACKAGES=('numpy>=2,<3' 'ml_dtypes>=0.7' 'numexpr>=2.10')
 xp_install_test_packages() {
   xp_log "test references: ${XP_TEST_PY_PACKAGES[*]} into $XP_VENV"
   "$XP_VENV/bin/python" -m pip install --disable-pip-version-check --quiet "${XP_TEST_PY_PACKAGES[@]}"

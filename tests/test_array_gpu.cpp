@@ -267,3 +267,28 @@ TEST(ArrayGpu, TakeMatchesTheCpuByteForByte) {
     }
   }
 }
+
+// A kernel is chosen by the program's structure, and a size-1 input that is C-contiguous is read as
+// an array while a broadcast one (zero strides) is read once as a scalar. The two once shared a
+// kernel: after ceil of a one-element uint8 array, ceil of its broadcast read past the element.
+TEST(ArrayGpu, ASizeOneArrayAndItsBroadcastGetTheirOwnKernels) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  for (DType t : {DType::uint8, DType::int64, DType::float32}) {
+    const Array one = asarray(std::vector<double>{127}, std::nullopt, kCpu).astype(t).to_device(gpu);
+    EXPECT_EQ(ceil(one).to_vector<double>(), std::vector<double>{127}) << name(t);
+    EXPECT_EQ(ceil(broadcast_to(one, {3})).to_vector<double>(), std::vector<double>(3, 127)) << name(t);
+    const Array zero_d = reshape(one, {});
+    EXPECT_EQ(trunc(zero_d).to_vector<double>(), std::vector<double>{127}) << name(t);
+    EXPECT_EQ(trunc(broadcast_to(zero_d, {3, 3})).to_vector<double>(), std::vector<double>(9, 127)) << name(t);
+    // Two inputs, one of each kind, in both orders of first use.
+    const Array row = arange(0, 64, 1, DType::float64).astype(t).to_device(gpu);
+    const Array other = asarray(std::vector<double>{1}, std::nullopt, kCpu).astype(t).to_device(gpu);
+    EXPECT_EQ((one * 2 + other).to_vector<double>(), std::vector<double>{255}) << name(t);
+    const std::vector<double> got = (broadcast_to(one, {64}) * 2 + row).astype(DType::float64).to_vector<double>();
+    for (int i = 0; i < 64; ++i) {
+      const double want = t == DType::uint8 ? static_cast<double>((254 + i) % 256) : 254.0 + i;
+      EXPECT_EQ(got[i], want) << name(t) << " at " << i;
+    }
+  }
+}

@@ -464,9 +464,10 @@ class CudaBackend final : public Backend {
     }
     for (const View& in : p.inputs) {
       sig += static_cast<char>(in.dtype);
-      bool scalar = true;
-      for (int d = 0; d < in.ndim; ++d) scalar = scalar && (in.strides[d] == 0 || in.shape[d] == 1);
-      sig += static_cast<char>(scalar);
+      // As the generator reads the input: a C-contiguous size-1 view is an array, a broadcast one a
+      // scalar. (Keyed on zero strides alone, the two shared a kernel and a broadcast input was read
+      // as an array past its one element.)
+      sig += static_cast<char>(scalar_input(in, v.layout));
     }
     for (const View& out : p.outputs) sig += static_cast<char>(out.dtype);
     for (std::int32_t o : p.output_instr) sig.append(reinterpret_cast<const char*>(&o), sizeof o);

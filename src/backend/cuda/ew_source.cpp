@@ -832,7 +832,7 @@ Desc describe(const FusedProgram& p, Variant v) {
   if (v.layout == Layout::strided) v.vector = false;
   Desc d;
   d.variant = v;
-  for (const View& view : p.inputs) d.in.push_back({view.dtype, v.layout == Layout::contiguous && view_scalar(view)});
+  for (const View& view : p.inputs) d.in.push_back({view.dtype, scalar_input(view, v.layout)});
   for (const View& view : p.outputs) d.out.push_back({view.dtype, false});
   d.code = p.code;
   for (Instr& ins : d.code) {
@@ -1149,6 +1149,10 @@ bool supported(Op op, DType operand, DType result) noexcept {
   if (result != (bool_result(op) ? DType::bool_ : operand)) return false;
   if (operand == DType::bool_) return bool_defined(op);
   return numeric_defined(op, operand);
+}
+
+bool scalar_input(const View& v, Layout layout) noexcept {
+  return layout == Layout::contiguous && view_scalar(v);
 }
 
 Layout layout_of(const FusedProgram& p) {

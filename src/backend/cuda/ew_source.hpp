@@ -65,6 +65,11 @@ bool supported(Op op, DType operand, DType result) noexcept;
 
 // contiguous when every output is C-contiguous and every input C-contiguous or a broadcast scalar.
 Layout layout_of(const FusedProgram& p);
+// Whether the kernel of `layout` reads input view v as one broadcast value (element 0 for every
+// element): in the contiguous layout, a view that is not C-contiguous and whose strides are all 0
+// where its extent is not 1. A size-1 view that is C-contiguous is read as an array. The key of the
+// generated source says it per input; a memo of generated programs must key on it too.
+bool scalar_input(const View& v, Layout layout) noexcept;
 // The number of dimensions of the program's shape once size-1 dimensions are dropped and
 // neighbours that are contiguous in every view are merged (0 for a single element). The strided
 // layout takes at most kMaxStridedDims.
