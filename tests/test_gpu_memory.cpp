@@ -4,12 +4,14 @@
 // Floats (cuBLAS) are checked against a float64 product of the same inputs on the CPU, within the
 // bound of a float32 (or float64) sum of k products plus the output's rounding:
 //   |gpu - exact| <= (k + 2) u |a| @ |b| + u_out |exact|;
-// integers and bool (xp's exact kernel) bit for bit against the CPU.
+// integers and bool (xp's exact kernel) bit for bit against the CPU (bits() below: all 64 bits of
+// 64-bit integers, whose products of inputs up to 2^40 wrap).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,12 +28,27 @@ std::vector<double> values(const Array& a) {
   return a.to_device(kCpu).astype(DType::float64).to_vector<double>();
 }
 
+// Each element as one word to compare exactly: integers and bool by their own bytes (every bit of
+// an int64 or uint64, which a float64 would round away), floats by the bits of their float64 value
+// with every NaN the same (payloads differ by hardware).
 std::vector<std::uint64_t> bits(const Array& a) {
-  std::vector<double> v = values(a);
+  const Array h = a.to_device(kCpu);
   std::vector<std::uint64_t> out;
-  for (double x : v) {
-    std::uint64_t b = 0;
-    std::memcpy(&b, &x, 8);
+  if (kind(h.dtype()) == DTypeKind::floating) {
+    for (double x : h.astype(DType::float64).to_vector<double>()) {
+      if (std::isnan(x)) x = std::numeric_limits<double>::quiet_NaN();
+      std::uint64_t b = 0;
+      std::memcpy(&b, &x, 8);
+      out.push_back(b);
+    }
+    return out;
+  }
+  const std::size_t item = h.itemsize(), n = static_cast<std::size_t>(h.size());
+  std::vector<unsigned char> raw(n * item);
+  h.copy_to_host(h.dtype(), raw.data(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t b = 0;  // the element's bytes, zero-extended: distinct elements give distinct words
+    std::memcpy(&b, raw.data() + i * item, item);
     out.push_back(b);
   }
   return out;
