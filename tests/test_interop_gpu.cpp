@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -32,7 +33,8 @@ extern "C" __global__ void copy(const float* in, float* out, int n) {
   if (i < n) out[i] = in[i];
 }
 )";
-constexpr long long kSpin = 200'000'000;  // about 0.1 s at 2 GHz
+constexpr long long kSpin = 200'000'000;        // about 0.1 s at 2 GHz
+constexpr long long kLongSpin = 2'000'000'000;  // about 1 s at 2 GHz
 
 Kernel kernel(const char* name, const Device& d) {
   static Program p(kSource, {.name = "interop_test.cu"});
@@ -45,8 +47,10 @@ struct Foreign {
   Buffer buffer;
   std::vector<std::int64_t> shape, strides;
   int* deleted = nullptr;
+  std::function<void()> on_delete;  // what the owner does when xp lets go, if anything
   static void deleter(DLManagedTensorVersioned* self) {
     auto* f = static_cast<Foreign*>(self->manager_ctx);
+    if (f->on_delete) f->on_delete();
     ++*f->deleted;
     delete f;
   }
@@ -139,6 +143,68 @@ TEST(InteropGpu, DLPackImportOfForeignDeviceMemory) {
   EXPECT_THROW(r += 1.0f, ValueError);
   r = Array();
   EXPECT_EQ(deleted, 2);
+}
+
+// Releasing imported memory waits for xp's stream, because the owner may reuse the memory at once.
+// Here the owner does: when xp lets go (the DLPack deleter, the array interface's keep-alive), it
+// overwrites the memory with -1 on a stream of its own, which does not wait for xp's. xp's stream is
+// still busy then, without the wait: a slow kernel (about 1 s) and, queued after it, y = a * 2 reading
+// the memory. With the wait, y holds twice the original values and the slow kernel had finished when
+// the owner let go (a flag it writes last, read on the owner's stream); without it, y reads -1s.
+TEST(InteropGpu, ReleasingImportedMemoryWaitsForXpsStream) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const int n = 1 << 16;
+  Stream owner(gpu);
+  Kernel slow_fill = kernel("slow_fill", gpu);
+  {  // a * 2 compiled once beforehand, so that nothing slow runs on the host while the kernel spins
+    Array warm = asarray(iota_host(n), std::nullopt, gpu) * 2.0f;
+    warm.eval();
+  }
+  for (const bool dlpack : {true, false}) {
+    SCOPED_TRACE(dlpack ? "DLPack" : "CUDA array interface");
+    Buffer memory = Buffer::from(gpu, iota_host(n));
+    Buffer flag(gpu, 4);
+    flag.fill_bytes(0);
+    float flag_at_release = -1.0f;
+    int released = 0;
+    const auto release = [&] {
+      flag.copy_to_host_async(&flag_at_release, 4, owner);
+      slow_fill.launch({.grid = n / 256, .block = 256, .stream = owner},
+                       reinterpret_cast<float*>(static_cast<std::uintptr_t>(memory.address())), n, -1.0f, 0LL);
+      owner.synchronize();
+      ++released;
+    };
+    Array a;
+    int deleted = 0;
+    if (dlpack) {
+      DLManagedTensorVersioned* t = Foreign::make(&deleted, memory, {n});
+      static_cast<Foreign*>(t->manager_ctx)->on_delete = release;
+      a = from_dlpack(t);
+    } else {
+      CudaArrayInterface c;
+      c.shape = {n};
+      c.typestr = "<f4";
+      c.data = memory.address();
+      a = from_cuda_array_interface(c, std::shared_ptr<void>(&released, [&release](void*) { release(); }));
+    }
+    // xp's stream: the slow kernel (raw pointers: nothing of `a` is held by the launch), then y.
+    slow_fill.launch({.grid = 1, .block = 1}, reinterpret_cast<float*>(static_cast<std::uintptr_t>(flag.address())), 1,
+                     1.0f, kLongSpin);
+    Array y = a * 2.0f;
+    y.eval();
+    a = Array();  // the last array over the memory
+    EXPECT_EQ(released, 1);
+    EXPECT_EQ(deleted, dlpack ? 1 : 0);
+    EXPECT_EQ(flag_at_release, 1.0f) << "the owner got the memory back while xp's stream was still running";
+    const std::vector<float> v = y.to_vector<float>();
+    int bad = 0;
+    for (int i = 0; i < n; ++i) {
+      if (v[static_cast<std::size_t>(i)] != 2.0f * static_cast<float>(i) && bad++ < 3)
+        ADD_FAILURE() << "y[" << i << "] = " << v[static_cast<std::size_t>(i)] << ", not " << 2.0f * i
+                      << ": xp's work read the memory after the owner reused it";
+    }
+  }
 }
 
 TEST(InteropGpu, DLPackRefusesHostPointersAndWrongDevices) {
