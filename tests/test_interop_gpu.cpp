@@ -345,6 +345,67 @@ TEST(InteropGpu, CudaArrayInterfaceRoundTripAndKeepAlive) {
   EXPECT_THROW(from_cuda_array_interface(h, nullptr), ValueError);
 }
 
+// Read-only memory exported again says so: the array interface's read_only and DLPack's flag, for
+// the array and its views; writable memory does not.
+TEST(InteropGpu, ReadOnlyArraysExportAsReadOnly) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  Buffer buf = Buffer::from(gpu, iota_host(12));
+  int deleted = 0;
+  CudaArrayInterface c;
+  c.shape = {3, 4};
+  c.typestr = "<f4";
+  c.data = buf.address();
+  c.read_only = true;
+  const Array from_cai = from_cuda_array_interface(c, std::make_shared<Buffer>(buf));
+  const Array from_dl = from_dlpack(Foreign::make(&deleted, buf, {3, 4}, {}, DLPACK_FLAG_BITMASK_READ_ONLY));
+  for (const Array& ro : {from_cai, from_dl}) {
+    ASSERT_TRUE(ro.is_read_only());
+    for (const Array& v : {ro, ro.T(), ro.slice({Slice(1, 3), Slice(0, 4, 2)})}) {
+      const CudaArrayInterface e = to_cuda_array_interface(v);
+      EXPECT_TRUE(e.read_only);
+      EXPECT_EQ(e.data, buf.address() + static_cast<std::uint64_t>(v.offset()));
+      DLManagedTensorVersioned* t = to_dlpack(v);
+      EXPECT_NE(t->flags & DLPACK_FLAG_BITMASK_READ_ONLY, 0u);
+      t->deleter(t);
+    }
+  }
+  const Array writable = asarray(iota_host(12), Shape{3, 4}, gpu);
+  EXPECT_FALSE(to_cuda_array_interface(writable).read_only);
+  EXPECT_FALSE(to_cuda_array_interface(writable.T(), true).read_only);
+  DLManagedTensorVersioned* t = to_dlpack(writable);
+  EXPECT_EQ(t->flags & DLPACK_FLAG_BITMASK_READ_ONLY, 0u);
+  t->deleter(t);
+}
+
+// The array interface's round trip shares the memory, no copy: the same device address, and a write
+// through either array is seen through the other.
+TEST(InteropGpu, CudaArrayInterfaceRoundTripSharesTheMemory) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  Array a = asarray(iota_host(24), Shape{4, 6}, gpu);
+  const std::uintptr_t base = to_cuda_array_interface(a).data;
+  for (const Array& v : {a, a.T(), a.slice({Slice(1, 3), Slice(0, 6, 2)})}) {
+    const CudaArrayInterface cv = to_cuda_array_interface(v);
+    Array b = from_cuda_array_interface(cv, nullptr);
+    const CudaArrayInterface cb = to_cuda_array_interface(b);
+    EXPECT_EQ(cb.data, cv.data);
+    EXPECT_EQ(cv.data, base + static_cast<std::uintptr_t>(v.offset()));
+    EXPECT_EQ(std::vector<std::int64_t>(b.strides().begin(), b.strides().end()),
+              std::vector<std::int64_t>(v.strides().begin(), v.strides().end()));
+  }
+  Array b = from_cuda_array_interface(to_cuda_array_interface(a.T()), nullptr);  // b = a.T() over a's memory
+  b += 100.0f;                                                                   // a write through b ...
+  const std::vector<float> seen = a.to_vector<float>();
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], 100.0f + i) << i;  // ... seen through a
+  a.slice({0}).assign(-1.0f);                            // a write through a (row 0) ...
+  const std::vector<float> back = b.to_vector<float>();  // b is 6 x 4: a's row 0 is b's column 0
+  for (int r = 0; r < 6; ++r) {
+    EXPECT_EQ(back[static_cast<std::size_t>(r * 4)], -1.0f) << r;  // ... seen through b
+    EXPECT_EQ(back[static_cast<std::size_t>(r * 4 + 1)], 100.0f + 6 + r) << r;
+  }
+}
+
 TEST(InteropGpu, CudaArrayInterfaceImportWaitsForTheProducerStream) {
   XP_REQUIRE_GPU();
   const Device gpu = Device::cuda(0);
