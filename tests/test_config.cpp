@@ -2,7 +2,13 @@
 // variable (doctor's exit code, cuda_status's reason) is in test_fault_matrix.cpp.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "memory/stats.hpp"
 #include "runtime/environment.hpp"
+#include "test_util.hpp"
 #include "xp/xp.hpp"
 
 using xp::DeviceRequest;
@@ -36,6 +42,86 @@ TEST(ConfigParse, DeviceSettings) {
   EXPECT_EQ(d->index, 3);
   for (const char* bad : {"gpu", "cuda:", "cuda:-1", "cuda:x", "cuda:1:2", "cuda0", "cpu:0", "cuda:99999"})
     EXPECT_FALSE(parse_device_setting(bad)) << bad;
+}
+
+// XP_GPU_MEMORY_LIMIT: a byte count, or a percentage of each device's memory (its arithmetic:
+// MemoryLimit.BytesAndPercentages in test_cuda_linalg.cpp).
+TEST(ConfigParse, MemoryLimits) {
+  const std::pair<const char*, double> percents[] = {{"80%", 80.0},      {" 12.5 % ", 12.5}, {"100%", 100.0},
+                                                     {"0.5%", 0.5},      {"33.3%", 33.3},    {"050%", 50.0},
+                                                     {"99.999%", 99.999}};
+  for (const auto& [text, want] : percents) {
+    const auto lim = parse_memory_limit(text);
+    ASSERT_TRUE(lim) << text;
+    ASSERT_TRUE(lim->percent) << text;
+    EXPECT_EQ(*lim->percent, want) << text;
+    EXPECT_EQ(lim->bytes, 0u) << text;
+  }
+  const std::pair<const char*, std::uint64_t> bytes[] = {
+      {"256M", 256ull << 20}, {"1GB", 1000000000ull}, {"4096", 4096ull}, {" 2 g ", 2ull << 30}};
+  for (const auto& [text, want] : bytes) {
+    const auto lim = parse_memory_limit(text);
+    ASSERT_TRUE(lim) << text;
+    EXPECT_FALSE(lim->percent) << text;
+    EXPECT_EQ(lim->bytes, want) << text;
+  }
+  // 12.5% of a device is an eighth of it, rounded down.
+  EXPECT_EQ(memory_limit_bytes(parse_memory_limit("12.5%"), 150'754'820'096ull), 150'754'820'096ull / 8);
+  EXPECT_EQ(memory_limit_bytes(parse_memory_limit("80%"), 1001), 800u);
+  for (const char* bad :
+       {"",       "%",  " % ",   "0%",   "0.0%", "100.5%", "150%",       "-5%", "+5%", "abc%", "5 0%", "80%%",
+        "1.2.3%", ".%", "0x50%", "1e1%", "inf%", "nan%",   "80 percent", "0",   "0M",  "12Q",  "1.5G", "-1"})
+    EXPECT_FALSE(parse_memory_limit(bad)) << "'" << bad << "'";
+}
+
+// The variable as config() reads it from the environment, in a process of its own per value (the
+// configuration is read once per process): the disabled case below, run with the value set.
+TEST(ConfigEnvironment, MemoryLimitReachesConfig) {
+  const std::pair<const char*, const char*> cases[] = {{"80%", "percent 80"},
+                                                       {" 12.5 % ", "percent 12.5"},
+                                                       {"256M", "bytes 268435456"},
+                                                       {"150%", "error"},
+                                                       {"0%", "error"},
+                                                       {"1e1%", "error"},
+                                                       {"-5%", "error"},
+                                                       {"%", "error"}};
+  for (const auto& [value, expect] : cases) {
+    const xp_test::ProcessResult r =
+        xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
+                              "--gtest_filter=ConfigEnvironment.DISABLED_MemoryLimitChild"},
+                             {{"XP_GPU_MEMORY_LIMIT", value}, {"XP_TEST_EXPECT_LIMIT", expect}});
+    EXPECT_EQ(r.exit_code, 0) << "'" << value << "': " << r.out << r.err;
+    EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << "'" << value << "': " << r.out;
+  }
+}
+
+TEST(ConfigEnvironment, DISABLED_MemoryLimitChild) {
+  const char* expect = std::getenv("XP_TEST_EXPECT_LIMIT");
+  const char* value = std::getenv("XP_GPU_MEMORY_LIMIT");
+  ASSERT_TRUE(expect != nullptr && value != nullptr) << "run by ConfigEnvironment.MemoryLimitReachesConfig";
+  const std::string e = expect;
+  if (e == "error") {
+    try {
+      (void)xp::config();
+      FAIL() << "XP_GPU_MEMORY_LIMIT='" << value << "' was accepted";
+    } catch (const xp::ConfigError& err) {
+      EXPECT_EQ(err.variable(), "XP_GPU_MEMORY_LIMIT");
+      EXPECT_EQ(err.value(), value);
+      EXPECT_NE(err.accepted().find("80%"), std::string::npos) << err.accepted();
+    }
+    EXPECT_EQ(xp::cuda_status().reason, xp::CudaReason::invalid_config);  // detection says so, never throws
+    return;
+  }
+  const std::optional<xp::MemoryLimit>& lim = xp::config().gpu_memory_limit;
+  ASSERT_TRUE(lim.has_value()) << value;
+  if (e.rfind("percent ", 0) == 0) {
+    ASSERT_TRUE(lim->percent.has_value()) << value;
+    EXPECT_EQ(*lim->percent, std::stod(e.substr(8))) << value;
+  } else {
+    ASSERT_EQ(e.rfind("bytes ", 0), 0u) << e;
+    EXPECT_FALSE(lim->percent.has_value()) << value;
+    EXPECT_EQ(lim->bytes, std::stoull(e.substr(6))) << value;
+  }
 }
 
 TEST(Device, ParsesAndPrints) {

@@ -4,12 +4,14 @@
 // Floats (cuBLAS) are checked against a float64 product of the same inputs on the CPU, within the
 // bound of a float32 (or float64) sum of k products plus the output's rounding:
 //   |gpu - exact| <= (k + 2) u |a| @ |b| + u_out |exact|;
-// integers and bool (xp's exact kernel) bit for bit against the CPU.
+// integers and bool (xp's exact kernel) bit for bit against the CPU (bits() below: all 64 bits of
+// 64-bit integers, whose products of inputs up to 2^40 wrap).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,12 +28,27 @@ std::vector<double> values(const Array& a) {
   return a.to_device(kCpu).astype(DType::float64).to_vector<double>();
 }
 
+// Each element as one word to compare exactly: integers and bool by their own bytes (every bit of
+// an int64 or uint64, which a float64 would round away), floats by the bits of their float64 value
+// with every NaN the same (payloads differ by hardware).
 std::vector<std::uint64_t> bits(const Array& a) {
-  std::vector<double> v = values(a);
+  const Array h = a.to_device(kCpu);
   std::vector<std::uint64_t> out;
-  for (double x : v) {
-    std::uint64_t b = 0;
-    std::memcpy(&b, &x, 8);
+  if (kind(h.dtype()) == DTypeKind::floating) {
+    for (double x : h.astype(DType::float64).to_vector<double>()) {
+      if (std::isnan(x)) x = std::numeric_limits<double>::quiet_NaN();
+      std::uint64_t b = 0;
+      std::memcpy(&b, &x, 8);
+      out.push_back(b);
+    }
+    return out;
+  }
+  const std::size_t item = h.itemsize(), n = static_cast<std::size_t>(h.size());
+  std::vector<unsigned char> raw(n * item);
+  h.copy_to_host(h.dtype(), raw.data(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t b = 0;  // the element's bytes, zero-extended: distinct elements give distinct words
+    std::memcpy(&b, raw.data() + i * item, item);
     out.push_back(b);
   }
   return out;
@@ -254,14 +271,37 @@ TEST(GpuTransfers, StagedCopiesAreExactAndDoNotKeepTheHostMemory) {
   }
 }
 
+// The first float matmul of a process creates the device's cuBLAS handle, whose workspace comes
+// from xp's allocator and stays in use for the life of the process: in a fresh process (the
+// disabled case below), where no earlier matmul made it.
 TEST(GpuMatmul, CublasWorkspaceCountsAsMemoryInUse) {
   XP_REQUIRE_GPU();
+  const auto r = xp_test::run_process(
+      {"/proc/self/exe", "--gtest_also_run_disabled_tests", "--gtest_filter=GpuMatmul.DISABLED_FirstMatmulOfAProcess"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
+}
+
+TEST(GpuMatmul, DISABLED_FirstMatmulOfAProcess) {
   const Device gpu = Device::cuda(0);
-  const MemoryStats before = memory_stats(gpu);
+  // cuBLAS's advice, as src/backend/cuda/cublas.cpp gives it (workspace_bytes): 32 MiB from Hopper
+  // on, 4 MiB before.
+  const std::uint64_t workspace = gpu_info(gpu).cc_major >= 9 ? std::uint64_t{32} << 20 : std::uint64_t{4} << 20;
+  const std::uint64_t result = 64 * 64 * 4;  // 16 KiB: a block of exactly that size
   Array a = ones({64, 64}, DType::float32, gpu);
+  a.eval();
+  const MemoryStats before = memory_stats(gpu);
   Array c = matmul(a, a);
-  EXPECT_EQ(c.to_device(kCpu).to_vector<float>(), std::vector<float>(64 * 64, 64.0f));
   const MemoryStats after = memory_stats(gpu);
-  // The result and (the first time cuBLAS is used in this process) its workspace.
-  EXPECT_GE(after.bytes_in_use, before.bytes_in_use + 64 * 64 * 4);
+  EXPECT_EQ(after.bytes_in_use - before.bytes_in_use, result + workspace)
+      << "the first matmul should hold its result and the cuBLAS workspace from xp's allocator (cuBLAS must be "
+         "found on this machine: without it matmul runs on the host)";
+  EXPECT_EQ(after.allocations - before.allocations, 2u);
+  EXPECT_EQ(c.to_device(kCpu).to_vector<float>(), std::vector<float>(64 * 64, 64.0f));
+  // The workspace is made once: a second matmul holds only its result.
+  Array d = matmul(a, a);
+  const MemoryStats again = memory_stats(gpu);
+  EXPECT_EQ(again.bytes_in_use - after.bytes_in_use, result);
+  EXPECT_EQ(again.allocations - after.allocations, 1u);
+  EXPECT_EQ(d.to_device(kCpu).to_vector<float>(), std::vector<float>(64 * 64, 64.0f));
 }

@@ -1,11 +1,13 @@
 // XP_GPU_MEMORY_LIMIT=256M (set by tests/CMakeLists.txt for this executable): in use + cached bytes
 // stay under it, cached blocks are freed before an allocation is refused, and a refusal is an
 // OutOfMemory with the bytes requested, the bytes left under the limit and the limit, leaving the
-// statistics as they were. Label `gpu`.
+// statistics as they were; a matmul with no room left for cuBLAS's workspace runs without one.
+// Label `gpu`.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "test_util.hpp"
 #include "xp/xp.hpp"
@@ -83,4 +85,44 @@ TEST(GpuMemoryLimit, WorkStillRunsUnderTheLimit) {
   EXPECT_EQ(max(c).item<float>(), 513.0f);
   const MemoryStats s = memory_stats(gpu);
   EXPECT_LE(s.bytes_in_use + s.bytes_cached, kLimit);
+}
+
+// The cuBLAS workspace is allocated under the limit when the device's handle is made, at the first
+// float matmul of a process; when it does not fit, cuBLAS runs without one (cublas.hpp) rather than
+// the matmul failing or the workspace passing the limit. In a fresh process: the disabled case below.
+TEST(GpuMemoryLimit, AMatmulWithoutRoomForTheCublasWorkspaceRunsWithoutIt) {
+  XP_REQUIRE_GPU();
+  const auto r = xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
+                                       "--gtest_filter=GpuMemoryLimit.DISABLED_FirstMatmulWithoutRoom"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
+}
+
+TEST(GpuMemoryLimit, DISABLED_FirstMatmulWithoutRoom) {
+  const Device gpu = Device::cuda(0);
+  ASSERT_EQ(memory_stats(gpu).limit, kLimit) << "run with XP_GPU_MEMORY_LIMIT=256M";
+  // As src/backend/cuda/cublas.cpp's workspace_bytes: 32 MiB from Hopper on, 4 MiB before.
+  const std::uint64_t workspace = gpu_info(gpu).cc_major >= 9 ? 32 * kMiB : 4 * kMiB;
+  const std::uint64_t result = 64 * 64 * 4;  // a 16 KiB block
+  Array a = ones({64, 64}, DType::float32, gpu);
+  a.eval();
+  // Blocks of powers of two holding all but half a workspace: the result fits, the workspace not.
+  std::vector<Array> held;
+  for (std::uint64_t rest = (kLimit - workspace / 2) / kMiB, mib = 128; rest > 0; mib /= 2) {
+    if (rest >= mib) {
+      held.push_back(block(mib));
+      rest -= mib;
+    }
+  }
+  const MemoryStats s0 = memory_stats(gpu);
+  ASSERT_EQ(s0.bytes_in_use, kLimit - workspace / 2 + result) << "this test needs a fresh process";
+  ASSERT_LT(kLimit - s0.bytes_in_use - s0.bytes_cached, workspace);
+  Array c = matmul(a, a);
+  const MemoryStats s1 = memory_stats(gpu);
+  EXPECT_EQ(s1.bytes_in_use, s0.bytes_in_use + result) << "only the result: no workspace";
+  EXPECT_EQ(s1.allocations, s0.allocations + 1);
+  EXPECT_LE(s1.bytes_in_use + s1.bytes_cached, kLimit);
+  EXPECT_EQ(c.to_device(Device::cpu()).to_vector<float>(), std::vector<float>(64 * 64, 64.0f));
+  held.clear();
+  free_cached(gpu);
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -32,7 +33,8 @@ extern "C" __global__ void copy(const float* in, float* out, int n) {
   if (i < n) out[i] = in[i];
 }
 )";
-constexpr long long kSpin = 200'000'000;  // about 0.1 s at 2 GHz
+constexpr long long kSpin = 200'000'000;        // about 0.1 s at 2 GHz
+constexpr long long kLongSpin = 2'000'000'000;  // about 1 s at 2 GHz
 
 Kernel kernel(const char* name, const Device& d) {
   static Program p(kSource, {.name = "interop_test.cu"});
@@ -45,8 +47,10 @@ struct Foreign {
   Buffer buffer;
   std::vector<std::int64_t> shape, strides;
   int* deleted = nullptr;
+  std::function<void()> on_delete;  // what the owner does when xp lets go, if anything
   static void deleter(DLManagedTensorVersioned* self) {
     auto* f = static_cast<Foreign*>(self->manager_ctx);
+    if (f->on_delete) f->on_delete();
     ++*f->deleted;
     delete f;
   }
@@ -139,6 +143,68 @@ TEST(InteropGpu, DLPackImportOfForeignDeviceMemory) {
   EXPECT_THROW(r += 1.0f, ValueError);
   r = Array();
   EXPECT_EQ(deleted, 2);
+}
+
+// Releasing imported memory waits for xp's stream, because the owner may reuse the memory at once.
+// Here the owner does: when xp lets go (the DLPack deleter, the array interface's keep-alive), it
+// overwrites the memory with -1 on a stream of its own, which does not wait for xp's. xp's stream is
+// still busy then, without the wait: a slow kernel (about 1 s) and, queued after it, y = a * 2 reading
+// the memory. With the wait, y holds twice the original values and the slow kernel had finished when
+// the owner let go (a flag it writes last, read on the owner's stream); without it, y reads -1s.
+TEST(InteropGpu, ReleasingImportedMemoryWaitsForXpsStream) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const int n = 1 << 16;
+  Stream owner(gpu);
+  Kernel slow_fill = kernel("slow_fill", gpu);
+  {  // a * 2 compiled once beforehand, so that nothing slow runs on the host while the kernel spins
+    Array warm = asarray(iota_host(n), std::nullopt, gpu) * 2.0f;
+    warm.eval();
+  }
+  for (const bool dlpack : {true, false}) {
+    SCOPED_TRACE(dlpack ? "DLPack" : "CUDA array interface");
+    Buffer memory = Buffer::from(gpu, iota_host(n));
+    Buffer flag(gpu, 4);
+    flag.fill_bytes(0);
+    float flag_at_release = -1.0f;
+    int released = 0;
+    const auto release = [&] {
+      flag.copy_to_host_async(&flag_at_release, 4, owner);
+      slow_fill.launch({.grid = n / 256, .block = 256, .stream = owner},
+                       reinterpret_cast<float*>(static_cast<std::uintptr_t>(memory.address())), n, -1.0f, 0LL);
+      owner.synchronize();
+      ++released;
+    };
+    Array a;
+    int deleted = 0;
+    if (dlpack) {
+      DLManagedTensorVersioned* t = Foreign::make(&deleted, memory, {n});
+      static_cast<Foreign*>(t->manager_ctx)->on_delete = release;
+      a = from_dlpack(t);
+    } else {
+      CudaArrayInterface c;
+      c.shape = {n};
+      c.typestr = "<f4";
+      c.data = memory.address();
+      a = from_cuda_array_interface(c, std::shared_ptr<void>(&released, [&release](void*) { release(); }));
+    }
+    // xp's stream: the slow kernel (raw pointers: nothing of `a` is held by the launch), then y.
+    slow_fill.launch({.grid = 1, .block = 1}, reinterpret_cast<float*>(static_cast<std::uintptr_t>(flag.address())), 1,
+                     1.0f, kLongSpin);
+    Array y = a * 2.0f;
+    y.eval();
+    a = Array();  // the last array over the memory
+    EXPECT_EQ(released, 1);
+    EXPECT_EQ(deleted, dlpack ? 1 : 0);
+    EXPECT_EQ(flag_at_release, 1.0f) << "the owner got the memory back while xp's stream was still running";
+    const std::vector<float> v = y.to_vector<float>();
+    int bad = 0;
+    for (int i = 0; i < n; ++i) {
+      if (v[static_cast<std::size_t>(i)] != 2.0f * static_cast<float>(i) && bad++ < 3)
+        ADD_FAILURE() << "y[" << i << "] = " << v[static_cast<std::size_t>(i)] << ", not " << 2.0f * i
+                      << ": xp's work read the memory after the owner reused it";
+    }
+  }
 }
 
 TEST(InteropGpu, DLPackRefusesHostPointersAndWrongDevices) {
@@ -277,6 +343,67 @@ TEST(InteropGpu, CudaArrayInterfaceRoundTripAndKeepAlive) {
   h.typestr = "<f8";
   h.data = reinterpret_cast<std::uintptr_t>(host);
   EXPECT_THROW(from_cuda_array_interface(h, nullptr), ValueError);
+}
+
+// Read-only memory exported again says so: the array interface's read_only and DLPack's flag, for
+// the array and its views; writable memory does not.
+TEST(InteropGpu, ReadOnlyArraysExportAsReadOnly) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  Buffer buf = Buffer::from(gpu, iota_host(12));
+  int deleted = 0;
+  CudaArrayInterface c;
+  c.shape = {3, 4};
+  c.typestr = "<f4";
+  c.data = buf.address();
+  c.read_only = true;
+  const Array from_cai = from_cuda_array_interface(c, std::make_shared<Buffer>(buf));
+  const Array from_dl = from_dlpack(Foreign::make(&deleted, buf, {3, 4}, {}, DLPACK_FLAG_BITMASK_READ_ONLY));
+  for (const Array& ro : {from_cai, from_dl}) {
+    ASSERT_TRUE(ro.is_read_only());
+    for (const Array& v : {ro, ro.T(), ro.slice({Slice(1, 3), Slice(0, 4, 2)})}) {
+      const CudaArrayInterface e = to_cuda_array_interface(v);
+      EXPECT_TRUE(e.read_only);
+      EXPECT_EQ(e.data, buf.address() + static_cast<std::uint64_t>(v.offset()));
+      DLManagedTensorVersioned* t = to_dlpack(v);
+      EXPECT_NE(t->flags & DLPACK_FLAG_BITMASK_READ_ONLY, 0u);
+      t->deleter(t);
+    }
+  }
+  const Array writable = asarray(iota_host(12), Shape{3, 4}, gpu);
+  EXPECT_FALSE(to_cuda_array_interface(writable).read_only);
+  EXPECT_FALSE(to_cuda_array_interface(writable.T(), true).read_only);
+  DLManagedTensorVersioned* t = to_dlpack(writable);
+  EXPECT_EQ(t->flags & DLPACK_FLAG_BITMASK_READ_ONLY, 0u);
+  t->deleter(t);
+}
+
+// The array interface's round trip shares the memory, no copy: the same device address, and a write
+// through either array is seen through the other.
+TEST(InteropGpu, CudaArrayInterfaceRoundTripSharesTheMemory) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  Array a = asarray(iota_host(24), Shape{4, 6}, gpu);
+  const std::uintptr_t base = to_cuda_array_interface(a).data;
+  for (const Array& v : {a, a.T(), a.slice({Slice(1, 3), Slice(0, 6, 2)})}) {
+    const CudaArrayInterface cv = to_cuda_array_interface(v);
+    Array b = from_cuda_array_interface(cv, nullptr);
+    const CudaArrayInterface cb = to_cuda_array_interface(b);
+    EXPECT_EQ(cb.data, cv.data);
+    EXPECT_EQ(cv.data, base + static_cast<std::uintptr_t>(v.offset()));
+    EXPECT_EQ(std::vector<std::int64_t>(b.strides().begin(), b.strides().end()),
+              std::vector<std::int64_t>(v.strides().begin(), v.strides().end()));
+  }
+  Array b = from_cuda_array_interface(to_cuda_array_interface(a.T()), nullptr);  // b = a.T() over a's memory
+  b += 100.0f;                                                                   // a write through b ...
+  const std::vector<float> seen = a.to_vector<float>();
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], 100.0f + i) << i;  // ... seen through a
+  a.slice({0}).assign(-1.0f);                            // a write through a (row 0) ...
+  const std::vector<float> back = b.to_vector<float>();  // b is 6 x 4: a's row 0 is b's column 0
+  for (int r = 0; r < 6; ++r) {
+    EXPECT_EQ(back[static_cast<std::size_t>(r * 4)], -1.0f) << r;  // ... seen through b
+    EXPECT_EQ(back[static_cast<std::size_t>(r * 4 + 1)], 100.0f + 6 + r) << r;
+  }
 }
 
 TEST(InteropGpu, CudaArrayInterfaceImportWaitsForTheProducerStream) {

@@ -28,6 +28,15 @@
 // Releasing imported device memory: when the last array using it goes, xp waits for its stream to
 // finish the work queued on the memory (the owner may reuse it at once), then calls the DLPack
 // deleter or drops the keep-alive reference.
+//
+// Releasing exported device memory is the consumer's to order: when the DLPack deleter has run (or
+// the last reference to the array behind an array-interface export is gone) and no xp array uses
+// the memory, its block goes back to xp's cache, and work queued on xp's stream may overwrite it at
+// once. So a consumer releases the export only after its own work on the memory has finished, or has
+// been ordered before xp's stream: for example after synchronizing the stream it used (xp, as a
+// consumer, waits for its stream: above). xp cannot order this itself: the deleter carries no
+// stream, and the consumer stream given to to_dlpack may be destroyed by then, so waiting on it is
+// not safe; the DLPack and array API specifications leave release ordering to the libraries.
 
 #include <cstddef>
 #include <cstdint>
@@ -158,10 +167,12 @@ namespace xp {
 
 // A new DLManagedTensorVersioned sharing a's memory (version 1.1; strides in elements, always
 // given; data points at the first element, byte_offset 0; the read-only flag for read-only memory).
-// Its deleter (callable from any thread, once) releases xp's reference. a is evaluated first (see
-// the top of this file). For a CUDA array: with a consumer stream, that stream waits for xp's
-// stream on the device; without one, the host waits for xp's stream. A consumer stream for a CPU
-// array is a ValueError; so are strides that are not whole elements (possible for wrap()ped memory).
+// Its deleter (callable from any thread, once) releases xp's reference: call it only once the
+// consumer's work on the memory is done or ordered before xp's stream ("Releasing exported device
+// memory" at the top of this file). a is evaluated first (see the top of this file). For a CUDA
+// array: with a consumer stream, that stream waits for xp's stream on the device; without one, the
+// host waits for xp's stream. A consumer stream for a CPU array is a ValueError; so are strides that
+// are not whole elements (possible for wrap()ped memory).
 XP_API DLManagedTensorVersioned* to_dlpack(const Array& a,
                                            std::optional<std::uintptr_t> consumer_stream = std::nullopt);
 
@@ -191,7 +202,9 @@ struct CudaArrayInterface {
 // The description of a CUDA array (a ValueError for a CPU array; bfloat16 a TypeError), evaluated
 // first (see the top of this file). The stream is xp's stream of the device, on which the consumer
 // must wait before using the memory; with synchronize, the host waits for xp's stream instead and
-// the stream is 0. The description is valid while `a` (or a view of its memory) is alive.
+// the stream is 0. The description is valid while `a` (or a view of its memory) is alive, and the
+// consumer's work on the memory must be done (or ordered before xp's stream) when the last of them
+// goes (see the top of this file).
 XP_API CudaArrayInterface to_cuda_array_interface(const Array& a, bool synchronize = false);
 
 // An array over device memory described by `cai` (versions 1 to 3), holding keep_alive until the

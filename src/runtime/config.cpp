@@ -95,6 +95,36 @@ std::optional<std::uint64_t> parse_byte_count(const std::string& raw) {
   return *n * mul;
 }
 
+std::optional<MemoryLimit> parse_memory_limit(const std::string& raw) {
+  const std::string v = trim(raw);
+  MemoryLimit lim;
+  if (!v.empty() && v.back() == '%') {
+    // A plain decimal: digits with at most one point (no sign, exponent, hex, inf or nan, which
+    // strtod would take), read the same in every locale.
+    const std::string num = trim(v.substr(0, v.size() - 1));
+    bool digit = false, point = false;
+    for (char c : num) {
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        digit = true;
+      } else if (c == '.' && !point) {
+        point = true;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (!digit) return std::nullopt;
+    double p = 0;
+    const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), p, std::chars_format::fixed);
+    if (ec != std::errc() || end != num.data() + num.size() || !(p > 0.0) || p > 100.0) return std::nullopt;
+    lim.percent = p;
+    return lim;
+  }
+  auto b = parse_byte_count(v);
+  if (!b || *b == 0) return std::nullopt;
+  lim.bytes = *b;
+  return lim;
+}
+
 std::optional<DeviceRequest> parse_device_setting(const std::string& raw) {
   const std::string v = lower(trim(raw));
   DeviceRequest r;
@@ -181,20 +211,9 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
     if (!b) return "malformed";
     cfg.cache_max_bytes = *b;
   } else if (name == "XP_GPU_MEMORY_LIMIT") {
-    const std::string v = detail::trim(value);
-    MemoryLimit lim;
-    if (!v.empty() && v.back() == '%') {
-      const std::string num = detail::trim(v.substr(0, v.size() - 1));
-      char* end = nullptr;
-      const double p = std::strtod(num.c_str(), &end);
-      if (num.empty() || end != num.c_str() + num.size() || !(p > 0.0) || p > 100.0) return "malformed";
-      lim.percent = p;
-    } else {
-      auto b = parse_byte_count(v);
-      if (!b || *b == 0) return "malformed";
-      lim.bytes = *b;
-    }
-    cfg.gpu_memory_limit = lim;
+    auto lim = detail::parse_memory_limit(value);
+    if (!lim) return "malformed";
+    cfg.gpu_memory_limit = *lim;
   } else if (name == "XP_NUM_THREADS") {
     auto n = detail::parse_u64(detail::trim(value));
     if (!n || *n < 1 || *n > 4096) return "malformed";

@@ -32,5 +32,8 @@ std::optional<std::uint64_t> parse_u64(std::string_view digits);
 std::optional<bool> parse_bool_setting(const std::string& raw);
 std::optional<std::uint64_t> parse_byte_count(const std::string& raw);      // "512M", "1GiB", "2GB"
 std::optional<DeviceRequest> parse_device_setting(const std::string& raw);  // "cpu", "cuda", "cuda:N"
+// XP_GPU_MEMORY_LIMIT: a byte count above 0 ("256M"), or a plain decimal percentage above 0 and at
+// most 100 ("80%", "12.5 %").
+std::optional<MemoryLimit> parse_memory_limit(const std::string& raw);
 
 }  // namespace xp::detail
