@@ -346,7 +346,7 @@ TEST(HostBlocks, StatisticsStayExactWithThreadsAllocatingAtOnce) {
   EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
   EXPECT_EQ(after.allocations, before.allocations + 4 * 2000 * 3);
   EXPECT_GE(after.peak_bytes_in_use, before.bytes_in_use + (std::uint64_t{1} << 20));
-  free_cached(kCpu);
+  free_all(kCpu);
   EXPECT_EQ(memory_stats(kCpu).bytes_cached, 0u);
 }
 

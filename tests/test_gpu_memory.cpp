@@ -210,7 +210,7 @@ TEST(GpuVecdot, FloatsWithinBoundIntegersExact) {
 TEST(GpuMemory, StatisticsFollowAllocations) {
   XP_REQUIRE_GPU();
   const Device gpu = Device::cuda(0);
-  free_cached(gpu);
+  free_all(gpu);
   const MemoryStats s0 = memory_stats(gpu);
   EXPECT_EQ(s0.bytes_cached, 0u);
   const std::uint64_t mib = std::uint64_t{1} << 20;
@@ -229,7 +229,7 @@ TEST(GpuMemory, StatisticsFollowAllocations) {
     Array again = empty({1 << 20}, DType::uint8, gpu);  // the cached block comes back
     EXPECT_EQ(memory_stats(gpu).bytes_cached, 1024u);
   }
-  free_cached(gpu);
+  free_all(gpu);
   const MemoryStats s3 = memory_stats(gpu);
   EXPECT_EQ(s3.bytes_cached, 0u);
   EXPECT_EQ(s3.bytes_in_use, s0.bytes_in_use);
@@ -248,7 +248,7 @@ TEST(GpuMemory, PeakIsTrackedAndReset) {
   EXPECT_EQ(s1.peak_bytes_in_use, s0.bytes_in_use + block);
   reset_peak(gpu);
   EXPECT_EQ(memory_stats(gpu).peak_bytes_in_use, s1.bytes_in_use);
-  free_cached(gpu);
+  free_all(gpu);
 }
 
 TEST(GpuTransfers, StagedCopiesAreExactAndDoNotKeepTheHostMemory) {

@@ -32,7 +32,7 @@ TEST(GpuMemoryLimit, TheLimitIsTheVariables) {
 TEST(GpuMemoryLimit, PastTheLimitIsOutOfMemoryAndNothingChanges) {
   XP_REQUIRE_GPU();
   const Device gpu = Device::cuda(0);
-  free_cached(gpu);
+  free_all(gpu);
   const MemoryStats s0 = memory_stats(gpu);
   ASSERT_LE(s0.bytes_in_use, 64 * kMiB) << "this test needs the device's memory to itself";
   Array a = block(64), b = block(64);
@@ -61,7 +61,7 @@ TEST(GpuMemoryLimit, PastTheLimitIsOutOfMemoryAndNothingChanges) {
 TEST(GpuMemoryLimit, CachedBlocksAreFreedToMakeRoom) {
   XP_REQUIRE_GPU();
   const Device gpu = Device::cuda(0);
-  free_cached(gpu);
+  free_all(gpu);
   const MemoryStats s0 = memory_stats(gpu);
   ASSERT_LE(s0.bytes_in_use, 64 * kMiB);
   Array keep = block(64);
@@ -124,5 +124,5 @@ TEST(GpuMemoryLimit, DISABLED_FirstMatmulWithoutRoom) {
   EXPECT_LE(s1.bytes_in_use + s1.bytes_cached, kLimit);
   EXPECT_EQ(c.to_device(Device::cpu()).to_vector<float>(), std::vector<float>(64 * 64, 64.0f));
   held.clear();
-  free_cached(gpu);
+  free_all(gpu);
 }

@@ -24,7 +24,7 @@ TEST(GpuMemoryPercent, TheLimitIsThatShareOfTheDevicesMemory) {
   EXPECT_EQ(memory_stats(gpu).limit, limit);
 
   // What fits is allocated; one byte more than the room left is refused before the driver is asked.
-  free_cached(gpu);
+  free_all(gpu);
   Array a = empty({std::int64_t{1} << 20}, DType::uint8, gpu);
   const MemoryStats s = memory_stats(gpu);
   ASSERT_LE(s.bytes_in_use + s.bytes_cached, limit);

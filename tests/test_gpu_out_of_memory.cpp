@@ -28,7 +28,7 @@ TEST(GpuOutOfMemory, CachedBlocksAreFreedAndTheAllocationRetried) {
   XP_REQUIRE_GPU();
   const Device gpu = Device::cuda(0);
   ASSERT_EQ(memory_stats(gpu).limit, 0u) << "runs without XP_GPU_MEMORY_LIMIT: the refusal must be the driver's";
-  free_cached(gpu);
+  free_all(gpu);
   const MemoryStats s0 = memory_stats(gpu);
   ASSERT_EQ(s0.bytes_cached, 0u);
   const GpuInfo info0 = gpu_info(gpu);
@@ -69,7 +69,7 @@ TEST(GpuOutOfMemory, CachedBlocksAreFreedAndTheAllocationRetried) {
 
   tail = Array();
   big = Array();
-  free_cached(gpu);
+  free_all(gpu);
   const MemoryStats s3 = memory_stats(gpu);
   EXPECT_EQ(s3.bytes_cached, 0u);
   EXPECT_EQ(s3.bytes_in_use, s0.bytes_in_use);

@@ -9,7 +9,7 @@ namespace xp {
 
 // What a device's allocator holds. Arrays get memory in blocks rounded up to the allocator's sizes
 // (on a GPU: powers of two from 512 bytes, 2 MiB multiples from 1 GiB); a freed block is kept for
-// the next array of its size ("cached") until free_cached() or an allocation that needs the room.
+// the next array of its size ("cached") until free_all() or an allocation that needs the room.
 //
 // On a GPU, XP_GPU_MEMORY_LIMIT caps in use + cached bytes: an allocation that would pass it first
 // frees the cached blocks, then throws OutOfMemory with the bytes requested, the bytes left under
@@ -28,9 +28,10 @@ struct MemoryStats {
 // The device's statistics. Throws DeviceUnavailable for a CUDA device this process cannot use.
 XP_API MemoryStats memory_stats(const Device& device);
 
-// Returns the device's cached blocks to the system (the driver, for a GPU), after the work queued
-// on xp's stream of the device has finished. Blocks in use are untouched.
-XP_API void free_cached(const Device& device);
+// Returns all the device's cached blocks to the system (the driver, for a GPU), after the work
+// queued on xp's stream of the device has finished; as CuPy's MemoryPool.free_all_blocks. Blocks in
+// use are untouched.
+XP_API void free_all(const Device& device);
 
 // Sets the peak to the bytes in use now.
 XP_API void reset_peak(const Device& device);

@@ -40,7 +40,7 @@ MemoryStats memory_stats(const Device& device) {
   return detail::backend_for(device).memory_stats();
 }
 
-void free_cached(const Device& device) {
+void free_all(const Device& device) {
   detail::backend_for(device).free_cached();
 }
 
