@@ -12,8 +12,11 @@
 
 #include <climits>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
 #include "backend/cuda/cublas.hpp"
@@ -369,6 +372,77 @@ TEST(CublasSearch, TheToolkitsCublasIsFoundAndCheckedAgainstTheDriver) {
   const cb::SearchResult old = cb::search(in);
   EXPECT_EQ(old.chosen, -1);
   EXPECT_NE(old.reason.find("driver"), std::string::npos) << old.reason;
+}
+
+// libcublas loads libcublasLt (same CUDA major) as its dependency; the search reports the one it
+// brought in beside each libcublas, and blas_report() the one in use.
+TEST(CublasSearch, EachCublasReportsTheLibcublasLtItLoaded) {
+  cb::SearchInputs in = cb::process_inputs();
+  in.explicit_path.clear();
+  in.driver_version = 0;
+  const cb::SearchResult r = cb::search(in);
+  if (r.chosen < 0) GTEST_SKIP() << "no cuBLAS on this machine: " << r.reason;
+  ASSERT_EQ(r.lt.size(), r.found.size());
+  for (std::size_t i = 0; i < r.found.size(); ++i) {
+    const xp::LibraryInfo& lt = r.lt[i];
+    const int major = r.found[i].version_number / 1000;
+    ASSERT_TRUE(lt.found) << r.found[i].path << ": " << lt.error;
+    EXPECT_EQ(lt.name, "libcublasLt");
+    EXPECT_TRUE(std::filesystem::exists(lt.path)) << lt.path;
+    EXPECT_EQ(std::filesystem::path(lt.path).filename().string().rfind("libcublasLt.so." + std::to_string(major), 0),
+              0u)
+        << lt.path;
+    EXPECT_EQ(lt.version_number / 1000, major) << lt.version;
+    EXPECT_NE(lt.found_by.find(r.found[i].path), std::string::npos) << lt.found_by;
+  }
+  const xp::BlasReport b = xp::blas_report();
+  ASSERT_TRUE(b.unavailable.empty()) << b.unavailable;
+  int chosen = 0;
+  for (const auto& l : b.cublas) chosen += l.chosen ? 1 : 0;
+  EXPECT_EQ(chosen, 1);
+  EXPECT_TRUE(b.cublas_lt.found);
+  EXPECT_TRUE(std::filesystem::exists(b.cublas_lt.path)) << b.cublas_lt.path;
+}
+
+// `xp doctor` names the cuBLAS and cuBLASLt in use, or why there is none.
+TEST(CublasSearch, DoctorShowsTheLibrariesOrWhyNone) {
+  const xp::BlasReport b = xp::blas_report();
+  if (!b.unavailable.empty()) GTEST_SKIP() << "no cuBLAS on this machine: " << b.unavailable;
+  std::string used;
+  for (const auto& l : b.cublas)
+    if (l.chosen) used = l.path;
+  const auto text = xp_test::run_process({XP_CLI_PATH, "doctor"});
+  EXPECT_NE(text.out.find("cuBLAS:   " + used), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("cuBLASLt: " + b.cublas_lt.path), std::string::npos) << text.out;
+  const auto js = xp_test::run_process({XP_CLI_PATH, "doctor", "--json"});
+  const nlohmann::json j = nlohmann::json::parse(js.out);
+  const nlohmann::json& la = j.at("linear_algebra");
+  bool listed = false;
+  for (const auto& l : la.at("cublas")) listed = listed || (l.at("path") == used && l.at("chosen") == true);
+  EXPECT_TRUE(listed) << la.dump(1);
+  EXPECT_EQ(la.at("cublaslt").at("path"), b.cublas_lt.path);
+  EXPECT_TRUE(la.at("unavailable").is_null());
+
+  // A missing XP_CUBLAS: nothing else is looked at, and both forms say why.
+  xp_test::TempDir dir;
+  const std::string missing = dir / "libcublas.so.13";
+  const auto bad = xp_test::run_process({XP_CLI_PATH, "doctor", "--json"}, {{"XP_CUBLAS", missing}});
+  const nlohmann::json jb = nlohmann::json::parse(bad.out);
+  const nlohmann::json& lb = jb.at("linear_algebra");
+  EXPECT_TRUE(lb.at("cublas").empty()) << lb.dump(1);
+  EXPECT_FALSE(lb.at("cublaslt").at("found"));
+  EXPECT_NE(lb.at("unavailable").get<std::string>().find("XP_CUBLAS points at " + missing), std::string::npos)
+      << lb.dump(1);
+  bool problem = false;
+  for (const auto& p : jb.at("problems"))
+    problem = problem || (p.at("id") == "cublas_unusable" && p.at("severity") == "error");
+  EXPECT_TRUE(problem) << jb.at("problems").dump(1);
+  EXPECT_EQ(bad.exit_code, 1);  // what the user asked for is not there
+  EXPECT_EQ(js.exit_code, text.exit_code);
+  const auto bad_text = xp_test::run_process({XP_CLI_PATH, "doctor"}, {{"XP_CUBLAS", missing}});
+  EXPECT_EQ(bad_text.exit_code, 1);
+  EXPECT_NE(bad_text.out.find("cuBLAS:   none used (XP_CUBLAS points at " + missing), std::string::npos)
+      << bad_text.out;
 }
 
 TEST(MemoryLimit, BytesAndPercentages) {

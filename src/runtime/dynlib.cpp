@@ -73,6 +73,19 @@ DynLib::~DynLib() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
+// The absolute path of an opened library, from the link map (`fallback` if it has none).
+static std::string loaded_path(void* handle, const std::string& fallback) {
+  std::string path = fallback;
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0')
+    path = map->l_name;
+  if (char* real = realpath(path.c_str(), nullptr); real != nullptr) {
+    path = real;
+    std::free(real);
+  }
+  return path;
+}
+
 DynLib DynLib::open(const std::string& name_or_path) {
   DynLib lib;
   const bool is_path = name_or_path.find('/') != std::string::npos;
@@ -97,17 +110,20 @@ DynLib DynLib::open(const std::string& name_or_path) {
     }
     return lib;
   }
-  link_map* map = nullptr;
-  if (dlinfo(lib.handle_, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
-      map->l_name[0] != '\0') {
-    lib.path_ = map->l_name;
-  } else {
-    lib.path_ = name_or_path;
+  lib.path_ = loaded_path(lib.handle_, name_or_path);
+  return lib;
+}
+
+DynLib DynLib::loaded(const std::string& soname) {
+  DynLib lib;
+  dlerror();
+  lib.handle_ = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (lib.handle_ == nullptr) {
+    lib.failure_ = Failure::not_found;
+    lib.error_ = soname + " is not loaded";
+    return lib;
   }
-  if (char* real = realpath(lib.path_.c_str(), nullptr); real != nullptr) {
-    lib.path_ = real;
-    std::free(real);
-  }
+  lib.path_ = loaded_path(lib.handle_, soname);
   return lib;
 }
 

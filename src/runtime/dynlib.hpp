@@ -19,6 +19,9 @@ class DynLib {
 
   // name_or_path: a bare soname goes through the OS loader's search; a path is opened as is.
   static DynLib open(const std::string& name_or_path);
+  // The library of this soname if the process has loaded it already (as another library's
+  // dependency, say); not ok() otherwise. Loads nothing.
+  static DynLib loaded(const std::string& soname);
 
   bool ok() const noexcept { return handle_ != nullptr; }
   Failure failure() const noexcept { return failure_; }

@@ -122,6 +122,19 @@ json kernels_json(const xp::CompilerInfo& c, const xp::KernelCacheInfo& k) {
             {"max_bytes", k.max_bytes}}}};
 }
 
+json blas_json(const xp::BlasReport& b) {
+  json found = json::array();
+  for (const auto& l : b.cublas) {
+    json one = library_json(l);
+    one["chosen"] = l.chosen;
+    found.push_back(one);
+  }
+  return {{"cublas", found},
+          {"cublaslt", library_json(b.cublas_lt)},
+          {"tried", b.tried},
+          {"unavailable", nullable(b.unavailable)}};
+}
+
 std::string gib(std::uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
@@ -208,6 +221,15 @@ void print_text(const xp::SystemReport& r) {
             << (k.usable ? std::to_string(k.entries) + " entries, " + gib(k.bytes) + " of " + gib(k.max_bytes)
                          : "disabled: " + k.problem)
             << "\n";
+  // Matmul and vecdot on a GPU: cuBLAS, found without a GPU.
+  const xp::BlasReport b = xp::blas_report();
+  std::cout << "\nLinear algebra (GPU matmul, vecdot)\n";
+  for (const auto& l : b.cublas) print_library("cuBLAS:   ", l);
+  if (b.cublas_lt.found) print_library("cuBLASLt: ", b.cublas_lt);
+  if (!b.unavailable.empty()) {
+    std::cout << "  cuBLAS:   none used (" << b.unavailable << ")\n";
+    for (const auto& t : b.tried) std::cout << "      tried " << t << "\n";
+  }
   if (!r.problems.empty()) {
     std::cout << "\nProblems\n";
     for (const auto& p : r.problems) {
@@ -218,11 +240,24 @@ void print_text(const xp::SystemReport& r) {
 
 }  // namespace
 
+// XP_CUBLAS names a cuBLAS that cannot be used: the user asked for it (exit 1, as for XP_NVRTC).
+void add_cublas_problem(xp::SystemReport& r, const xp::BlasReport& b) {
+  for (const auto& v : r.config) {
+    if (v.name != "XP_CUBLAS" || !v.set || b.unavailable.empty()) continue;
+    r.problems.push_back({"cublas_unusable", "error", b.unavailable,
+                          "point XP_CUBLAS at a libcublas.so.N whose libcublasLt.so.N the loader finds, or unset it "
+                          "to search CUDA_PATH, CUDA_HOME, the nvidia-cublas wheel and the system"});
+    r.user_demand_unmet = true;
+  }
+}
+
 int doctor(bool as_json) {
-  const xp::SystemReport r = xp::system_report();
+  xp::SystemReport r = xp::system_report();
+  add_cublas_problem(r, xp::blas_report());
   if (as_json) {
     json j = report_json(r);
     j["kernels"] = kernels_json(xp::compiler_info(), xp::kernel_cache_info());
+    j["linear_algebra"] = blas_json(xp::blas_report());
     std::cout << j.dump(2) << "\n";
   } else
     print_text(r);

@@ -45,6 +45,32 @@ Api table_of(const DynLib& lib, std::string& missing) {
   return api;
 }
 
+// The libcublasLt that a libcublas of CUDA `major` loaded as its dependency: the same major's
+// soname, found among the process's libraries (dlopen with RTLD_NOLOAD), its version from
+// cublasLtGetVersion.
+LibraryInfo lt_of(int major, const std::string& cublas_path) {
+  LibraryInfo info;
+  info.name = "libcublasLt";
+  const std::string soname = "libcublasLt.so." + std::to_string(major);
+  DynLib lt = DynLib::loaded(soname);
+  if (!lt.ok()) {
+    info.error = soname + " is not among the loaded libraries after " + cublas_path;
+    return info;
+  }
+  info.found = true;
+  info.path = lt.path();
+  info.found_by = "the loader, for " + cublas_path;
+  using GetVersion = std::size_t (*)();
+  if (auto get = reinterpret_cast<GetVersion>(lt.symbol("cublasLtGetVersion")); get != nullptr) {
+    const std::size_t v = get();  // major * 10000 + minor * 100 + patch
+    info.version_number = static_cast<int>(v / 10000 * 1000 + v / 100 % 100 * 10);
+    info.version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+  }
+  info.chosen = true;  // used with its libcublas
+  lt.release();        // stays loaded with its libcublas
+  return info;
+}
+
 struct Searcher {
   SearchResult result;
   std::vector<Api> apis;  // parallel to result.found
@@ -85,6 +111,7 @@ struct Searcher {
     info.version_number = major * 1000 + minor * 10;
     info.version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
     if (!missing.empty()) info.error = "lacks " + missing;
+    result.lt.push_back(lt_of(major, lib.path()));
     result.found.push_back(std::move(info));
     apis.push_back(api);
     lib.release();  // stays loaded: the chosen one is used, the others cost only address space
@@ -265,3 +292,22 @@ Handle& handle_for(const Device& device, const std::function<void*(std::size_t)>
 }
 
 }  // namespace xp::detail::cublas
+
+namespace xp {
+
+BlasReport blas_report() noexcept {
+  BlasReport r;
+  try {
+    const detail::cublas::SearchResult& s = detail::cublas::library().search;
+    r.cublas = s.found;
+    r.tried = s.tried;
+    r.unavailable = s.reason;
+    r.cublas_lt.name = "libcublasLt";
+    if (s.chosen >= 0 && static_cast<std::size_t>(s.chosen) < s.lt.size()) r.cublas_lt = s.lt[s.chosen];
+  } catch (const std::exception& e) {
+    r.unavailable = std::string("cuBLAS report failed: ") + e.what();
+  }
+  return r;
+}
+
+}  // namespace xp

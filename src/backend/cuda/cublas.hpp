@@ -79,6 +79,7 @@ struct SearchInputs {
 // the places tried, and why none is used (empty when one is).
 struct SearchResult {
   std::vector<LibraryInfo> found;
+  std::vector<LibraryInfo> lt;  // parallel to found: the libcublasLt each one loaded (its dependency)
   std::vector<std::string> tried;
   int chosen = -1;     // index in found
   std::string reason;  // why cuBLAS is unavailable: "XP_CUBLAS points at ..., which does not exist", ...
