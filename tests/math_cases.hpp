@@ -234,6 +234,20 @@ std::vector<T> special_values() {
   return v;
 }
 
+// The special values as operands of fn: each alone (b = 0) for a unary function, every pair for a
+// binary one.
+template <class T>
+void special_operands(const MathFn& fn, std::vector<T>& a, std::vector<T>& b) {
+  const std::vector<T> s = special_values<T>();
+  for (T x : s) {
+    if (fn.binary()) {
+      for (T y : s) a.push_back(x), b.push_back(y);
+    } else {
+      a.push_back(x), b.push_back(T(0));
+    }
+  }
+}
+
 // A hand-made table of C99 Annex F cases (independent of libm); want NaN: any NaN.
 template <class T>
 struct AnnexFRow {

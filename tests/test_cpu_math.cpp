@@ -115,15 +115,8 @@ TEST_P(MathPath, ErrorWithinBound) {
 
 template <class T>
 void check_special_classes(const MathFn& fn) {
-  const std::vector<T> s = special_values<T>();
   std::vector<T> a, b;
-  for (T x : s) {
-    if (fn.binary()) {
-      for (T y : s) a.push_back(x), b.push_back(y);
-    } else {
-      a.push_back(x), b.push_back(T(0));
-    }
-  }
+  special_operands<T>(fn, a, b);
   const TileFn k = math_tile_fn(fn.op, dtype_of<T>, dtype_of<T>);
   ASSERT_NE(k, nullptr);
   std::vector<T> out(a.size());

@@ -355,10 +355,16 @@ TEST(CublasSearch, NothingFoundListsWhatWasTried) {
   EXPECT_TRUE(tried_cuda_path);
 }
 
-TEST(CublasSearch, TheToolkitsCublasIsFoundAndCheckedAgainstTheDriver) {
+// This process's search without XP_CUBLAS and without a driver's limit: every cuBLAS installed.
+static cb::SearchInputs every_cublas_inputs() {
   cb::SearchInputs in = cb::process_inputs();
   in.explicit_path.clear();
   in.driver_version = 0;
+  return in;
+}
+
+TEST(CublasSearch, TheToolkitsCublasIsFoundAndCheckedAgainstTheDriver) {
+  cb::SearchInputs in = every_cublas_inputs();
   const cb::SearchResult any = cb::search(in);
   if (any.chosen < 0) GTEST_SKIP() << "no cuBLAS on this machine: " << any.reason;
   const xp::LibraryInfo& lib = any.found[static_cast<std::size_t>(any.chosen)];
@@ -377,10 +383,7 @@ TEST(CublasSearch, TheToolkitsCublasIsFoundAndCheckedAgainstTheDriver) {
 // libcublas loads libcublasLt (same CUDA major) as its dependency; the search reports the one it
 // brought in beside each libcublas, and blas_report() the one in use.
 TEST(CublasSearch, EachCublasReportsTheLibcublasLtItLoaded) {
-  cb::SearchInputs in = cb::process_inputs();
-  in.explicit_path.clear();
-  in.driver_version = 0;
-  const cb::SearchResult r = cb::search(in);
+  const cb::SearchResult r = cb::search(every_cublas_inputs());
   if (r.chosen < 0) GTEST_SKIP() << "no cuBLAS on this machine: " << r.reason;
   ASSERT_EQ(r.lt.size(), r.found.size());
   for (std::size_t i = 0; i < r.found.size(); ++i) {

@@ -197,15 +197,8 @@ bool same_special(T got, T want, double bound) {
 
 template <class T>
 void check_special_classes_gpu(const Device& gpu, const MathFn& fn) {
-  const std::vector<T> s = special_values<T>();
   std::vector<T> a, b;
-  for (T x : s) {
-    if (fn.binary()) {
-      for (T y : s) a.push_back(x), b.push_back(y);
-    } else {
-      a.push_back(x), b.push_back(T(0));
-    }
-  }
+  special_operands<T>(fn, a, b);
   const std::vector<T> out = run_on<T>(gpu, fn, a, b);
   const double bound = xp::detail::cuda::cuda_ulp_bound(fn.op, dtype_of<T>);
   for (std::size_t i = 0; i < a.size(); ++i) {
