@@ -6,6 +6,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 export XP_TEST_REQUIRE_GPU=1
+# The NumPy suite (test_array_numpy, and gpu/ArrayNumPy.* with every array on the GPU) runs its
+# reference under .venv/bin/python. Without that .venv, a python3 that has NumPy 2 and ml_dtypes 0.7
+# serves through a two-line wrapper (a symbolic link would lose the packages of a python3 that is
+# itself a virtual environment's).
+if [ ! -x .venv/bin/python ] && python3 -c 'import numpy, ml_dtypes' 2>/dev/null; then
+  mkdir -p .venv/bin && printf '#!/bin/sh\nexec python3 "$@"\n' >.venv/bin/python && chmod +x .venv/bin/python
+fi
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
