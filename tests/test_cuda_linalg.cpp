@@ -397,6 +397,7 @@ TEST(CublasSearch, EachCublasReportsTheLibcublasLtItLoaded) {
         << lt.path;
     EXPECT_EQ(lt.version_number / 1000, major) << lt.version;
     EXPECT_NE(lt.found_by.find(r.found[i].path), std::string::npos) << lt.found_by;
+    EXPECT_FALSE(lt.chosen) << "only blas_report() marks the libcublasLt in use";
   }
   const xp::BlasReport b = xp::blas_report();
   ASSERT_TRUE(b.unavailable.empty()) << b.unavailable;
@@ -404,6 +405,7 @@ TEST(CublasSearch, EachCublasReportsTheLibcublasLtItLoaded) {
   for (const auto& l : b.cublas) chosen += l.chosen ? 1 : 0;
   EXPECT_EQ(chosen, 1);
   EXPECT_TRUE(b.cublas_lt.found);
+  EXPECT_TRUE(b.cublas_lt.chosen);
   EXPECT_TRUE(std::filesystem::exists(b.cublas_lt.path)) << b.cublas_lt.path;
 }
 

@@ -66,8 +66,7 @@ LibraryInfo lt_of(int major, const std::string& cublas_path) {
     info.version_number = static_cast<int>(v / 10000 * 1000 + v / 100 % 100 * 10);
     info.version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
   }
-  info.chosen = true;  // used with its libcublas
-  lt.release();        // stays loaded with its libcublas
+  lt.release();  // stays loaded with its libcublas
   return info;
 }
 
@@ -303,7 +302,10 @@ BlasReport blas_report() noexcept {
     r.tried = s.tried;
     r.unavailable = s.reason;
     r.cublas_lt.name = "libcublasLt";
-    if (s.chosen >= 0 && static_cast<std::size_t>(s.chosen) < s.lt.size()) r.cublas_lt = s.lt[s.chosen];
+    if (s.chosen >= 0 && static_cast<std::size_t>(s.chosen) < s.lt.size()) {
+      r.cublas_lt = s.lt[s.chosen];
+      r.cublas_lt.chosen = r.cublas_lt.found;  // used with the chosen libcublas
+    }
   } catch (const std::exception& e) {
     r.unavailable = std::string("cuBLAS report failed: ") + e.what();
   }
