@@ -86,12 +86,10 @@ TEST(ConfigEnvironment, MemoryLimitReachesConfig) {
                                                        {"-5%", "error"},
                                                        {"%", "error"}};
   for (const auto& [value, expect] : cases) {
-    const xp_test::ProcessResult r =
-        xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
-                              "--gtest_filter=ConfigEnvironment.DISABLED_MemoryLimitChild"},
-                             {{"XP_GPU_MEMORY_LIMIT", value}, {"XP_TEST_EXPECT_LIMIT", expect}});
-    EXPECT_EQ(r.exit_code, 0) << "'" << value << "': " << r.out << r.err;
-    EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << "'" << value << "': " << r.out;
+    SCOPED_TRACE(std::string("XP_GPU_MEMORY_LIMIT='") + value + "'");
+    EXPECT_CHILD_CASE_PASSED(
+        xp_test::run_child_case("ConfigEnvironment.DISABLED_MemoryLimitChild",
+                                {{"XP_GPU_MEMORY_LIMIT", value}, {"XP_TEST_EXPECT_LIMIT", expect}}));
   }
 }
 

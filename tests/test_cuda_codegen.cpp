@@ -940,9 +940,8 @@ TEST(CudaCodegenGpu, ASecondProcessFindsTheKernelWithoutWritingItsSource) {
   std::string dir = (std::filesystem::temp_directory_path() / "xp-test-generated-XXXXXX").string();
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
   auto child = [&] {
-    return xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
-                                 "--gtest_filter=CudaCodegenGpu.DISABLED_FirstAddOfAProcess"},
-                                {{"XP_TEST_SHARED_CACHE_DIR", dir}}, {"FORCE_CPU", "XP_DEVICE"});
+    return xp_test::run_child_case("CudaCodegenGpu.DISABLED_FirstAddOfAProcess", {{"XP_TEST_SHARED_CACHE_DIR", dir}},
+                                   {"FORCE_CPU", "XP_DEVICE"});
   };
   const auto first = child(), second = child();
   EXPECT_EQ(first.exit_code, 0) << first.out << first.err;

@@ -276,10 +276,7 @@ TEST(GpuTransfers, StagedCopiesAreExactAndDoNotKeepTheHostMemory) {
 // disabled case below), where no earlier matmul made it.
 TEST(GpuMatmul, CublasWorkspaceCountsAsMemoryInUse) {
   XP_REQUIRE_GPU();
-  const auto r = xp_test::run_process(
-      {"/proc/self/exe", "--gtest_also_run_disabled_tests", "--gtest_filter=GpuMatmul.DISABLED_FirstMatmulOfAProcess"});
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("GpuMatmul.DISABLED_FirstMatmulOfAProcess"));
 }
 
 TEST(GpuMatmul, DISABLED_FirstMatmulOfAProcess) {

@@ -92,10 +92,7 @@ TEST(GpuMemoryLimit, WorkStillRunsUnderTheLimit) {
 // the matmul failing or the workspace passing the limit. In a fresh process: the disabled case below.
 TEST(GpuMemoryLimit, AMatmulWithoutRoomForTheCublasWorkspaceRunsWithoutIt) {
   XP_REQUIRE_GPU();
-  const auto r = xp_test::run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests",
-                                       "--gtest_filter=GpuMemoryLimit.DISABLED_FirstMatmulWithoutRoom"});
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("GpuMemoryLimit.DISABLED_FirstMatmulWithoutRoom"));
 }
 
 TEST(GpuMemoryLimit, DISABLED_FirstMatmulWithoutRoom) {

@@ -81,6 +81,14 @@ inline ProcessResult run_process(const std::vector<std::string>& argv,
   return r;
 }
 
+// Runs one case of this test program, "Suite.DISABLED_Name", in a process of its own (for what must
+// start from a fresh process: settings read once, a first call, a spoiled context), with the
+// environment changed as run_process does. EXPECT_CHILD_CASE_PASSED checks the result.
+inline ProcessResult run_child_case(const std::string& test, const std::map<std::string, std::string>& set = {},
+                                    const std::vector<std::string>& unset = {}) {
+  return run_process({"/proc/self/exe", "--gtest_also_run_disabled_tests", "--gtest_filter=" + test}, set, unset);
+}
+
 // A private temporary folder (mode 0700), removed with its contents.
 class TempDir {
  public:
@@ -115,6 +123,14 @@ inline bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && std::string(v) == "1";
 }
+
+// The child case ran and passed (exactly one test, so a misspelt filter that matches none fails).
+#define EXPECT_CHILD_CASE_PASSED(r)                                                        \
+  do {                                                                                     \
+    const ::xp_test::ProcessResult& r_ = (r);                                              \
+    EXPECT_EQ(r_.exit_code, 0) << r_.out << r_.err;                                        \
+    EXPECT_NE(r_.out.find("[  PASSED  ] 1 test."), std::string::npos) << r_.out << r_.err; \
+  } while (0)
 
 // Skips with the reason, unless the variable (XP_TEST_REQUIRE_NVRTC, XP_TEST_REQUIRE_GPU) says
 // the resource must be there: then the missing resource fails the test.

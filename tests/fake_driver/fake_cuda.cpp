@@ -12,6 +12,10 @@
 //   cc=M.m         compute capability of every device (default 9.0).
 //   name=TEXT      device name (default "xp fake GPU").
 //   stub           behave as the toolkit's stubs/libcuda.so: every call returns CUDA_ERROR_STUB_LIBRARY.
+//   hollow         also export the memory, stream, event, module and launch entry points (below), so
+//                  that xp's CUDA backend runs end to end with nothing executed on a device.
+//   memory=BYTES   with hollow: each device's memory (default 4 GiB); cuMemGetInfo's free is what
+//                  the fake has not handed out, and cuMemAlloc beyond it is CUDA_ERROR_OUT_OF_MEMORY.
 // Like the real driver it honours CUDA_VISIBLE_DEVICES: a list of ordinals read up to the first
 // invalid entry; when nothing is visible (empty, "-1", ...) cuInit returns CUDA_ERROR_NO_DEVICE.
 // Every device call before cuInit returns CUDA_ERROR_NOT_INITIALIZED, invalid ordinals
@@ -19,12 +23,25 @@
 //
 // Besides the driver API it exports xp_fake_cuda_primary_ctx_refcount(ordinal), so that tests can
 // check how often xp retained a primary context.
+//
+// The hollow device. Device memory is host memory (a CUdeviceptr is its address), so copies and
+// memsets move real bytes, synchronously: every stream and event is complete at once. Modules load
+// from a cubin (ELF) or PTX image and find a function when the image names it; cuLaunchKernel checks
+// its arguments as the driver does and counts the launch, and the kernel does not run: what a kernel
+// would write keeps whatever bytes were there. cuFuncGetParamInfo and cuModuleGetGlobal are not
+// exported (xp reads the parameters from the cubin, or launches without checking them).
+// xp_fake_cuda_modules_loaded(), xp_fake_cuda_launches() and xp_fake_cuda_bytes_allocated(ordinal)
+// let tests see what happened.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -74,8 +91,10 @@ constexpr NamedCode kCodes[] = {
     {46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
     {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {304, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "system has unsupported display driver / cuda driver combination"},
@@ -90,6 +109,8 @@ struct Settings {
   int cc_major = 9, cc_minor = 0;
   std::string name = "xp fake GPU";
   bool stub = false;
+  bool hollow = false;
+  std::size_t memory = std::size_t{4} << 30;
   // Physical ordinals visible through CUDA_VISIBLE_DEVICES, in visible order.
   std::vector<int> visible;
 };
@@ -131,6 +152,10 @@ Settings read_settings() {
       s.name = value;
     } else if (key == "stub") {
       s.stub = true;
+    } else if (key == "hollow") {
+      s.hollow = true;
+    } else if (key == "memory") {
+      s.memory = static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
     } else if (!key.empty()) {
       std::fprintf(stderr, "fake_cuda: unknown XP_FAKE_CUDA entry '%s'\n", item.c_str());
     }
@@ -184,12 +209,25 @@ int physical(CUdevice dev) {
   return settings().visible[static_cast<size_t>(dev)];
 }
 
+// The hollow device's allocations, by address: device memory (ordinal >= 0) and pinned host memory
+// (ordinal -1). Guarded by g_mutex.
+struct Allocation {
+  std::size_t bytes;
+  int ordinal;
+};
+// Never destroyed, as the lists of the hollow device below: xp may free memory and destroy streams
+// while static objects are destroyed at exit.
+std::map<std::uintptr_t, Allocation>& g_allocations = *new std::map<std::uintptr_t, Allocation>();
+std::size_t g_allocated[kMaxDevices];
+
 std::size_t total_memory() {
-  return std::size_t{141} << 30;
+  return settings().hollow ? settings().memory : std::size_t{141} << 30;
 }
-std::size_t free_memory() {
-  return total_memory() - (std::size_t{3} << 29);
-}  // 1.5 GiB in use
+std::size_t free_memory(int ordinal) {
+  if (!settings().hollow) return total_memory() - (std::size_t{3} << 29);  // 1.5 GiB in use
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return total_memory() - g_allocated[ordinal];
+}
 
 bool is_context(CUcontext c) {
   for (int i = 0; i < kMaxDevices; ++i)
@@ -269,9 +307,32 @@ FAKE_API CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice dev) 
     case 1:
       *value = 1024;
       break;  // MAX_THREADS_PER_BLOCK
+    case 2:
+    case 3:
+      *value = 1024;
+      break;  // MAX_BLOCK_DIM_X, _Y
+    case 4:
+      *value = 64;
+      break;  // MAX_BLOCK_DIM_Z
+    case 5:
+      *value = 2147483647;
+      break;  // MAX_GRID_DIM_X
+    case 6:
+    case 7:
+      *value = 65535;
+      break;  // MAX_GRID_DIM_Y, _Z
+    case 8:
+      *value = 48 * 1024;
+      break;  // MAX_SHARED_MEMORY_PER_BLOCK
     case 10:
       *value = 32;
       break;  // WARP_SIZE
+    case 39:
+      *value = 2048;
+      break;  // MAX_THREADS_PER_MULTIPROCESSOR
+    case 97:
+      *value = 227 * 1024;
+      break;  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
     case 16:
       *value = 132;
       break;  // MULTIPROCESSOR_COUNT
@@ -361,7 +422,7 @@ FAKE_API CUresult cuMemGetInfo(std::size_t* free, std::size_t* total) {
   if (!g_initialized.load()) return kNotInitialized;
   if (t_current == nullptr) return kInvalidContext;
   if (free == nullptr || total == nullptr) return kInvalidValue;
-  *free = free_memory();
+  *free = free_memory(t_current->ordinal);
   *total = total_memory();
   return kSuccess;
 }
@@ -370,6 +431,428 @@ FAKE_API int xp_fake_cuda_primary_ctx_refcount(int ordinal) {
   if (ordinal < 0 || ordinal >= kMaxDevices) return -1;
   std::lock_guard<std::mutex> lock(g_mutex);
   return g_refcount[ordinal];
+}
+
+// ---- the hollow device (XP_FAKE_CUDA=hollow): see the top of this file
+
+struct CUstream_st {
+  int ordinal;
+};
+struct CUevent_st {
+  unsigned flags;
+  bool recorded;
+  std::chrono::steady_clock::time_point when;
+};
+struct CUfunc_st;
+struct CUmod_st {
+  std::string image;
+  std::map<std::string, std::unique_ptr<CUfunc_st>> functions;
+};
+struct CUfunc_st {
+  CUmod_st* module;
+  std::string name;
+  int max_dynamic_shared;
+};
+
+namespace {
+
+using CUdeviceptr = unsigned long long;
+using CUstream = CUstream_st*;
+using CUevent = CUevent_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+using B2DSize = std::size_t (*)(int);
+
+constexpr CUresult kOutOfMemory = 2;
+constexpr CUresult kInvalidImage = 200;
+constexpr CUresult kInvalidHandle = 400;
+
+constexpr int kDefaultDynamicShared = 48 * 1024;
+constexpr int kOptinShared = 227 * 1024;
+
+// Guarded by g_mutex, never destroyed (as g_allocations).
+auto& g_streams = *new std::vector<std::unique_ptr<CUstream_st>>();
+auto& g_events = *new std::vector<std::unique_ptr<CUevent_st>>();
+auto& g_modules = *new std::vector<std::unique_ptr<CUmod_st>>();
+std::atomic<long> g_modules_loaded{0};
+std::atomic<long> g_launches{0};
+
+// Checks that the call may use memory: initialized, a context current. 0 when it may.
+CUresult check_context() {
+  if (!g_initialized.load()) return kNotInitialized;
+  return t_current == nullptr ? kInvalidContext : kSuccess;
+}
+
+// The allocation holding [p, p + bytes), of the kind asked (device: ordinal >= 0); null if none.
+// Called with g_mutex held.
+const Allocation* find_locked(std::uintptr_t p, std::size_t bytes, bool device) {
+  auto it = g_allocations.upper_bound(p);
+  if (it == g_allocations.begin()) return nullptr;
+  --it;
+  const Allocation& a = it->second;
+  if ((a.ordinal >= 0) != device || p + bytes > it->first + a.bytes || p + bytes < p) return nullptr;
+  return &a;
+}
+bool is_device_range(CUdeviceptr p, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return find_locked(static_cast<std::uintptr_t>(p), bytes, true) != nullptr;
+}
+
+// A stream the driver would accept: 0 (the legacy default), CU_STREAM_LEGACY (1), CU_STREAM_PER_THREAD
+// (2) or one created and not destroyed.
+bool is_stream(CUstream s) {
+  const auto v = reinterpret_cast<std::uintptr_t>(s);
+  if (v <= 2) return true;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (const auto& p : g_streams)
+    if (p.get() == s) return true;
+  return false;
+}
+bool is_event(CUevent e) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (const auto& p : g_events)
+    if (p.get() == e) return true;
+  return false;
+}
+bool is_function(CUfunction f) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (const auto& m : g_modules)
+    for (const auto& [name, fn] : m->functions)
+      if (fn.get() == f) return true;
+  return false;
+}
+
+// The image's bytes: an ELF file (a cubin) up to the end of its section header table, or PTX text up
+// to its terminating zero. Empty when it is neither.
+std::string image_bytes(const void* image) {
+  const auto* b = static_cast<const unsigned char*>(image);
+  if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') {
+    if (b[4] != 2) return {};  // ELFCLASS64 only, as every cubin
+    std::uint64_t shoff = 0;
+    std::uint16_t shentsize = 0, shnum = 0;
+    std::memcpy(&shoff, b + 0x28, sizeof shoff);
+    std::memcpy(&shentsize, b + 0x3a, sizeof shentsize);
+    std::memcpy(&shnum, b + 0x3c, sizeof shnum);
+    const std::uint64_t end = shoff + std::uint64_t{shentsize} * shnum;
+    if (shnum == 0 || end > (std::uint64_t{1} << 30)) return {};
+    return std::string(reinterpret_cast<const char*>(b), static_cast<std::size_t>(end));
+  }
+  const char* text = static_cast<const char*>(image);
+  if (std::strstr(text, ".version") == nullptr || std::strstr(text, ".target") == nullptr) return {};
+  return std::string(text);
+}
+
+// Whether the image defines an entry point of that name: a zero-terminated symbol name in a cubin,
+// ".entry NAME(" in PTX.
+bool image_names(const std::string& image, const std::string& name) {
+  if (image.compare(0, 4,
+                    "\x7f"
+                    "ELF") == 0)
+    return image.find('\0' + name + '\0') != std::string::npos;
+  return image.find(".entry " + name + "(") != std::string::npos;
+}
+
+}  // namespace
+
+FAKE_API CUresult cuMemAlloc(CUdeviceptr* dptr, std::size_t bytes) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (dptr == nullptr || bytes == 0) return kInvalidValue;
+  const int ordinal = t_current->ordinal;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (bytes > total_memory() - g_allocated[ordinal]) return kOutOfMemory;
+  void* p = std::malloc(bytes);
+  if (p == nullptr) return kOutOfMemory;
+  g_allocations[reinterpret_cast<std::uintptr_t>(p)] = Allocation{bytes, ordinal};
+  g_allocated[ordinal] += bytes;
+  *dptr = reinterpret_cast<std::uintptr_t>(p);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuMemFree(CUdeviceptr dptr) {
+  if (!g_initialized.load()) return kNotInitialized;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_allocations.find(static_cast<std::uintptr_t>(dptr));
+  if (it == g_allocations.end() || it->second.ordinal < 0) return kInvalidValue;
+  g_allocated[it->second.ordinal] -= it->second.bytes;
+  std::free(reinterpret_cast<void*>(it->first));
+  g_allocations.erase(it);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuMemHostAlloc(void** p, std::size_t bytes, unsigned flags) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (p == nullptr || bytes == 0 || flags > 0xf) return kInvalidValue;
+  *p = std::malloc(bytes);
+  if (*p == nullptr) return kOutOfMemory;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_allocations[reinterpret_cast<std::uintptr_t>(*p)] = Allocation{bytes, -1};
+  return kSuccess;
+}
+
+FAKE_API CUresult cuMemFreeHost(void* p) {
+  if (!g_initialized.load()) return kNotInitialized;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_allocations.find(reinterpret_cast<std::uintptr_t>(p));
+  if (it == g_allocations.end() || it->second.ordinal >= 0) return kInvalidValue;
+  std::free(p);
+  g_allocations.erase(it);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (!is_stream(stream)) return kInvalidHandle;
+  if (bytes == 0) return kSuccess;
+  if (src == nullptr || !is_device_range(dst, bytes)) return kInvalidValue;
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (!is_stream(stream)) return kInvalidHandle;
+  if (bytes == 0) return kSuccess;
+  if (dst == nullptr || !is_device_range(src, bytes)) return kInvalidValue;
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (!is_stream(stream)) return kInvalidHandle;
+  if (bytes == 0) return kSuccess;
+  if (!is_device_range(dst, bytes) || !is_device_range(src, bytes)) return kInvalidValue;
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t n, CUstream stream) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (!is_stream(stream)) return kInvalidHandle;
+  if (n == 0) return kSuccess;
+  if (!is_device_range(dst, n)) return kInvalidValue;
+  std::memset(reinterpret_cast<void*>(dst), value, n);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr ptr) {
+  if (!g_initialized.load()) return kNotInitialized;
+  if (data == nullptr) return kInvalidValue;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const auto p = static_cast<std::uintptr_t>(ptr);
+  const Allocation* a = find_locked(p, 1, true);
+  if (a == nullptr) a = find_locked(p, 1, false);
+  if (a == nullptr) return kInvalidValue;  // memory the driver does not know
+  if (attribute == 2) {                    // MEMORY_TYPE: CU_MEMORYTYPE_DEVICE 2, _HOST 1
+    *static_cast<unsigned*>(data) = a->ordinal >= 0 ? 2u : 1u;
+  } else if (attribute == 9) {  // DEVICE_ORDINAL
+    *static_cast<int*>(data) = a->ordinal >= 0 ? a->ordinal : 0;
+  } else {
+    return kInvalidValue;
+  }
+  return kSuccess;
+}
+
+FAKE_API CUresult cuStreamCreate(CUstream* stream, unsigned flags) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (stream == nullptr || flags > 1) return kInvalidValue;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_streams.push_back(std::make_unique<CUstream_st>(CUstream_st{t_current->ordinal}));
+  *stream = g_streams.back().get();
+  return kSuccess;
+}
+
+FAKE_API CUresult cuStreamDestroy(CUstream stream) {
+  if (!g_initialized.load()) return kNotInitialized;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto it = g_streams.begin(); it != g_streams.end(); ++it) {
+    if (it->get() == stream) {
+      g_streams.erase(it);
+      return kSuccess;
+    }
+  }
+  return kInvalidHandle;
+}
+
+FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  return is_stream(stream) ? kSuccess : kInvalidHandle;
+}
+
+FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (flags != 0) return kInvalidValue;
+  return is_stream(stream) && is_event(event) ? kSuccess : kInvalidHandle;
+}
+
+FAKE_API CUresult cuEventCreate(CUevent* event, unsigned flags) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (event == nullptr || flags > 7) return kInvalidValue;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_events.push_back(std::make_unique<CUevent_st>(CUevent_st{flags, false, {}}));
+  *event = g_events.back().get();
+  return kSuccess;
+}
+
+FAKE_API CUresult cuEventDestroy(CUevent event) {
+  if (!g_initialized.load()) return kNotInitialized;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto it = g_events.begin(); it != g_events.end(); ++it) {
+    if (it->get() == event) {
+      g_events.erase(it);
+      return kSuccess;
+    }
+  }
+  return kInvalidHandle;
+}
+
+FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (!is_event(event) || !is_stream(stream)) return kInvalidHandle;
+  event->recorded = true;
+  event->when = std::chrono::steady_clock::now();
+  return kSuccess;
+}
+
+FAKE_API CUresult cuEventQuery(CUevent event) {
+  if (!g_initialized.load()) return kNotInitialized;
+  return is_event(event) ? kSuccess : kInvalidHandle;
+}
+
+FAKE_API CUresult cuEventSynchronize(CUevent event) {
+  if (!g_initialized.load()) return kNotInitialized;
+  return is_event(event) ? kSuccess : kInvalidHandle;
+}
+
+FAKE_API CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  if (!g_initialized.load()) return kNotInitialized;
+  if (ms == nullptr) return kInvalidValue;
+  if (!is_event(start) || !is_event(end)) return kInvalidHandle;
+  if (((start->flags | end->flags) & 2u) != 0) return kInvalidHandle;  // CU_EVENT_DISABLE_TIMING
+  if (!start->recorded || !end->recorded) return kInvalidHandle;
+  *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+  return kSuccess;
+}
+
+FAKE_API CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (module == nullptr || image == nullptr) return kInvalidValue;
+  std::string bytes = image_bytes(image);
+  if (bytes.empty()) return kInvalidImage;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_modules.push_back(std::make_unique<CUmod_st>());
+  g_modules.back()->image = std::move(bytes);
+  *module = g_modules.back().get();
+  ++g_modules_loaded;
+  return kSuccess;
+}
+
+FAKE_API CUresult cuModuleUnload(CUmodule module) {
+  if (!g_initialized.load()) return kNotInitialized;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto it = g_modules.begin(); it != g_modules.end(); ++it) {
+    if (it->get() == module) {
+      g_modules.erase(it);
+      return kSuccess;
+    }
+  }
+  return kInvalidHandle;
+}
+
+FAKE_API CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (f == nullptr || name == nullptr) return kInvalidValue;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (const auto& m : g_modules) {
+    if (m.get() != module) continue;
+    auto& slot = m->functions[name];
+    if (slot == nullptr) {
+      if (!image_names(m->image, name)) {
+        m->functions.erase(name);
+        return kNotFound;
+      }
+      slot = std::make_unique<CUfunc_st>(CUfunc_st{m.get(), name, kDefaultDynamicShared});
+    }
+    *f = slot.get();
+    return kSuccess;
+  }
+  return kInvalidHandle;
+}
+
+FAKE_API CUresult cuFuncGetAttribute(int* value, int attribute, CUfunction f) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (value == nullptr) return kInvalidValue;
+  if (!is_function(f)) return kInvalidHandle;
+  switch (attribute) {
+    case 0:  // MAX_THREADS_PER_BLOCK
+      *value = 1024;
+      return kSuccess;
+    case 4:  // NUM_REGS
+      *value = 32;
+      return kSuccess;
+    case 8:  // MAX_DYNAMIC_SHARED_SIZE_BYTES
+      *value = f->max_dynamic_shared;
+      return kSuccess;
+    default:  // SHARED_SIZE_BYTES, CONST_SIZE_BYTES, LOCAL_SIZE_BYTES, ...: none
+      if (attribute < 0 || attribute > 10) return kInvalidValue;
+      *value = 0;
+      return kSuccess;
+  }
+}
+
+FAKE_API CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (!is_function(f)) return kInvalidHandle;
+  if (attribute != 8) return kInvalidValue;  // only the dynamic shared memory allowance is settable here
+  if (value < 0 || value > kOptinShared) return kInvalidValue;
+  f->max_dynamic_shared = value;
+  return kSuccess;
+}
+
+FAKE_API CUresult cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block, CUfunction f, B2DSize, std::size_t,
+                                                   int block_limit) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (min_grid == nullptr || block == nullptr) return kInvalidValue;
+  if (!is_function(f)) return kInvalidHandle;
+  *block = block_limit > 0 && block_limit < 1024 ? block_limit : 1024;
+  *min_grid = 132 * (2048 / *block);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction f, int block, std::size_t) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (blocks == nullptr || block <= 0) return kInvalidValue;
+  if (!is_function(f)) return kInvalidHandle;
+  *blocks = block > 1024 ? 0 : std::min(32, 2048 / block);
+  return kSuccess;
+}
+
+FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, unsigned shared, CUstream stream, void** params, void** extra) {
+  if (const CUresult r = check_context(); r != kSuccess) return r;
+  if (!is_function(f) || !is_stream(stream)) return kInvalidHandle;
+  if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0) return kInvalidValue;
+  if (gx > 2147483647u || gy > 65535u || gz > 65535u || bx > 1024u || by > 1024u || bz > 64u ||
+      std::uint64_t{bx} * by * bz > 1024u)
+    return kInvalidValue;
+  if (shared > static_cast<unsigned>(f->max_dynamic_shared)) return kInvalidValue;
+  if ((params == nullptr) == (extra == nullptr) && params != nullptr) return kInvalidValue;  // one of the two
+  ++g_launches;
+  return kSuccess;
+}
+
+FAKE_API long xp_fake_cuda_modules_loaded() {
+  return g_modules_loaded.load();
+}
+
+FAKE_API long xp_fake_cuda_launches() {
+  return g_launches.load();
+}
+
+FAKE_API long long xp_fake_cuda_bytes_allocated(int ordinal) {
+  if (ordinal < 0 || ordinal >= kMaxDevices) return -1;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return static_cast<long long>(g_allocated[ordinal]);
 }
 
 namespace {
@@ -397,6 +880,47 @@ const Entry kEntries[] = {
     {"cuCtxSynchronize", reinterpret_cast<void*>(&cuCtxSynchronize)},
     {"cuMemGetInfo", reinterpret_cast<void*>(&cuMemGetInfo)},
 };
+#define XP_FAKE_ENTRY(name) \
+  { #name, reinterpret_cast < void*>(&name) }
+const Entry kHollowEntries[] = {
+    XP_FAKE_ENTRY(cuMemAlloc),
+    XP_FAKE_ENTRY(cuMemFree),
+    XP_FAKE_ENTRY(cuMemHostAlloc),
+    XP_FAKE_ENTRY(cuMemFreeHost),
+    XP_FAKE_ENTRY(cuMemcpyHtoDAsync),
+    XP_FAKE_ENTRY(cuMemcpyDtoHAsync),
+    XP_FAKE_ENTRY(cuMemcpyDtoDAsync),
+    XP_FAKE_ENTRY(cuMemsetD8Async),
+    XP_FAKE_ENTRY(cuPointerGetAttribute),
+    XP_FAKE_ENTRY(cuStreamCreate),
+    XP_FAKE_ENTRY(cuStreamDestroy),
+    XP_FAKE_ENTRY(cuStreamSynchronize),
+    XP_FAKE_ENTRY(cuStreamWaitEvent),
+    XP_FAKE_ENTRY(cuEventCreate),
+    XP_FAKE_ENTRY(cuEventDestroy),
+    XP_FAKE_ENTRY(cuEventRecord),
+    XP_FAKE_ENTRY(cuEventQuery),
+    XP_FAKE_ENTRY(cuEventSynchronize),
+    XP_FAKE_ENTRY(cuEventElapsedTime),
+    XP_FAKE_ENTRY(cuModuleLoadData),
+    XP_FAKE_ENTRY(cuModuleUnload),
+    XP_FAKE_ENTRY(cuModuleGetFunction),
+    XP_FAKE_ENTRY(cuFuncGetAttribute),
+    XP_FAKE_ENTRY(cuFuncSetAttribute),
+    XP_FAKE_ENTRY(cuOccupancyMaxPotentialBlockSize),
+    XP_FAKE_ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor),
+    XP_FAKE_ENTRY(cuLaunchKernel),
+};
+#undef XP_FAKE_ENTRY
+
+const Entry* find_entry(const char* symbol) {
+  for (const Entry& e : kEntries)
+    if (std::strcmp(e.name, symbol) == 0) return &e;
+  if (settings().hollow)
+    for (const Entry& e : kHollowEntries)
+      if (std::strcmp(e.name, symbol) == 0) return &e;
+  return nullptr;
+}
 
 }  // namespace
 
@@ -417,13 +941,12 @@ FAKE_API CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_v
       return kSuccess;
     }
   }
-  for (const Entry& e : kEntries) {
-    if (std::strcmp(e.name, symbol) != 0) continue;
+  if (const Entry* e = find_entry(symbol); e != nullptr) {
     if (cuda_version < 12000) {  // the fake has the CUDA 12.0 signatures only
       set_status(kProcVersionNotSufficient);
       return kNotFound;
     }
-    *pfn = e.fn;
+    *pfn = e->fn;
     set_status(kProcSuccess);
     return kSuccess;
   }

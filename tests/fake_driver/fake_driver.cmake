@@ -13,21 +13,32 @@ target_link_options(xp_fake_cuda PRIVATE -Wl,--no-undefined)
 # Each case runs `xp doctor --json` in a process of its own with the fault it names.
 xp_add_test(test_fault_matrix SOURCES test_fault_matrix.cpp)
 
+# xp_fake_driver_env(target spec): every test of `target` runs with XP_CUDA_DRIVER pointing at the
+# fake and XP_FAKE_CUDA=spec, with CUDA_VISIBLE_DEVICES removed so that every fake device is seen.
+# The environment is set by a ctest include file of the target's own, read after the one that
+# gtest_discover_tests writes: a list passed through gtest_discover_tests' PROPERTIES (as
+# xp_add_test's ENVIRONMENT does) is split again on its way to set_tests_properties, and every
+# variable after the first is lost.
+function(xp_fake_driver_env target spec)
+  set(env "XP_CUDA_DRIVER=$<TARGET_FILE:xp_fake_cuda>;XP_FAKE_CUDA=${spec}")
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${target}_env.cmake CONTENT
+    "if(${target}_TESTS)
+  set_tests_properties(\${${target}_TESTS} PROPERTIES
+    ENVIRONMENT \"${env}\"
+    ENVIRONMENT_MODIFICATION \"CUDA_VISIBLE_DEVICES=unset:\")
+endif()
+")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${CMAKE_CURRENT_BINARY_DIR}/${target}_env.cmake)
+endfunction()
+
 # In-process tests of the public API against two fake devices; ctest runs every case in a process
 # of its own, so each starts with no detection cached.
 xp_add_test(test_fake_device SOURCES test_fake_device.cpp)
 target_link_libraries(test_fake_device PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
-# Its environment is set by a ctest include file of its own, read after the one that
-# gtest_discover_tests writes: a list passed through gtest_discover_tests' PROPERTIES (as
-# xp_add_test's ENVIRONMENT does) is split again on its way to set_tests_properties, and every
-# variable after the first is lost.
-set(xp_fake_env "XP_CUDA_DRIVER=$<TARGET_FILE:xp_fake_cuda>;XP_FAKE_CUDA=devices=2")
-# CUDA_VISIBLE_DEVICES, which the fake honours, is removed so that both fake devices are seen.
-file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/test_fake_device_env.cmake CONTENT
-  "if(test_fake_device_TESTS)
-  set_tests_properties(\${test_fake_device_TESTS} PROPERTIES
-    ENVIRONMENT \"${xp_fake_env}\"
-    ENVIRONMENT_MODIFICATION \"CUDA_VISIBLE_DEVICES=unset:\")
-endif()
-")
-set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${CMAKE_CURRENT_BINARY_DIR}/test_fake_device_env.cmake)
+xp_fake_driver_env(test_fake_device "devices=2")
+
+# The CUDA backend end to end on two hollow fake devices of 1 GiB: kernels compiled by NVRTC,
+# loaded and launched through the fake, none run (what is compiled, launched and allocated).
+xp_add_test(test_hollow_gpu SOURCES test_hollow_gpu.cpp)
+target_link_libraries(test_hollow_gpu PRIVATE ${CMAKE_DL_LIBS})
+xp_fake_driver_env(test_hollow_gpu "devices=2,hollow,memory=1073741824")

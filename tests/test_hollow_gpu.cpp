@@ -1,0 +1,403 @@
+// xp's CUDA backend end to end on the fake driver's hollow devices (tests/fake_driver/fake_cuda.cpp:
+// ctest sets XP_CUDA_DRIVER and XP_FAKE_CUDA=devices=2,hollow,memory=...). Kernels are compiled by
+// the real NVRTC and loaded and launched through the fake, which runs none of them: these tests check
+// what the host side does (what is compiled, what is launched, where memory goes, which errors come
+// out), never what a kernel computes. Copies are real, so transfers keep their values. Runs in CI,
+// without a GPU; each case in a process of its own with an empty kernel cache.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+#include "xp/xp.hpp"
+
+using namespace xp;
+
+namespace {
+
+const xp_test::ProcessCache process_cache;
+
+// The fake driver as xp loaded it (dlopen of the same path gives the same copy).
+class Fake {
+ public:
+  Fake() : handle_(dlopen(XP_FAKE_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL)) {}
+  ~Fake() {
+    if (handle_ != nullptr) dlclose(handle_);
+  }
+  Fake(const Fake&) = delete;
+  Fake& operator=(const Fake&) = delete;
+
+  long modules_loaded() const { return call<long (*)()>("xp_fake_cuda_modules_loaded"); }
+  long launches() const { return call<long (*)()>("xp_fake_cuda_launches"); }
+  // Memory another library would own: allocated from the driver on `ordinal` in that device's
+  // primary context, outside xp (the calling thread's current context is restored). On the hollow
+  // device a CUdeviceptr is a host address, so the test fills and reads it directly.
+  void* foreign_alloc(int ordinal, std::size_t bytes) const {
+    using Retain = int (*)(void**, int);
+    using GetCurrent = int (*)(void**);
+    using SetCurrent = int (*)(void*);
+    using Alloc = int (*)(unsigned long long*, std::size_t);
+    const auto retain = reinterpret_cast<Retain>(dlsym(handle_, "cuDevicePrimaryCtxRetain"));
+    const auto get = reinterpret_cast<GetCurrent>(dlsym(handle_, "cuCtxGetCurrent"));
+    const auto set = reinterpret_cast<SetCurrent>(dlsym(handle_, "cuCtxSetCurrent"));
+    const auto alloc = reinterpret_cast<Alloc>(dlsym(handle_, "cuMemAlloc"));
+    void *ctx = nullptr, *before = nullptr;
+    unsigned long long p = 0;
+    if (retain == nullptr || get == nullptr || set == nullptr || alloc == nullptr) return nullptr;
+    if (get(&before) != 0 || retain(&ctx, ordinal) != 0 || set(ctx) != 0) return nullptr;
+    const int r = alloc(&p, bytes);
+    set(before);
+    return r == 0 ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)) : nullptr;
+  }
+  void foreign_free(void* p) const {
+    const auto f = reinterpret_cast<int (*)(unsigned long long)>(dlsym(handle_, "cuMemFree"));
+    if (f != nullptr) f(reinterpret_cast<std::uintptr_t>(p));
+  }
+  long long bytes_allocated(int ordinal) const {
+    const auto fn = reinterpret_cast<long long (*)(int)>(dlsym(handle_, "xp_fake_cuda_bytes_allocated"));
+    return fn != nullptr ? fn(ordinal) : -1;
+  }
+
+ private:
+  template <class F>
+  long call(const char* name) const {
+    const auto fn = reinterpret_cast<F>(dlsym(handle_, name));
+    return fn != nullptr ? fn() : -1;
+  }
+  void* handle_;
+};
+
+// What the process has compiled so far: the kernel cache's entries (each NVRTC compile stores one)
+// and the modules the fake loaded (each kernel xp made, compiled or read from the cache).
+struct Counts {
+  std::size_t compiled;
+  long loaded;
+  long launched;
+};
+Counts counts(const Fake& fake) {
+  return {kernel_cache_info().entries, fake.modules_loaded(), fake.launches()};
+}
+
+class HollowGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* driver = std::getenv("XP_CUDA_DRIVER");
+    const char* spec = std::getenv("XP_FAKE_CUDA");
+    ASSERT_TRUE(driver != nullptr && std::string(driver) == XP_FAKE_DRIVER_PATH)
+        << "run through ctest, which sets XP_CUDA_DRIVER=" << XP_FAKE_DRIVER_PATH;
+    ASSERT_TRUE(spec != nullptr && std::string(spec).find("hollow") != std::string::npos)
+        << "ctest sets XP_FAKE_CUDA=devices=2,hollow,...";
+    const CudaStatus s = cuda_status();
+    if (s.reason == CudaReason::no_usable_nvrtc)
+      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no usable NVRTC, so CUDA is not available: " + s.detail);
+    ASSERT_TRUE(s.available) << to_string(s.reason) << ": " << s.detail;
+    ASSERT_TRUE(kernel_cache_info().usable) << kernel_cache_info().problem;
+  }
+  const Device gpu0 = Device::cuda(0);
+  const Device gpu1 = Device::cuda(1);
+  Fake fake;
+};
+
+Array ramp(std::int64_t n, DType t, const Device& d) {
+  return arange(0, n, 1, t, Device::cpu()).to_device(d);
+}
+
+}  // namespace
+
+TEST_F(HollowGpu, TransfersKeepTheirValuesOnEachDevice) {
+  const std::vector<float> v = {1.5f, -2.0f, 3.25f, 1e30f, -0.0f};
+  Array a = asarray(v, std::nullopt, Device::cpu());
+  Array on1 = a.to_device(gpu1);
+  EXPECT_EQ(on1.device(), gpu1);
+  EXPECT_GT(fake.bytes_allocated(1), 0);
+  Array on0 = on1.to_device(gpu0);
+  EXPECT_EQ(on0.device(), gpu0);
+  EXPECT_GT(fake.bytes_allocated(0), 0);
+  EXPECT_EQ(on0.to_device(Device::cpu()).to_vector<float>(), v);
+}
+
+TEST_F(HollowGpu, ANewShapeCompilesNothing) {
+  Array a = ramp(1000, DType::float32, gpu0), b = ramp(1000, DType::float32, gpu0);
+  Array c = (a + b).eval();
+  const Counts first = counts(fake);
+  EXPECT_GE(first.compiled, 1u);
+  EXPECT_GE(first.loaded, 1);
+  EXPECT_GE(first.launched, 1);
+  // Other sizes and ranks of the same contiguous layout class: launched, never compiled or loaded.
+  long launched = first.launched;
+  for (const Shape& s : std::vector<Shape>{{1001}, {1}, {1 << 20}, {37, 11}, {2, 3, 4, 5}}) {
+    std::int64_t n = 1;
+    for (auto d : s) n *= d;
+    Array x = ramp(n, DType::float32, gpu0).reshape(s), y = ramp(n, DType::float32, gpu0).reshape(s);
+    (x + y).eval();
+    const Counts now = counts(fake);
+    EXPECT_EQ(now.compiled, first.compiled) << "shape of " << n << " elements";
+    EXPECT_EQ(now.loaded, first.loaded) << "shape of " << n << " elements";
+    EXPECT_GT(now.launched, launched) << "shape of " << n << " elements";
+    launched = now.launched;
+  }
+}
+
+TEST_F(HollowGpu, StridedAndBroadcastInputsCompileOncePerLayoutClass) {
+  // A strided view: its first use may compile the strided variant; other sizes and strides of it do not.
+  Array a = ramp(4000, DType::float32, gpu0);
+  (a.slice({Slice(0, 2000, 2)}) * 2.0f).eval();
+  const Counts strided = counts(fake);
+  for (auto [stop, step] : {std::pair{3000, 3}, std::pair{4000, 5}, std::pair{999, 2}}) {
+    (a.slice({Slice(0, stop, step)}) * 2.0f).eval();
+    EXPECT_EQ(counts(fake).compiled, strided.compiled) << "step " << step;
+    EXPECT_EQ(counts(fake).loaded, strided.loaded) << "step " << step;
+  }
+  // Broadcasting a column against a row, at several sizes.
+  auto outer = [&](std::int64_t m, std::int64_t n) {
+    Array col = ramp(m, DType::float32, gpu0).reshape({m, 1});
+    Array row = ramp(n, DType::float32, gpu0).reshape({1, n});
+    (col - row).eval();
+  };
+  outer(4, 5);
+  const Counts broadcast = counts(fake);
+  for (auto [m, n] : {std::pair{40, 50}, std::pair{1000, 3}, std::pair{3, 1000}}) {
+    outer(m, n);
+    EXPECT_EQ(counts(fake).compiled, broadcast.compiled) << m << " x " << n;
+    EXPECT_EQ(counts(fake).loaded, broadcast.loaded) << m << " x " << n;
+  }
+}
+
+TEST_F(HollowGpu, AFusedGraphCompilesOnceForEverySize) {
+  auto fma_like = [&](std::int64_t n) {
+    Array a = ramp(n, DType::float32, gpu0), b = ramp(n, DType::float32, gpu0), c = ramp(n, DType::float32, gpu0);
+    Array d = a * b + c;
+    EXPECT_TRUE(d.is_lazy());
+    d.eval();
+  };
+  fma_like(100);
+  const Counts first = counts(fake);
+  for (std::int64_t n : {101, 4096, 1 << 22}) {
+    fma_like(n);
+    EXPECT_EQ(counts(fake).compiled, first.compiled) << n;
+    EXPECT_EQ(counts(fake).loaded, first.loaded) << n;
+  }
+  // A different graph is a different kernel: the counter above can see a compile.
+  Array a = ramp(100, DType::float32, gpu0);
+  (a * a - a).eval();
+  EXPECT_GT(counts(fake).compiled, first.compiled);
+}
+
+TEST_F(HollowGpu, MixingDevicesIsADeviceMismatch) {
+  Array a0 = ramp(8, DType::float32, gpu0);
+  Array a1 = ramp(8, DType::float32, gpu1);
+  Array cpu = ramp(8, DType::float32, Device::cpu());
+  const long launched = fake.launches();
+  auto expect_mismatch = [](auto&& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << what << ": no error";
+    } catch (const DeviceMismatch& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("cuda:"), std::string::npos) << what << ": " << m;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": " << e.what();
+    }
+  };
+  expect_mismatch([&] { (a0 + a1).eval(); }, "cuda:0 + cuda:1");
+  expect_mismatch([&] { (a1 * cpu).eval(); }, "cuda:1 * cpu");
+  expect_mismatch([&] { matmul(a0.reshape({2, 4}), a1.reshape({4, 2})); }, "matmul cuda:0 @ cuda:1");
+  expect_mismatch([&] { concat({a0, a1}); }, "concat of cuda:0 and cuda:1");
+  Array out = empty({8}, DType::float32, gpu1);
+  expect_mismatch([&] { add(a0, a0, out); }, "add(cuda:0, cuda:0, out on cuda:1)");
+  EXPECT_EQ(fake.launches(), launched) << "nothing is launched for a refused operation";
+  // Moving one operand first is the way: computed on cuda:1.
+  Array sum = (a0.to_device(gpu1) + a1).eval();
+  EXPECT_EQ(sum.device(), gpu1);
+  EXPECT_GT(fake.launches(), launched);
+}
+
+TEST_F(HollowGpu, ReductionsCompileOncePerKindForEverySize) {
+  struct Kind {
+    const char* what;
+    std::function<void(std::int64_t)> run;
+  };
+  const std::vector<Kind> kinds = {
+      {"sum", [&](std::int64_t n) { sum(empty({n}, DType::float32, gpu0)).eval(); }},
+      {"argmax", [&](std::int64_t n) { argmax(empty({n}, DType::float32, gpu0)).eval(); }},
+      {"cumulative_sum", [&](std::int64_t n) { cumulative_sum(empty({n}, DType::float32, gpu0)).eval(); }},
+      {"sum of a fused a*a+1",
+       [&](std::int64_t n) {
+         Array a = empty({n}, DType::float32, gpu0);
+         sum(a * a + 1.0f).eval();
+       }},
+      {"sum over either axis",
+       [&](std::int64_t n) {
+         Array m = empty({n / 8, 8}, DType::float32, gpu0);
+         sum(m, {0}).eval();
+         sum(m, {1}).eval();
+         sum(m.T(), {1}).eval();
+       }},
+  };
+  for (const Kind& k : kinds) {
+    k.run(1024);
+    const Counts first = counts(fake);
+    for (std::int64_t n : {1032, 100000, 1 << 22}) {
+      k.run(n);
+      const Counts now = counts(fake);
+      EXPECT_EQ(now.compiled, first.compiled) << k.what << " of " << n;
+      EXPECT_EQ(now.loaded, first.loaded) << k.what << " of " << n;
+      EXPECT_GT(now.launched, first.launched) << k.what << " of " << n;
+    }
+  }
+}
+
+// `xp cache warm` runs each common operation once on small arrays; a later process meets those
+// kernels at other sizes and finds every one in the disk cache.
+TEST_F(HollowGpu, AfterCacheWarmTheCommonOperationsCompileNothingAtAnySize) {
+  const xp_test::ProcessResult warm = xp_test::run_process(
+      {XP_CLI_PATH, "cache", "warm"}, {{"XP_CACHE_DIR", process_cache.folder}}, {"FORCE_CPU", "XP_DEVICE"});
+  ASSERT_EQ(warm.exit_code, 0) << warm.out << warm.err;
+  const std::size_t warmed = kernel_cache_info().entries;
+  ASSERT_GE(warmed, 40u) << warm.out;
+  ASSERT_EQ(fake.modules_loaded(), 0) << "this process has loaded nothing yet";
+  // Operations of the warm list (tools/xp/kernels.cpp), each its own graph; the values do not matter.
+  for (DType t : {DType::float32, DType::float64, DType::float16, DType::int32}) {
+    for (std::int64_t n : {5056, 1 << 20}) {  // multiples of 64, unlike warm's 1024 not a power of two
+      const Array a = empty({n}, t, gpu0), b = empty({n}, t, gpu0), c = empty({n}, t, gpu0);
+      Array o = empty({n}, t, gpu0);
+      (a + b).eval();
+      (a * b + c).eval();
+      (-a).eval();
+      (a < b).eval();
+      maximum(a, b).eval();
+      add(a, b, o);
+      a.astype(DType::float32).eval();
+      sum(a).eval();
+      sum(a.reshape({n / 64, 64}), {1}).eval();
+      EXPECT_EQ(kernel_cache_info().entries, warmed) << name(t) << ", " << n << " elements";
+    }
+  }
+  // A graph warm does not run compiles: the count above would see a kernel missing from the cache.
+  Array a = empty({5056}, DType::float32, gpu0);
+  (a * a + a).eval();
+  EXPECT_GT(kernel_cache_info().entries, warmed);
+  EXPECT_GT(fake.modules_loaded(), 0) << "the kernels were loaded from the disk cache";
+}
+
+TEST_F(HollowGpu, TheDriversOutOfMemoryFreesTheCacheAndRetriesOnce) {
+  constexpr std::int64_t kMiB = 1 << 20;
+  ASSERT_EQ(memory_stats(gpu0).limit, 0u) << "without XP_GPU_MEMORY_LIMIT: the refusal is the driver's";
+  free_all(gpu0);
+  const MemoryStats s0 = memory_stats(gpu0);
+  const long long driver0 = fake.bytes_allocated(0);
+  // Three blocks of 256 MiB of the device's 1 GiB, dropped: cached by xp, still held from the driver.
+  {
+    std::vector<Array> held;
+    for (int i = 0; i < 3; ++i) held.push_back(empty({256 * kMiB}, DType::uint8, gpu0));
+  }
+  const MemoryStats s1 = memory_stats(gpu0);
+  ASSERT_EQ(s1.bytes_cached, std::uint64_t{768} * kMiB);
+  ASSERT_EQ(fake.bytes_allocated(0), driver0 + 768 * kMiB);
+  // 512 MiB fits only once the cached blocks are returned: the driver refuses, xp frees them, retries.
+  Array big = empty({512 * kMiB}, DType::uint8, gpu0);
+  const MemoryStats s2 = memory_stats(gpu0);
+  EXPECT_EQ(s2.bytes_cached, 0u);
+  EXPECT_EQ(s2.bytes_in_use, s0.bytes_in_use + 512 * kMiB);
+  EXPECT_EQ(fake.bytes_allocated(0), driver0 + 512 * kMiB);
+  // More than the device has: OutOfMemory with the numbers, and nothing changed.
+  try {
+    Array too_big = empty({2048 * kMiB}, DType::uint8, gpu0);
+    ADD_FAILURE() << "2 GiB on a device of 1 GiB was allocated";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.device(), "cuda:0");
+    EXPECT_EQ(e.requested(), std::uint64_t{2048} * kMiB);
+    EXPECT_EQ(e.free(), static_cast<std::uint64_t>((1024 - 512) * kMiB - driver0));
+    EXPECT_EQ(e.limit(), 0u);
+  }
+  const MemoryStats s3 = memory_stats(gpu0);
+  EXPECT_EQ(s3.bytes_in_use, s2.bytes_in_use);
+  EXPECT_EQ(s3.bytes_cached, s2.bytes_cached);
+  EXPECT_EQ(s3.allocations, s2.allocations);
+  EXPECT_EQ(fake.bytes_allocated(0), driver0 + 512 * kMiB);
+  // The other device was never touched.
+  EXPECT_EQ(fake.bytes_allocated(1), 0);
+}
+
+// XP_GPU_MEMORY_LIMIT is read once per process: the case runs in a child with the variable set.
+TEST_F(HollowGpu, AMemoryLimitInPercentIsAShareOfEachDevicesMemory) {
+  EXPECT_CHILD_CASE_PASSED(
+      xp_test::run_child_case("HollowGpu.DISABLED_QuarterOfTheMemory", {{"XP_GPU_MEMORY_LIMIT", "25%"}}));
+}
+
+TEST_F(HollowGpu, DISABLED_QuarterOfTheMemory) {
+  constexpr std::int64_t kMiB = 1 << 20;
+  ASSERT_EQ(memory_stats(gpu0).limit, std::uint64_t{256} * kMiB) << "25% of the fake's 1 GiB";
+  ASSERT_EQ(memory_stats(gpu1).limit, std::uint64_t{256} * kMiB);
+  Array a = empty({128 * kMiB}, DType::uint8, gpu0);
+  const long long driver = fake.bytes_allocated(0);
+  const MemoryStats before = memory_stats(gpu0);
+  try {
+    Array b = empty({256 * kMiB}, DType::uint8, gpu0);
+    ADD_FAILURE() << "256 MiB beside 128 MiB passed a limit of 256 MiB";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.requested(), std::uint64_t{256} * kMiB);
+    EXPECT_EQ(e.free(), std::uint64_t{256} * kMiB - before.bytes_in_use);
+    EXPECT_EQ(e.limit(), std::uint64_t{256} * kMiB);
+  }
+  EXPECT_EQ(fake.bytes_allocated(0), driver) << "the driver was not asked";
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, before.bytes_in_use);
+  // The other device has a limit of its own, which a block rounded up to it fills exactly.
+  Array c = empty({200 * kMiB}, DType::uint8, gpu1);
+  EXPECT_EQ(memory_stats(gpu1).bytes_in_use, std::uint64_t{256} * kMiB);
+  EXPECT_THROW(empty({1}, DType::uint8, gpu1), OutOfMemory);
+}
+
+// Foreign memory on the second device, wrapped and exported: the device comes from the driver's
+// record of the pointer, never from xp's default device, and each convention says cuda:1.
+TEST_F(HollowGpu, ForeignMemoryOnTheSecondDeviceStaysThere) {
+  const std::vector<float> v = {1, 2, 3, 4, 5, 6};
+  void* p = fake.foreign_alloc(1, v.size() * sizeof(float));
+  ASSERT_NE(p, nullptr);
+  std::memcpy(p, v.data(), v.size() * sizeof(float));
+  auto released = std::make_shared<bool>(false);
+  {
+    CudaArrayInterface cai;
+    cai.shape = {2, 3};
+    cai.typestr = "<f4";
+    cai.data = reinterpret_cast<std::uintptr_t>(p);
+    std::shared_ptr<void> keep(p, [&, released](void* q) {
+      *released = true;
+      fake.foreign_free(q);
+    });
+    // A device that disagrees with the driver is refused before anything is wrapped.
+    EXPECT_THROW(from_cuda_array_interface(cai, keep, gpu0), ValueError);
+    Array a = from_cuda_array_interface(cai, keep);
+    keep.reset();
+    EXPECT_EQ(a.device(), gpu1);
+    EXPECT_EQ(a.to_device(Device::cpu()).to_vector<float>(), v);
+    EXPECT_FALSE(*released);
+
+    // Exported again: the same memory, on device 1, in both conventions.
+    const CudaArrayInterface back = to_cuda_array_interface(a, /*synchronize=*/true);
+    EXPECT_EQ(back.data, reinterpret_cast<std::uintptr_t>(p));
+    EXPECT_EQ(back.stream, 0u);
+    DLManagedTensorVersioned* t = to_dlpack(a);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->dl_tensor.device.device_type, kDLCUDA);
+    EXPECT_EQ(t->dl_tensor.device.device_id, 1);
+    EXPECT_EQ(t->dl_tensor.data, p);
+    Array b = from_dlpack(t);  // takes the tensor: its deleter runs when b goes
+    EXPECT_EQ(b.device(), gpu1);
+    // Mixed with an array of the first device: refused.
+    EXPECT_THROW((b + ramp(6, DType::float32, gpu0).reshape({2, 3})).eval(), DeviceMismatch);
+    // A kDLCUDA tensor claiming device 0 for memory the driver places on device 1: refused, and
+    // its deleter called once.
+    DLManagedTensorVersioned* wrong = to_dlpack(a);
+    wrong->dl_tensor.device.device_id = 0;
+    EXPECT_THROW(from_dlpack(wrong), ValueError);
+  }
+  EXPECT_TRUE(*released) << "the keep-alive is dropped with the last array over the memory";
+}
