@@ -368,7 +368,10 @@ class SecondDevice final : public detail::Backend {
   void cumulative_sum(const detail::View& in, int axis, const detail::View& out, bool init) override {
     cpu.cumulative_sum(in, axis, out, init);
   }
-  void matmul(const detail::View& a, const detail::View& b, const detail::View& out) override { cpu.matmul(a, b, out); }
+  void matmul(const detail::View& a, const detail::View& b, const detail::View& out, MatmulPrecision p) override {
+    precisions.push_back(p);
+    cpu.matmul(a, b, out, p);
+  }
   void vecdot(const detail::View& a, const detail::View& b, const detail::View& out) override { cpu.vecdot(a, b, out); }
   void take(const detail::View& in, const detail::View& ix, int axis, const detail::View& out) override {
     cpu.take(in, ix, axis, out);
@@ -383,6 +386,7 @@ class SecondDevice final : public detail::Backend {
     cpu.copy_from_host(s, d, n);
   }
   int copies = 0;
+  std::vector<MatmulPrecision> precisions;  // of each matmul call, in order
 };
 }  // namespace
 
@@ -406,6 +410,29 @@ TEST(Devices, NeverMixedSilently) {
   EXPECT_EQ(second.copies, copies) << "something was copied between devices";
   Array moved = g.to_device(kCpu);  // explicit: fine
   EXPECT_EQ((moved + c).to_vector<float>(), std::vector<float>(3, 2.0f));
+  detail::register_backend(other, nullptr);
+}
+
+// The array layer hands matmul's precision to the device's backend, for every operand form; vecdot
+// calls no matmul. (The CPU backend behind this device computes tf32 as float32.)
+TEST(Devices, MatmulPrecisionReachesTheBackend) {
+  SecondDevice second;
+  const Device other = Device::cuda(0);
+  detail::register_backend(other, &second);
+  Array m = reshape(arange(Scalar(0), Scalar(12), Scalar(1), DType::float32, other), {3, 4});
+  Array v = arange(Scalar(0), Scalar(4), Scalar(1), DType::float32, other);
+  const auto T = MatmulPrecision::tf32, F = MatmulPrecision::float32;
+  (void)matmul(m, m.T());
+  (void)matmul(m, m.T(), T);
+  (void)matmul(m, m.T(), F);
+  (void)matmul(m * 2.0f, v, T);                      // lazy, 1-D
+  (void)matmul(v, m.T(), T);                         // 1-D first
+  (void)matmul(reshape(m, {1, 3, 4}), m.T(), T);     // batched
+  (void)matmul(m.astype(DType::float16), m.T(), T);  // promoted to float32
+  (void)matmul(m.astype(DType::int32), m.T().astype(DType::int32), T);
+  (void)vecdot(m, m);
+  EXPECT_EQ(second.precisions, (std::vector<MatmulPrecision>{F, T, F, T, T, T, T, T}));
+  EXPECT_EQ(matmul(m, m.T(), T).to_vector<float>(), matmul(m, m.T()).to_vector<float>());
   detail::register_backend(other, nullptr);
 }
 

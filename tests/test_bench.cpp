@@ -265,6 +265,65 @@ TEST(BenchChecks, MatmulSamplesAreExactAndATf32ProductIsOutOfBound) {
   }
 }
 
+// A with its mantissa truncated to TF32's 10 bits (what tensor cores do with raw float32 bits).
+float to_tf32_truncated(float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  b &= ~0x1fffu;
+  std::memcpy(&x, &b, sizeof b);
+  return x;
+}
+
+// The TF32 rows' bound, on the float32 rows' inputs: TF32 products, rounded or truncated, and the
+// exact float32 answer are within it; an entry off by more than inputs rounded to 11 significant
+// bits can explain is not.
+TEST(BenchChecks, TheTf32BoundHoldsRoundedAndTruncatedInputsAndCatchesALostBlock) {
+  const double t = std::ldexp(1.0, -10), u = std::ldexp(1.0, -24);
+  // Integer inputs, (1 + t)^2 sum |a b| within 2^24: inputs' rounding plus the output's.
+  EXPECT_DOUBLE_EQ(bn::matmul_tf32_bound(1000, 5000, 8192, true), (2 * t + t * t) * 5000 * (1 + u) + 1000 * u);
+  const double ku = 8192 * u, gamma = ku / (1 - ku);
+  EXPECT_DOUBLE_EQ(bn::matmul_tf32_bound(1.5, 3, 8192, false),
+                   (2 * t + t * t) * 3 + gamma * 3 * (1 + t) * (1 + t) + (1.5 + (2 * t + t * t) * 3) * u);
+  constexpr std::int64_t m = 256;
+  std::vector<float> a(m * m), b(m * m);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = bn::matmul_input(false, 0, i);
+    b[i] = bn::matmul_input(false, 1, i);
+  }
+  const auto f32 = bn::matmul_samples(a.data(), b.data(), m, false, bn::kMatmulSamples);
+  const auto tf32 = bn::matmul_samples(a.data(), b.data(), m, false, bn::kMatmulSamples, true);
+  ASSERT_EQ(tf32.size(), f32.size());
+  std::size_t moved = 0;
+  for (std::size_t s = 0; s < tf32.size(); ++s) {
+    const auto& e = tf32[s];
+    EXPECT_EQ(e.i, f32[s].i);
+    EXPECT_EQ(e.j, f32[s].j);
+    EXPECT_EQ(e.ref, f32[s].ref);
+    EXPECT_GT(e.bound, f32[s].bound);
+    double rounded = 0, truncated = 0;
+    for (std::int64_t l = 0; l < m; ++l) {
+      rounded += double(to_tf32(a[e.i * m + l])) * double(to_tf32(b[l * m + e.j]));
+      truncated += double(to_tf32_truncated(a[e.i * m + l])) * double(to_tf32_truncated(b[l * m + e.j]));
+    }
+    moved += rounded != e.ref ? 1 : 0;
+    EXPECT_TRUE(bn::check_bound(e.ref, e.ref, e.bound).ok) << "float32 is permitted too";
+    EXPECT_TRUE(bn::check_bound(rounded, e.ref, e.bound).ok) << e.i << "," << e.j;
+    EXPECT_TRUE(bn::check_bound(truncated, e.ref, e.bound).ok) << e.i << "," << e.j;
+    EXPECT_FALSE(bn::check_bound(e.ref + 2 * e.bound + 1, e.ref, e.bound).ok);
+  }
+  EXPECT_GT(moved, tf32.size() * 3 / 4) << "the inputs do not tell TF32 from float32";
+  // A lost block of 16 products (a tile skipped) is out of bound at most entries; rounding to TF32
+  // moves an entry by far less than its bound, so a lower precision can pass (the bound is a worst
+  // case, as the float32 rows' bound for non-integer terms).
+  std::size_t out = 0;
+  for (const auto& e : tf32) {
+    double c = 0;
+    for (std::int64_t l = 16; l < m; ++l) c += double(to_tf32(a[e.i * m + l])) * double(b[l * m + e.j]);
+    out += bn::check_bound(c, e.ref, e.bound).ok ? 0 : 1;
+  }
+  EXPECT_GT(out, tf32.size() / 2) << "a matmul that loses a block of k would pass the TF32 check";
+}
+
 // ---- The CLI's CPU rows --------------------------------------------------------------------------
 
 bool have_python() {
@@ -372,7 +431,8 @@ TEST(BenchCli, ARowNamedInOnlyThatCannotRunHereIsListedWithTheReason) {
   XP_REQUIRE_PYTHON();
   auto run = [](const std::string& python) {
     return xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "2048", "--runs", "1", "--python",
-                                 python, "--only", "xp-add,cupy-matmul-f16,torch-sum,xp,no-such-row"});
+                                 python, "--only",
+                                 "xp-add,cupy-matmul-f16,torch-sum,xp,no-such-row,xp-matmul-tf32,torch-matmul-tf32"});
   };
   const auto r = run(XP_TEST_PYTHON);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -381,6 +441,8 @@ TEST(BenchCli, ARowNamedInOnlyThatCannotRunHereIsListedWithTheReason) {
   EXPECT_NE(r.out.find("| no-such-row | | | | | | | skipped: no such row |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| torch-sum | | | | | | | skipped: a GPU row: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| cupy-matmul-f16 | | | | | | skipped: a GPU row: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| xp-matmul-tf32 | | | | | | skipped: a GPU row: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| torch-matmul-tf32 | | | | | | skipped: a GPU row: "), std::string::npos) << r.out;
   const auto none = run("none");
   ASSERT_EQ(none.exit_code, 0) << none.out << none.err;
   EXPECT_NE(none.out.find("| torch-sum | | | | | | | skipped: not a C++ row, and the Python rows are skipped: "
@@ -407,7 +469,7 @@ TEST(BenchCli, SweepLeavesOutTheSumAndMatmulRows) {
 }
 
 TEST(BenchCli, TheXpSumAndMatmulChildrenCheckTheirResults) {
-  for (const char* label : {"xp-matmul-f32", "xp-matmul-f16"}) {
+  for (const char* label : {"xp-matmul-f32", "xp-matmul-f16", "xp-matmul-tf32"}) {
     const auto r = xp_test::run_process(
         {XP_CLI_PATH, "bench", "launch", "--row", "array-child", "--label", label, "--on", "cpu", "--n", "96"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -664,14 +726,17 @@ TEST_F(PythonRows, TheListHasTheSumAndMatmulRows) {
   const json l = json::parse(r.out);
   std::map<std::string, std::pair<std::string, std::string>> rows;  // id -> device, op
   for (const auto& row : l["rows"]) rows[row["id"]] = {row["device"], row["op"]};
-  const std::map<std::string, std::pair<std::string, std::string>> want = {{"cupy-sum", {"gpu", "sum"}},
-                                                                           {"torch-sum", {"gpu", "sum"}},
-                                                                           {"cupy-matmul-f32", {"gpu", "matmul-f32"}},
-                                                                           {"torch-matmul-f32", {"gpu", "matmul-f32"}},
-                                                                           {"cupy-matmul-f16", {"gpu", "matmul-f16"}},
-                                                                           {"torch-matmul-f16", {"gpu", "matmul-f16"}},
-                                                                           {"numpy-sum", {"cpu", "sum"}},
-                                                                           {"numpy-matmul-f32", {"cpu", "matmul-f32"}}};
+  const std::map<std::string, std::pair<std::string, std::string>> want = {
+      {"cupy-sum", {"gpu", "sum"}},
+      {"torch-sum", {"gpu", "sum"}},
+      {"cupy-matmul-f32", {"gpu", "matmul-f32"}},
+      {"torch-matmul-f32", {"gpu", "matmul-f32"}},
+      {"cupy-matmul-f16", {"gpu", "matmul-f16"}},
+      {"torch-matmul-f16", {"gpu", "matmul-f16"}},
+      {"cupy-matmul-tf32", {"gpu", "matmul-tf32"}},
+      {"torch-matmul-tf32", {"gpu", "matmul-tf32"}},
+      {"numpy-sum", {"cpu", "sum"}},
+      {"numpy-matmul-f32", {"cpu", "matmul-f32"}}};
   for (const auto& [id, device_op] : want) {
     ASSERT_EQ(rows.count(id), 1u) << id << " missing: " << r.out;
     EXPECT_EQ(rows[id], device_op) << id;
@@ -768,13 +833,38 @@ TEST_F(PythonRows, SumAndMatmulRowsAreWithinBoundOrSayWhichEntryIsNot) {
 TEST_F(PythonRows, AMatmulRowWhoseModuleDoesNotImportIsASkip) {
   TempFolder tmp;
   write_file(tmp.path / "cupy.py", "raise ImportError('planted: this cupy is broken')\n");
-  const auto r = xp_test::run_process({XP_TEST_PYTHON, std::string(XP_SOURCE_DIR) + "/bench/python/launch_rows.py",
-                                       "run", "--row", "cupy-matmul-f16", "--data", tmp.path.string(), "--n", "64"},
-                                      {{"PYTHONPATH", tmp.path.string()}});
-  EXPECT_EQ(r.exit_code, 1);
-  const json s = json::parse(r.out);
-  EXPECT_NE(s["skipped"].get<std::string>().find("cupy does not import: ImportError: planted"), std::string::npos)
-      << r.out;
+  for (const char* row : {"cupy-matmul-f16", "cupy-matmul-tf32"}) {
+    const auto r = xp_test::run_process({XP_TEST_PYTHON, std::string(XP_SOURCE_DIR) + "/bench/python/launch_rows.py",
+                                         "run", "--row", row, "--data", tmp.path.string(), "--n", "64"},
+                                        {{"PYTHONPATH", tmp.path.string()}});
+    EXPECT_EQ(r.exit_code, 1) << row;
+    const json s = json::parse(r.out);
+    EXPECT_NE(s["skipped"].get<std::string>().find("cupy does not import: ImportError: planted"), std::string::npos)
+        << r.out;
+  }
+}
+
+// The TF32 rows read the float32 rows' inputs (written once) and their own references and bounds.
+TEST_F(PythonRows, TheTf32RowsReadTheFloat32InputsAndTheirOwnBounds) {
+  TempFolder tmp;
+  const std::string code =
+      "import numpy as np, sys, os, json\n"
+      "d = sys.argv[1]; sys.path.insert(0, sys.argv[2]); import launch_rows as L\n"
+      "A = np.arange(64 * 64, dtype=np.float32).reshape(64, 64); B = np.ones((64, 64), np.float32)\n"
+      "A.tofile(os.path.join(d, 'matmul-f32_a.f32')); B.tofile(os.path.join(d, 'matmul-f32_b.f32'))\n"
+      "json.dump({'m': 64, 'dtype': 'float32', 'samples': [[1, 2, 3.0, 0.5], [4, 5, 6.0, 0.25]]},\n"
+      "          open(os.path.join(d, 'matmul-tf32.json'), 'w'))\n"
+      "x = L.load_checked(np, d, 64, 'matmul-tf32', 1024)\n"
+      "print(json.dumps([float(x['A'][1, 2]), float(x['B'].sum()), list(map(float, x['ref'])),\n"
+      "                  list(map(float, x['bound'])), L.is_matmul('matmul-tf32'), 'matmul-tf32' in L.CHECKED]))\n";
+  const fs::path script = tmp.path / "read.py";
+  write_file(script, code);
+  const auto r = xp_test::run_process(
+      {XP_TEST_PYTHON, script.string(), tmp.path.string(), std::string(XP_SOURCE_DIR) + "/bench/python"});
+  if (r.err.find("No module named 'numpy'") != std::string::npos)
+    XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", "NumPy is missing in " XP_TEST_PYTHON);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out), json::parse("[66.0, 4096.0, [3.0, 6.0], [0.5, 0.25], true, true]")) << r.out;
 }
 
 TEST_F(PythonRows, AWrongElementIsReportedWithItsIndex) {

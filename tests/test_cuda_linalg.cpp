@@ -217,6 +217,28 @@ TEST(CudaGemmPlan, CublasCallsComputeTheViewsProduct) {
   }
 }
 
+// The compute type follows MatmulPrecision for float32 only; cublas_api.h's values (CUDA 13.0).
+TEST(CudaGemmPlan, Tf32ChangesTheComputeTypeOfFloat32Only) {
+  using xp::MatmulPrecision;
+  EXPECT_EQ(cb::CUBLAS_COMPUTE_32F, 68);
+  EXPECT_EQ(cb::CUBLAS_COMPUTE_32F_FAST_TF32, 77);
+  EXPECT_EQ(cb::CUBLAS_COMPUTE_64F, 70);
+  struct Want {
+    DType t;
+    int data, f32, tf32;  // data type; compute type for float32 and tf32
+  };
+  for (const Want& w : {Want{DType::float32, cb::CUDA_R_32F, 68, 77}, Want{DType::float64, cb::CUDA_R_64F, 70, 70},
+                        Want{DType::float16, cb::CUDA_R_16F, 68, 68}, Want{DType::bfloat16, cb::CUDA_R_16BF, 68, 68}}) {
+    const cg::GemmTypes f = cg::gemm_types(w.t, MatmulPrecision::float32);
+    const cg::GemmTypes t = cg::gemm_types(w.t, MatmulPrecision::tf32);
+    EXPECT_EQ(f.data_type, w.data) << name(w.t);
+    EXPECT_EQ(t.data_type, w.data) << name(w.t);
+    EXPECT_EQ(f.compute_type, w.f32) << name(w.t);
+    EXPECT_EQ(t.compute_type, w.tf32) << name(w.t);
+  }
+  EXPECT_THROW(cg::gemm_types(DType::int32, MatmulPrecision::tf32), xp::ValueError);
+}
+
 TEST(CudaGemmPlan, BatchesGoIntoOneCallWithZeroStridesForBroadcast) {
   const auto o3 = order(3, false);
   HostView a = make({64, 2, 3}, o3, 0, {0}, 1), b = make({64, 3, 4}, o3, 0, {}, 2), o = make({64, 2, 4}, o3, 0, {}, 3);
@@ -551,7 +573,8 @@ TEST(CudaLinalgGpu, MatmulRunsOnTheDevice) {
     be.copy_from_host(hb.data(), mb.data, hb.size());
     const View va{ma.data, t, 2, as.data(), ast.data()}, vb{mb.data, t, 2, bs.data(), bst.data()};
     const View vo{mo.data, t, 2, os.data(), ost.data()};
-    ASSERT_TRUE(cg::device_matmul(be, gpu, va, vb, vo)) << name(t) << ": the device path declined";
+    ASSERT_TRUE(cg::device_matmul(be, gpu, va, vb, vo, xp::MatmulPrecision::float32))
+        << name(t) << ": the device path declined";
     be.copy_to_host(mo.data, ho.data(), ho.size());
     const double expected[4] = {20, 14, 56, 41};
     for (int i = 0; i < 4; ++i) {

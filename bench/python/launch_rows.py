@@ -12,8 +12,8 @@
       back-to-back calls at n = 1024, then one synchronize), bits_ok / first_mismatch / mismatch.
       With --sizes, a sweep: steady_ms, gbps and the bit check at each size ("sweep" list), and a
       line "#progress K/M" after each size.
-      The sum and matmul rows (op "sum", "matmul-f32", "matmul-f16") have one size (N: elements,
-      or the matrices' size) and are checked within a bound instead: within_bound / mismatch,
+      The sum and matmul rows (op "sum", "matmul-f32", "matmul-f16", "matmul-tf32") have one size
+      (N: elements, or the matrices' size) and are checked within a bound instead: within_bound / mismatch,
       rel_error (sum) or error_of_bound and the sampled entries' values (matmul), tflops (matmul),
       compute_type; their host_us is timed at n = 1024 (sum) or on 32 x 32 matrices (matmul).
 
@@ -26,7 +26,9 @@ Every output is filled with NaN (all bits set) before the row runs and compared 
 The sum rows read sum.f32 (n float32) and sum.json (the float64 reference and the bound); the
 matmul rows OP_a.f32 and OP_b.f32 (m x m float32, small integers, converted to float16 exactly
 for matmul-f16) and OP.json (the sampled entries [i, j, reference, bound]): check_within() holds
-each result to the bound the parent computed (tools/xp/bench_launch.hpp says why each bound).
+each result to the bound the parent computed (tools/xp/bench_launch.hpp says why each bound). The
+TF32 rows (matmul-tf32: float32 with TF32 permitted) read the float32 rows' inputs and have a
+matmul-tf32.json of their own.
 A row that cannot run says why (the import error's text) in "skipped".
 """
 
@@ -70,11 +72,13 @@ ROWS = [
     ("torch-matmul-f32", "PyTorch A @ B float32", "gpu", "matmul-f32"),
     ("cupy-matmul-f16", "CuPy A @ B float16", "gpu", "matmul-f16"),
     ("torch-matmul-f16", "PyTorch A @ B float16", "gpu", "matmul-f16"),
+    ("cupy-matmul-tf32", "CuPy A @ B float32, CUPY_TF32=1", "gpu", "matmul-tf32"),
+    ("torch-matmul-tf32", "PyTorch A @ B float32, allow_tf32", "gpu", "matmul-tf32"),
     ("numpy-sum", "NumPy sum(a)", "cpu", "sum"),
     ("numpy-matmul-f32", "NumPy A @ B float32", "cpu", "matmul-f32"),
 ]
 BYTES = {"add": 12, "fma": 16, "sum": 4}  # bytes moved per element; matmul rows report TFLOP/s
-CHECKED = ("sum", "matmul-f32", "matmul-f16")  # one size, checked within a bound
+CHECKED = ("sum", "matmul-f32", "matmul-f16", "matmul-tf32")  # one size, checked within a bound
 HOST_MATMUL_N = 32  # the matmul rows' host-cost loop: 32 x 32 matrices (1024 elements)
 CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16  # cuBLAS's value (cublas_api.h)
 
@@ -533,7 +537,7 @@ class NumpyRow(HostTimer, Row):
 # -> the result's value (sum) or its entries at the sampled (i, j) (matmul), read back as float64.
 
 def is_matmul(op):
-    return op in ("matmul-f32", "matmul-f16")
+    return op in ("matmul-f32", "matmul-f16", "matmul-tf32")
 
 
 def cupy_compute_type(cp, dtype):
@@ -558,8 +562,10 @@ def cupy_compute_type(cp, dtype):
 class CupyCheckedRow(Row):
     def __init__(self, op):
         super().__init__(op)
-        if is_matmul(op):
-            os.environ.pop("CUPY_TF32", None)  # CuPy reads it at its first matmul: float32 in TF32 when set
+        if op == "matmul-tf32":
+            os.environ["CUPY_TF32"] = "1"  # CuPy reads it at its first matmul: float32 in TF32 when set
+        elif is_matmul(op):
+            os.environ.pop("CUPY_TF32", None)
         self.cp = need("cupy")
         self.versions["cupy"] = self.cp.__version__
         if op == "sum":
@@ -582,6 +588,8 @@ class CupyCheckedRow(Row):
             h = HOST_MATMUL_N
             self.As, self.Bs = self.A[:h, :h].copy(), self.B[:h, :h].copy()
             self.compute_type, note = cupy_compute_type(cp, dtype)
+            if self.op == "matmul-tf32" and self.compute_type != "CUBLAS_COMPUTE_32F_FAST_TF32":
+                raise RuntimeError(f"CuPy did not take CUPY_TF32=1: {note}")
             if self.op == "matmul-f16":
                 note += "; " + self.disallow_reduced_precision()
             self.note = note
@@ -632,17 +640,19 @@ class TorchCheckedRow(Row):
         if is_matmul(op):
             import warnings
             m = torch.backends.cuda.matmul
+            want_tf32 = op == "matmul-tf32"
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # newer PyTorch suggests fp32_precision instead
-                m.allow_tf32 = False
+                m.allow_tf32 = want_tf32
                 m.allow_fp16_reduced_precision_reduction = False
                 if hasattr(m, "allow_fp16_accumulation"):
                     m.allow_fp16_accumulation = False
                 tf32, reduced = m.allow_tf32, m.allow_fp16_reduced_precision_reduction
-            if tf32 or (reduced is True or (isinstance(reduced, tuple) and reduced[0])):
+            if tf32 != want_tf32 or (reduced is True or (isinstance(reduced, tuple) and reduced[0])):
                 raise RuntimeError(f"PyTorch kept allow_tf32 = {tf32}, "
                                    f"allow_fp16_reduced_precision_reduction = {reduced}")
-            self.compute_type = "CUBLAS_COMPUTE_32F" + (", float32 split-k" if op == "matmul-f16" else " (no TF32)")
+            self.compute_type = ("CUBLAS_COMPUTE_32F_FAST_TF32" if want_tf32 else
+                                 "CUBLAS_COMPUTE_32F" + (", float32 split-k" if op == "matmul-f16" else " (no TF32)"))
             self.note = (f"allow_tf32 = {tf32}, float32 matmul precision '{torch.get_float32_matmul_precision()}', "
                          f"allow_fp16_reduced_precision_reduction = {reduced}")
 
@@ -791,8 +801,9 @@ def load_checked(np, folder, n, op, host_n):
         ref = json.load(f)
     if ref["m"] != n:
         raise RuntimeError(f"{op}.json in {folder} is for {ref['m']} x {ref['m']} matrices, not {n} x {n}")
+    data_op = "matmul-f32" if op == "matmul-tf32" else op  # the TF32 rows compute on the float32 rows' inputs
     for key in ("A", "B"):
-        x = read_floats(np, folder, f"{op}_{key.lower()}.f32", n * n).reshape(n, n)
+        x = read_floats(np, folder, f"{data_op}_{key.lower()}.f32", n * n).reshape(n, n)
         if op == "matmul-f16" and not np.array_equal(x.astype(np.float16).astype(np.float32), x):
             raise RuntimeError(f"{op}_{key.lower()}.f32 holds values that float16 does not hold exactly")
         d[key] = x

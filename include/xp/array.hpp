@@ -32,6 +32,7 @@
 #include "xp/device.hpp"
 #include "xp/dtype.hpp"
 #include "xp/export.hpp"
+#include "xp/precision.hpp"
 
 namespace xp {
 
@@ -487,7 +488,10 @@ XP_API Array cumulative_sum(const Array& a, std::optional<int> axis = std::nullo
 
 // ---- linear algebra ------------------------------------------------------------------------------
 // Batched over leading dimensions (broadcast); 1-D operands as NumPy (prepended / appended 1).
+// The two-argument form is MatmulPrecision::float32: float32 never in TF32 unless asked for
+// (xp/precision.hpp says what tf32 permits).
 XP_API Array matmul(const Array& a, const Array& b);
+XP_API Array matmul(const Array& a, const Array& b, MatmulPrecision precision);
 XP_API Array vecdot(const Array& a, const Array& b, int axis = -1);
 
 // ---- random numbers ----------------------------------------------------------------------------

@@ -129,7 +129,25 @@ Array cumulative_sum(const Array& a_, std::optional<int> axis, std::optional<DTy
   return dtype && t != *dtype ? Array(out).astype(*dtype) : Array(out);
 }
 
-Array matmul(const Array& a_, const Array& b_) {
+std::string_view to_string(MatmulPrecision precision) noexcept {
+  switch (precision) {
+    case MatmulPrecision::float32:
+      return "float32";
+    case MatmulPrecision::tf32:
+      return "tf32";
+  }
+  return "unknown";
+}
+
+Array matmul(const Array& a, const Array& b) {
+  return matmul(a, b, MatmulPrecision::float32);
+}
+
+// Eager, as every non-elementwise operation: lazy operands are evaluated here (broadcast_to), and the
+// precision goes to the backend with the call; no cache keys on it.
+Array matmul(const Array& a_, const Array& b_, MatmulPrecision precision) {
+  if (precision != MatmulPrecision::float32 && precision != MatmulPrecision::tf32)
+    throw ValueError("matmul: unknown MatmulPrecision " + std::to_string(static_cast<int>(precision)));
   const ImplPtr& ai = impl_of(a_);
   const ImplPtr& bi = impl_of(b_);
   if (!(ai->device == bi->device)) throw DeviceMismatch("matmul", ai->device.str(), bi->device.str());
@@ -154,7 +172,7 @@ Array matmul(const Array& a_, const Array& b_) {
   if (b.dtype() != t) b = b.astype(t);
   Array ab = broadcast_to(a, ash), bb = broadcast_to(b, bsh);
   ImplPtr out = detail::new_array(t, osh, ai->device);
-  ai->backend->matmul(detail::view_of(*ab.impl()), detail::view_of(*bb.impl()), detail::view_of(*out));
+  ai->backend->matmul(detail::view_of(*ab.impl()), detail::view_of(*bb.impl()), detail::view_of(*out), precision);
   Array r(out);
   if (a_vec && b_vec) return squeeze(r, {-2, -1});
   if (a_vec) return squeeze(r, -2);

@@ -12,6 +12,7 @@
 #include "backend/ir.hpp"
 #include "xp/device.hpp"
 #include "xp/memory.hpp"
+#include "xp/precision.hpp"
 
 namespace xp::detail {
 
@@ -52,7 +53,9 @@ class Backend {
     return false;
   }
   virtual void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) = 0;
-  virtual void matmul(const View& a, const View& b, const View& out) = 0;
+  // precision: what a float32 matmul may use (tf32 permits TF32, it does not require it); a backend
+  // without a faster mode computes every precision as float32, and other dtypes ignore it.
+  virtual void matmul(const View& a, const View& b, const View& out, MatmulPrecision precision) = 0;
   virtual void vecdot(const View& a, const View& b, const View& out) = 0;
   // out[...] = in taken at indices (int64, already checked in range and made non-negative) along
   // axis; out's shape is in's with axis replaced by indices' shape.

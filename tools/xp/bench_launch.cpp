@@ -1130,7 +1130,8 @@ xp::Device child_device(const BenchLaunchArgs& args) {
 int checked_child(const BenchLaunchArgs& args);
 
 int array_child(const BenchLaunchArgs& args) {
-  if (args.label == "xp-sum" || args.label == "xp-matmul-f32" || args.label == "xp-matmul-f16")
+  if (args.label == "xp-sum" || args.label == "xp-matmul-f32" || args.label == "xp-matmul-f16" ||
+      args.label == "xp-matmul-tf32")
     return checked_child(args);
   const std::vector<std::size_t> sizes = args.sizes.empty() ? std::vector<std::size_t>{} : parse_sizes(args.sizes);
   const auto n = max_size(static_cast<std::size_t>(args.n), sizes);
@@ -1138,7 +1139,8 @@ int array_child(const BenchLaunchArgs& args) {
   try {
     if (args.label != "xp-add" && args.label != "xp-add-out" && args.label != "xp-fma")
       throw xp::ValueError("--label " + args.label +
-                           ": expected xp-add, xp-add-out, xp-fma, xp-sum, xp-matmul-f32 or xp-matmul-f16");
+                           ": expected xp-add, xp-add-out, xp-fma, xp-sum, xp-matmul-f32, xp-matmul-f16 or "
+                           "xp-matmul-tf32");
     const xp::Device dev = child_device(args);
     s["device"] = dev.str();
     s["threads"] = xp::num_threads();
@@ -1226,8 +1228,10 @@ int array_child(const BenchLaunchArgs& args) {
 
 // ---- sum and matmul rows: xp::Array on the GPU or the CPU, checked within a bound ---------------
 
+// matmul-tf32: float32 with TF32 permitted (xp's MatmulPrecision::tf32, CUPY_TF32=1, allow_tf32), on
+// the float32 rows' inputs.
 bool is_matmul_op(const std::string& op) {
-  return op == "matmul-f32" || op == "matmul-f16";
+  return op == "matmul-f32" || op == "matmul-f16" || op == "matmul-tf32";
 }
 
 bool is_checked_op(const std::string& op) {
@@ -1314,18 +1318,20 @@ void run_sum(const xp::Device& dev, std::size_t n, json& s) {
   s["host_n"] = host_n;
 }
 
-// Rows "xp-matmul-f32" and "xp-matmul-f16": C = xp::matmul(A, B), m x m times m x m, a new array
-// each call. Checked after the first call and after the timed calls at the sampled entries, each
-// read back alone.
-void run_matmul(const xp::Device& dev, std::int64_t m, bool half, json& s) {
+// Rows "xp-matmul-f32", "xp-matmul-f16" and "xp-matmul-tf32": C = xp::matmul(A, B), m x m times m x m,
+// a new array each call (tf32: xp::matmul(A, B, MatmulPrecision::tf32), float32). Checked after the
+// first call and after the timed calls at the sampled entries, each read back alone.
+void run_matmul(const xp::Device& dev, std::int64_t m, bool half, bool tf32, json& s) {
   const auto mm = static_cast<std::size_t>(m) * static_cast<std::size_t>(m);
   std::vector<float> ha(mm), hb(mm);
   for (std::size_t i = 0; i < mm; ++i) {
     ha[i] = bn::matmul_input(half, 0, i);
     hb[i] = bn::matmul_input(half, 1, i);
   }
-  const std::vector<bn::MatmulSample> samples = bn::matmul_samples(ha.data(), hb.data(), m, half, bn::kMatmulSamples);
+  const std::vector<bn::MatmulSample> samples =
+      bn::matmul_samples(ha.data(), hb.data(), m, half, bn::kMatmulSamples, tf32);
   const xp::DType dtype = half ? xp::DType::float16 : xp::DType::float32;
+  const xp::MatmulPrecision precision = tf32 ? xp::MatmulPrecision::tf32 : xp::MatmulPrecision::float32;
   auto upload_matrix = [&](const std::vector<float>& h) {
     xp::Array x = xp::asarray(h, xp::Shape{m, m}, dev);
     if (half) x = x.astype(dtype);  // exact: small integers
@@ -1337,12 +1343,18 @@ void run_matmul(const xp::Device& dev, std::int64_t m, bool half, json& s) {
   const std::int64_t hm = std::min<std::int64_t>(m, bn::kHostMatmulN);
   const xp::Array a_small = a.slice({xp::Slice(0, hm), xp::Slice(0, hm)}).copy().eval();
   const xp::Array b_small = b.slice({xp::Slice(0, hm), xp::Slice(0, hm)}).copy().eval();
-  s["compute_type"] = dev.is_cuda() ? (half ? "CUBLAS_COMPUTE_32F, float32 split-k" : "CUBLAS_COMPUTE_32F (no TF32)")
+  s["compute_type"] = dev.is_cuda() ? (half   ? "CUBLAS_COMPUTE_32F, float32 split-k"
+                                       : tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
+                                              : "CUBLAS_COMPUTE_32F (no TF32)")
                                     : "float32 (xp's CPU matmul)";
   s["note"] = dev.is_cuda()
-                  ? "xp calls cublasGemmStridedBatchedEx with CUBLAS_COMPUTE_32F on a handle whose math mode is "
-                    "CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION (docs/semantics.md)"
-                  : "float16 and float32 computed in float32 on the CPU (docs/semantics.md)";
+                  ? std::string("xp calls cublasGemmStridedBatchedEx with ") +
+                        (tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32 (MatmulPrecision::tf32)" : "CUBLAS_COMPUTE_32F") +
+                        " on a handle whose math mode is CUBLAS_DEFAULT_MATH | "
+                        "CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION (docs/semantics.md)"
+                  : std::string(tf32 ? "MatmulPrecision::tf32 computed in float32 on the CPU, which has no TF32 "
+                                       "(docs/semantics.md)"
+                                     : "float16 and float32 computed in float32 on the CPU (docs/semantics.md)");
   DeviceTimer timer(dev);
   timer.sync();
   auto check = [&](const xp::Array& c, const char* stage) {
@@ -1362,17 +1374,17 @@ void run_matmul(const xp::Device& dev, std::int64_t m, bool half, json& s) {
     s["values"] = values;
   };
   const auto t0 = Clock::now();
-  xp::Array c = xp::matmul(a, b);
+  xp::Array c = xp::matmul(a, b, precision);
   c.eval();
   timer.sync();
   s["first_ms"] = ms_between(t0, Clock::now());
   s["total_ms"] = s["first_ms"];
   check(c, "first call");
   c = xp::Array();
-  for (int i = 0; i < bn::kWarmups; ++i) xp::matmul(a, b).eval();
+  for (int i = 0; i < bn::kWarmups; ++i) xp::matmul(a, b, precision).eval();
   timer.start();
   for (int i = 0; i < bn::kTimed; ++i) {
-    c = xp::matmul(a, b);
+    c = xp::matmul(a, b, precision);
     c.eval();
   }
   const double steady = timer.stop() / bn::kTimed;
@@ -1380,18 +1392,18 @@ void run_matmul(const xp::Device& dev, std::int64_t m, bool half, json& s) {
   s["tflops"] = 2.0 * std::pow(static_cast<double>(m), 3) / (steady * 1e-3) / 1e12;
   check(c, "timed calls");
   c = xp::Array();
-  for (int i = 0; i < bn::kHostWarmups; ++i) xp::matmul(a_small, b_small).eval();
+  for (int i = 0; i < bn::kHostWarmups; ++i) xp::matmul(a_small, b_small, precision).eval();
   timer.sync();
   const auto h0 = Clock::now();
-  for (int i = 0; i < bn::kHostLaunches; ++i) xp::matmul(a_small, b_small).eval();
+  for (int i = 0; i < bn::kHostLaunches; ++i) xp::matmul(a_small, b_small, precision).eval();
   const auto h1 = Clock::now();
   timer.sync();
   s["host_us"] = ms_between(h0, h1) * 1e3 / bn::kHostLaunches;
   s["host_n"] = hm;
 }
 
-// An array child for "xp-sum", "xp-matmul-f32" or "xp-matmul-f16" (--n: elements, or the matrices'
-// size).
+// An array child for "xp-sum", "xp-matmul-f32", "xp-matmul-f16" or "xp-matmul-tf32" (--n: elements,
+// or the matrices' size).
 int checked_child(const BenchLaunchArgs& args) {
   const auto n = static_cast<std::size_t>(args.n);
   json s = new_sample(args.label, n);
@@ -1410,7 +1422,7 @@ int checked_child(const BenchLaunchArgs& args) {
     } else {
       if (n > static_cast<std::size_t>(INT_MAX)) throw xp::ValueError("--n: matrices too large");
       s["build_note"] = dev.is_cuda() ? "cuBLAS is opened inside the first call" : "no build step";
-      run_matmul(dev, static_cast<std::int64_t>(n), args.label == "xp-matmul-f16", s);
+      run_matmul(dev, static_cast<std::int64_t>(n), args.label == "xp-matmul-f16", args.label == "xp-matmul-tf32", s);
     }
     s["ok"] = true;
   } catch (const std::exception& e) {
@@ -1667,7 +1679,8 @@ std::optional<double> median_of(const std::optional<Stat>& a) {
 // One row of the benchmark: a command run in fresh processes (or, for the in-process rows, code
 // of the parent).
 struct Row {
-  // device "gpu"/"cpu"; op "add", "fma", "sum", "matmul-f32" or "matmul-f16"; source "C++"/"Python"
+  // device "gpu"/"cpu"; op "add", "fma", "sum", "matmul-f32", "matmul-f16" or "matmul-tf32"; source
+  // "C++"/"Python"
   std::string id, label, device, op, source;
   std::string skipped;  // why the row does not run at all
   std::string note;
@@ -1680,9 +1693,12 @@ struct Row {
 
 // The variables that point every cache a row may use into cache_root: a new empty folder before a
 // row's first process, kept for its second. For the matmul rows also no CUPY_TF32 (CuPy would
-// compute float32 in TF32) and no NVIDIA_TF32_OVERRIDE: each library's own setting decides.
+// compute float32 in TF32), but CUPY_TF32=1 for the TF32 rows, and no NVIDIA_TF32_OVERRIDE: each
+// library's own setting decides.
 std::string cache_env(const fs::path& root, const std::string& op = "") {
-  std::string e = is_matmul_op(op) ? "env -u CUPY_TF32 -u NVIDIA_TF32_OVERRIDE" : "env";
+  std::string e = op == "matmul-tf32" ? "env -u NVIDIA_TF32_OVERRIDE CUPY_TF32=1"
+                  : is_matmul_op(op)  ? "env -u CUPY_TF32 -u NVIDIA_TF32_OVERRIDE"
+                                      : "env";
   for (const auto& [var, sub] :
        std::vector<std::pair<const char*, const char*>>{{"XP_CACHE_DIR", "xp"},
                                                         {"CUDA_CACHE_PATH", "cuda"},
@@ -1829,7 +1845,8 @@ std::string why_not_here(const Setup& st, const std::string& id, bool sweep, std
       {"xp-fma", {"fma", false}},
       {"xp-sum", {"sum", false}},
       {"xp-matmul-f32", {"matmul-f32", false}},
-      {"xp-matmul-f16", {"matmul-f16", false}}};
+      {"xp-matmul-f16", {"matmul-f16", false}},
+      {"xp-matmul-tf32", {"matmul-tf32", true}}};
   std::optional<std::string> device;  // the Python row's, when listed
   if (const auto it = cpp_rows.find(id); it != cpp_rows.end()) {
     op = it->second.first;
@@ -1940,12 +1957,15 @@ std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sw
     };
     rows.push_back(r);
   }
-  // sum and matmul: one size each (not in the sweep), checked within a bound.
+  // sum and matmul: one size each (not in the sweep), checked within a bound. TF32 on the GPU only
+  // (the CPU has none: the float32 row says it all).
   for (const auto& [id, label, op] :
        std::vector<std::array<std::string, 3>>{{"xp-sum", "xp sum(a)", "sum"},
                                                {"xp-matmul-f32", "xp matmul(A, B) float32", "matmul-f32"},
-                                               {"xp-matmul-f16", "xp matmul(A, B) float16", "matmul-f16"}}) {
+                                               {"xp-matmul-f16", "xp matmul(A, B) float16", "matmul-f16"},
+                                               {"xp-matmul-tf32", "xp matmul(A, B, tf32) float32", "matmul-tf32"}}) {
     if (sweep) break;
+    if (op == "matmul-tf32" && !st.gpu) continue;
     Row r{id, label + (st.gpu ? "" : " on the CPU"), st.gpu ? "gpu" : "cpu", op, "C++", "", "", {}, 0, false, {}, {}};
     r.n_override = size_for(op, st.gpu, 0);
     const std::string name = id, row_op = op;
@@ -2034,19 +2054,24 @@ void write_sum_data(const fs::path& dir, std::size_t n) {
 }
 
 // OP_a.f32 and OP_b.f32 (m x m float32, row-major, small integers: the float16 rows convert them,
-// exactly) and OP.json: the sampled entries [i, j, reference, bound].
+// exactly) and OP.json: the sampled entries [i, j, reference, bound]. The TF32 rows read the float32
+// rows' inputs (matmul-f32_a.f32, matmul-f32_b.f32, written once) and have their own bounds.
 void write_matmul_data(const fs::path& dir, const std::string& op, std::size_t m) {
-  const bool half = op == "matmul-f16";
+  const bool half = op == "matmul-f16", tf32 = op == "matmul-tf32";
+  const std::string data_op = tf32 ? "matmul-f32" : op;
   std::vector<float> a(m * m), b(m * m);
   for (std::size_t i = 0; i < m * m; ++i) {
     a[i] = bn::matmul_input(half, 0, i);
     b[i] = bn::matmul_input(half, 1, i);
   }
   json samples = json::array();
-  for (const auto& e : bn::matmul_samples(a.data(), b.data(), static_cast<std::int64_t>(m), half, bn::kMatmulSamples))
+  for (const auto& e :
+       bn::matmul_samples(a.data(), b.data(), static_cast<std::int64_t>(m), half, bn::kMatmulSamples, tf32))
     samples.push_back({e.i, e.j, e.ref, e.bound});
-  write_floats(dir / (op + "_a.f32"), a);
-  write_floats(dir / (op + "_b.f32"), b);
+  if (!fs::exists(dir / (data_op + "_a.f32")) || !fs::exists(dir / (data_op + "_b.f32"))) {
+    write_floats(dir / (data_op + "_a.f32"), a);
+    write_floats(dir / (data_op + "_b.f32"), b);
+  }
   write_json((dir / (op + ".json")).string(),
              json{{"m", m}, {"dtype", half ? "float16" : "float32"}, {"samples", samples}});
 }
@@ -2060,7 +2085,7 @@ void write_python_data(const fs::path& dir, const std::vector<Row>& rows, std::s
   for (const auto& op : ops) elementwise = elementwise || !is_checked_op(op);
   if (elementwise) write_data_files(dir, ArrayHostData(std::max<std::size_t>(n, bn::kHostN)));
   if (ops.count("sum") != 0) write_sum_data(dir, size_for("sum", gpu, n));
-  for (const char* op : {"matmul-f32", "matmul-f16"})
+  for (const char* op : {"matmul-f32", "matmul-f16", "matmul-tf32"})
     if (ops.count(op) != 0) write_matmul_data(dir, op, size_for(op, gpu, n));
 }
 
@@ -2095,8 +2120,10 @@ void print_table(Report& out, const std::vector<Row>& rows, bool second, bool gp
   const auto elementwise = rows_of([](const std::string& op) { return !is_checked_op(op); });
   const auto sums = rows_of([](const std::string& op) { return op == "sum"; });
   auto matmuls = rows_of([](const std::string& op) { return is_matmul_op(op); });
+  // float32, then TF32, then float16; each library in row order within.
+  auto rank = [](const std::string& op) { return op == "matmul-f32" ? 0 : op == "matmul-tf32" ? 1 : 2; };
   std::stable_sort(matmuls.begin(), matmuls.end(),
-                   [](const Row* a, const Row* b) { return a->op == "matmul-f32" && b->op != "matmul-f32"; });
+                   [&](const Row* a, const Row* b) { return rank(a->op) < rank(b->op); });
   if (!elementwise.empty() || (sums.empty() && matmuls.empty())) {
     out("| row | build ms | first ms | build+first ms | mean ms | GB/s | host us/call (n=%d) | bits |\n", bn::kHostN);
     out("|---|---:|---:|---:|---:|---:|---:|---|\n");
@@ -2294,11 +2321,17 @@ std::vector<Ratio> ratios_of(const std::vector<Row>& rows, bool gpu, std::size_t
     out.push_back({"xp matmul float16 speed / CuPy A @ B float16 speed",
                    speed(second("xp-matmul-f16"), second("cupy-matmul-f16")), 0.98, K::at_least,
                    "both CUBLAS_COMPUTE_32F (float32 accumulation); mean ms of the second processes"});
+    out.push_back({"xp matmul float32 TF32 speed / CuPy A @ B float32 TF32 speed",
+                   speed(second("xp-matmul-tf32"), second("cupy-matmul-tf32")), 0.98, K::at_least,
+                   "both CUBLAS_COMPUTE_32F_FAST_TF32 (MatmulPrecision::tf32, CUPY_TF32=1); mean ms of the second "
+                   "processes"});
     out.push_back({"xp matmul float32 speed / PyTorch A @ B float32 speed",
                    speed(second("xp-matmul-f32"), second("torch-matmul-f32")), 0, K::info, "allow_tf32 = False"});
     out.push_back({"xp matmul float16 speed / PyTorch A @ B float16 speed",
                    speed(second("xp-matmul-f16"), second("torch-matmul-f16")), 0, K::info,
                    "allow_fp16_reduced_precision_reduction = False"});
+    out.push_back({"xp matmul float32 TF32 speed / PyTorch A @ B float32 TF32 speed",
+                   speed(second("xp-matmul-tf32"), second("torch-matmul-tf32")), 0, K::info, "allow_tf32 = True"});
   } else {
     out.push_back({"xp add(out=) speed / NumPy add(out=) speed", speed(second("xp-add-out"), second("numpy-add-out")),
                    0, K::info, ""});
@@ -2617,15 +2650,19 @@ int parent(const BenchLaunchArgs& args) {
         "mean. The inputs are small integers (float32: A in [-4095, 4095], B in {-1, 0, 1}; float16: both in [-8, 8]) "
         "so that a float32 accumulation is exact in any order: at %d entries (the corners, then random (i, j)) C "
         "must equal the float64 reference up to the output's rounding (2^-24 |ref|, float16: 2^-11 |ref|), which a "
-        "TF32 product (A needs 12 significant bits) or a float16 accumulation would not; \"= xp\": sampled entries "
-        "equal to xp's. Such regular inputs toggle fewer bits than random data: where a GPU runs at its power limit, "
-        "every row's TFLOP/s can be a little above what random inputs give.\n",
+        "TF32 product (A needs 12 significant bits) or a float16 accumulation would not; the TF32 rows (float32 "
+        "inputs, TF32 permitted) are held to that bound plus inputs rounded to 11 significant bits, (2^-9 + 2^-20) "
+        "sum|a b| (rounded to nearest or truncated; a float32 result passes too); \"= xp\": sampled entries equal "
+        "to xp's of the same precision. Such regular inputs toggle fewer bits than random data: where a GPU runs at "
+        "its power limit, every row's TFLOP/s can be a little above what random inputs give.\n",
         bn::kMatmulSamples);
   if (any_matmul && st.gpu)
     out("compute types: xp CUBLAS_COMPUTE_32F, reduced-precision reductions disallowed (docs/semantics.md); CuPy its "
         "default, CUBLAS_COMPUTE_32F for float32 (CUPY_TF32 unset) and float16, with the handle's reduced-precision "
         "reductions disallowed for float16 as xp's; PyTorch allow_tf32 = False and "
-        "allow_fp16_reduced_precision_reduction = False. NVIDIA_TF32_OVERRIDE is unset in these rows' processes.\n");
+        "allow_fp16_reduced_precision_reduction = False. The TF32 rows: xp MatmulPrecision::tf32, CuPy CUPY_TF32=1, "
+        "PyTorch allow_tf32 = True, each CUBLAS_COMPUTE_32F_FAST_TF32. NVIDIA_TF32_OVERRIDE is unset in these rows' "
+        "processes.\n");
   for (const Row& r : rows) {
     std::string note;
     for (const Samples* ss : {&r.first, &r.second})

@@ -222,6 +222,21 @@ inline double matmul_bound(double ref, double abs_dot, std::int64_t k, bool inte
   return ku / (1 - ku) * abs_dot + output;
 }
 
+// The bound for the TF32 rows (xp's MatmulPrecision::tf32, CuPy's CUPY_TF32=1, PyTorch's allow_tf32),
+// on the float32 rows' inputs and against the same float64 reference: each input may be rounded to
+// TF32's 11 significant bits, to nearest or by truncation, a relative error below t = 2^-10, so each
+// product moves by at most (2t + t^2) |a b|; the rounded products then accumulate in float32 as
+// matmul_bound says, over at most (1 + t)^2 sum |a b|. Integer inputs (`integer_inputs`; the inputs
+// above) stay integers in TF32 (one of more than 11 bits rounds to a multiple of a power of two), so
+// the accumulation is exact while that sum stays within 2^24. What the bound catches: anything that
+// is not C with inputs rounded at most so far (a lost block, a float16 accumulation, a wrong entry); a
+// float32 result is within it too, as TF32 is permitted, not required.
+inline double matmul_tf32_bound(double ref, double abs_dot, std::int64_t k, bool integer_inputs) {
+  const double t = std::ldexp(1.0, -10);
+  const double inputs = (2 * t + t * t) * abs_dot;
+  return inputs + matmul_bound(std::fabs(ref) + inputs, abs_dot * (1 + t) * (1 + t), k, integer_inputs, false);
+}
+
 // One checked entry of C.
 struct MatmulSample {
   std::int64_t i = 0, j = 0;
@@ -229,8 +244,10 @@ struct MatmulSample {
 };
 
 // The entries checked: the four corners, then random (i, j) from the seed; their float64
-// references (exact: integer products, sums far below 2^53) and bounds. a is m x m, b is m x m, row-major.
-inline std::vector<MatmulSample> matmul_samples(const float* a, const float* b, std::int64_t m, bool half, int count) {
+// references (exact: integer products, sums far below 2^53) and bounds (matmul_tf32_bound for the
+// TF32 rows, `tf32`). a is m x m, b is m x m, row-major.
+inline std::vector<MatmulSample> matmul_samples(const float* a, const float* b, std::int64_t m, bool half, int count,
+                                                bool tf32 = false) {
   std::vector<MatmulSample> out;
   for (int s = 0; s < count; ++s) {
     MatmulSample e;
@@ -243,14 +260,17 @@ inline std::vector<MatmulSample> matmul_samples(const float* a, const float* b, 
       e.i = static_cast<std::int64_t>((r >> 32) % static_cast<std::uint64_t>(m));
       e.j = static_cast<std::int64_t>((r & 0xffffffffu) % static_cast<std::uint64_t>(m));
     }
-    bool integer_terms = true;
+    bool integer_terms = true, integer_inputs = true;
     for (std::int64_t l = 0; l < m; ++l) {
-      const double p = static_cast<double>(a[e.i * m + l]) * static_cast<double>(b[l * m + e.j]);
+      const double x = static_cast<double>(a[e.i * m + l]), y = static_cast<double>(b[l * m + e.j]);
+      const double p = x * y;
       e.ref += p;
       e.abs_dot += std::fabs(p);
       integer_terms = integer_terms && p == std::floor(p);
+      integer_inputs = integer_inputs && x == std::floor(x) && y == std::floor(y);
     }
-    e.bound = matmul_bound(e.ref, e.abs_dot, m, integer_terms, half);
+    e.bound = tf32 ? matmul_tf32_bound(e.ref, e.abs_dot, m, integer_inputs)
+                   : matmul_bound(e.ref, e.abs_dot, m, integer_terms, half);
     out.push_back(e);
   }
   return out;

@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
   auto* bench_launch = bench->add_subcommand(
       "launch",
       "vector_add and a*b+c through the raw driver API, xp, nvcc, CuPy, cuda.core, Numba, PyCUDA and PyTorch, "
-      "sum of 2^28 float32 and 8192^3 matmul (float32, float16) in xp, CuPy and PyTorch (without a GPU: xp on the "
-      "CPU against NumPy and numexpr), each row in two fresh processes");
+      "sum of 2^28 float32 and 8192^3 matmul (float32, float16, float32 with TF32) in xp, CuPy and PyTorch (without a "
+      "GPU: xp on the CPU against NumPy and numexpr), each row in two fresh processes");
   auto* bench_sweep = bench->add_subcommand(
       "sweep",
       "Every elementwise row of `bench launch` at n = 2^10 .. 2^28: JSON, CSV and an SVG plot of time and GB/s "

@@ -227,7 +227,8 @@ class CpuBackend final : public Backend {
   void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) override {
     cpu::cumulative_sum(in, axis, out, include_initial);
   }
-  void matmul(const View& a, const View& b, const View& out) override { cpu::matmul(a, b, out); }
+  // The CPU has no TF32: every precision computes as float32, bit for bit.
+  void matmul(const View& a, const View& b, const View& out, MatmulPrecision) override { cpu::matmul(a, b, out); }
   void vecdot(const View& a, const View& b, const View& out) override { cpu::vecdot(a, b, out); }
 
   void take(const View& in, const View& indices, int axis, const View& out) override {

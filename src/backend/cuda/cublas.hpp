@@ -27,17 +27,28 @@ constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
 constexpr int CUBLAS_OP_N = 0;
 constexpr int CUBLAS_OP_T = 1;
 constexpr int CUBLAS_GEMM_DEFAULT = -1;
+// The handle's math mode: CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION.
+// CUBLAS_DEFAULT_MATH lets cuBLAS use "at least the same number of mantissa and exponent bits as
+// requested", and for an Ex call with a cublasComputeType_t the request is that compute type: the
+// math mode's precision values (TENSOR_OP, PEDANTIC, TF32_TENSOR_OP) concern the calls that name no
+// compute type (cublas<t>gemm, or a cudaDataType as compute type; cublas_api.h's own comments).
+// So CUBLAS_COMPUTE_32F never uses TF32 on this handle, and CUBLAS_COMPUTE_32F_FAST_TF32 may.
 constexpr int CUBLAS_DEFAULT_MATH = 0;
 // Reductions inside a mixed-precision gemm (float16 in and out, float32 compute) stay in the
-// compute type: "computed in float32, rounded once at the end" holds for split-k too.
+// compute type: "computed in float32, rounded once at the end" holds for split-k too. A flag on the
+// reductions only, for outputs narrower than the compute type: it neither forbids nor forces TF32
+// inputs (float32 output with FAST_TF32 has float32 reductions either way).
 constexpr int CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16;
 // cudaDataType
 constexpr int CUDA_R_32F = 0;
 constexpr int CUDA_R_64F = 1;
 constexpr int CUDA_R_16F = 2;
 constexpr int CUDA_R_16BF = 14;
-// cublasComputeType_t: never the _FAST_ (TF32, 16-bit) kinds
+// cublasComputeType_t: float32 in CUBLAS_COMPUTE_32F unless MatmulPrecision::tf32 asks for
+// CUBLAS_COMPUTE_32F_FAST_TF32 (float32 inputs rounded to TF32, sums in float32); never the other
+// _FAST_ kinds (16-bit inputs).
 constexpr int CUBLAS_COMPUTE_32F = 68;
+constexpr int CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
 constexpr int CUBLAS_COMPUTE_64F = 70;
 // libraryPropertyType
 constexpr int MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2;
@@ -114,7 +125,8 @@ void check(cublasStatus_t status, const char* call);
 std::size_t workspace_bytes(int cc_major) noexcept;
 
 // A device's handle, created on first use with its stream set to Stream::default_for(device), the
-// math mode set (no TF32, no reduced-precision reductions) and the workspace from `allocate`
+// math mode set (the compute type of each call decides TF32; no reduced-precision reductions) and
+// the workspace from `allocate`
 // (called once; the memory is kept for the life of the process; null: none). Throws DeviceUnavailable when
 // cuBLAS is unavailable, CudaError / Error when creating the handle fails. The mutex serialises
 // calls on the handle.

@@ -359,10 +359,11 @@ class CudaBackend final : public Backend {
   std::unordered_map<std::string, Program> programs_;  // generated reduction and scan programs, by key
 
  public:
-  void matmul(const View& a, const View& b, const View& out) override {
-    if (device_matmul(*this, device_, a, b, out)) return;
+  void matmul(const View& a, const View& b, const View& out, MatmulPrecision precision) override {
+    if (device_matmul(*this, device_, a, b, out, precision)) return;
+    // Without cuBLAS (or past its int sizes) the CPU computes it: in float32 whatever the precision.
     HostMirror ha = mirror(a, true), hb = mirror(b, true), hout = mirror(out, true);
-    cpu_backend().matmul(ha.view, hb.view, hout.view);
+    cpu_backend().matmul(ha.view, hb.view, hout.view, MatmulPrecision::float32);
     write_back(hout, out);
   }
   void vecdot(const View& a, const View& b, const View& out) override {

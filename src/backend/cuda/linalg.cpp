@@ -93,34 +93,18 @@ void* keep_workspace(Backend& backend, std::size_t bytes) {
   }
 }
 
-void run_gemm(Backend& backend, const Device& device, const GemmCall& c, const View& a, const View& b,
-              const View& out) {
+void run_gemm(Backend& backend, const Device& device, const GemmCall& c, const View& a, const View& b, const View& out,
+              MatmulPrecision precision) {
+  const GemmTypes types = gemm_types(a.dtype, precision);  // throws for a dtype cuBLAS is not given
   const cublas::Api& api = *cublas::library().api;
   cublas::Handle& h =
       cublas::handle_for(device, [&backend](std::size_t bytes) { return keep_workspace(backend, bytes); });
-  int data_type = cublas::CUDA_R_32F, compute = cublas::CUBLAS_COMPUTE_32F;
+  const int data_type = types.data_type, compute = types.compute_type;
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
-  const void* alpha = &one_f;
-  const void* beta = &zero_f;
-  switch (a.dtype) {
-    case DType::float32:
-      break;
-    case DType::float64:
-      data_type = cublas::CUDA_R_64F;
-      compute = cublas::CUBLAS_COMPUTE_64F;
-      alpha = &one_d;
-      beta = &zero_d;
-      break;
-    case DType::float16:
-      data_type = cublas::CUDA_R_16F;
-      break;
-    case DType::bfloat16:
-      data_type = cublas::CUDA_R_16BF;
-      break;
-    default:
-      throw ValueError("matmul: no cuBLAS type for " + std::string(name(a.dtype)));
-  }
+  const bool f64 = a.dtype == DType::float64;  // alpha and beta in the compute type's precision
+  const void* alpha = f64 ? static_cast<const void*>(&one_d) : &one_f;
+  const void* beta = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
   const View& first = c.swapped ? b : a;
   const View& second = c.swapped ? a : b;
   const int i_first = c.swapped ? 1 : 0, i_second = c.swapped ? 0 : 1;
@@ -229,6 +213,24 @@ const char* storage_type(DType t) {
 }
 
 }  // namespace
+
+GemmTypes gemm_types(DType dtype, MatmulPrecision precision) {
+  switch (dtype) {
+    case DType::float32:
+      // FAST_TF32 on a handle in CUBLAS_DEFAULT_MATH (cublas.hpp): the compute type asks, the math mode
+      // does not forbid; the hardware or cuBLAS's choice of kernel may still compute in float32.
+      return {cublas::CUDA_R_32F,
+              precision == MatmulPrecision::tf32 ? cublas::CUBLAS_COMPUTE_32F_FAST_TF32 : cublas::CUBLAS_COMPUTE_32F};
+    case DType::float64:
+      return {cublas::CUDA_R_64F, cublas::CUBLAS_COMPUTE_64F};
+    case DType::float16:
+      return {cublas::CUDA_R_16F, cublas::CUBLAS_COMPUTE_32F};
+    case DType::bfloat16:
+      return {cublas::CUDA_R_16BF, cublas::CUBLAS_COMPUTE_32F};
+    default:
+      throw ValueError("matmul: no cuBLAS type for " + std::string(name(dtype)));
+  }
+}
 
 ColumnMajor column_major(i64 rows, i64 cols, i64 rs, i64 cs, std::size_t itemsize) noexcept {
   const i64 e = static_cast<i64>(itemsize);
@@ -396,7 +398,8 @@ __device__ __forceinline__ S xp_out(A c) { return (S)c; }
   return src;
 }
 
-bool device_matmul(Backend& backend, const Device& device, const View& a, const View& b, const View& out) {
+bool device_matmul(Backend& backend, const Device& device, const View& a, const View& b, const View& out,
+                   MatmulPrecision precision) {
   if (a.ndim < 2 || b.ndim != a.ndim || out.ndim != a.ndim || a.dtype != b.dtype || a.dtype != out.dtype)
     return false;  // the host path reports the error
   const int nd = a.ndim, nb = nd - 2;
@@ -434,7 +437,7 @@ bool device_matmul(Backend& backend, const Device& device, const View& a, const 
     if (plan.too_big || plan.pack_a || plan.pack_b || plan.pack_out)
       throw Error("matmul: contiguous scratch is still not a cuBLAS layout (an xp bug)");
   }
-  run_gemm(backend, device, plan.call, a2, b2, o2);
+  run_gemm(backend, device, plan.call, a2, b2, o2, precision);
   if (po) copy_view(backend, o2, out, out.ndim, out.shape);
   return true;  // the scratch goes back to the cache: later work on the stream comes after the gemm
 }
@@ -468,7 +471,7 @@ bool device_vecdot(Backend& backend, const Device& device, const View& a, const 
   const View a2{a.data, a.dtype, no + 2, as.data(), ast.data()};
   const View b2{b.data, b.dtype, no + 2, bs.data(), bst.data()};
   const View o2{out.data, out.dtype, no + 2, os.data(), ost.data()};
-  return device_matmul(backend, device, a2, b2, o2);
+  return device_matmul(backend, device, a2, b2, o2, MatmulPrecision::float32);
 }
 
 }  // namespace xp::detail::cuda

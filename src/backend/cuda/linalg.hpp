@@ -3,8 +3,9 @@
 // matmul and vecdot on a CUDA device (the views and their rules as backend/cpu/linalg.hpp).
 //
 // - float32, float64, float16, bfloat16: cublasGemmStridedBatchedEx with explicit compute types
-//   (float32 -> CUBLAS_COMPUTE_32F, never TF32; float64 -> 64F; float16 / bfloat16 -> 32F with the
-//   output in the input dtype, reductions kept in float32). Batch dimensions broadcast with zero
+//   (float32 -> CUBLAS_COMPUTE_32F, never TF32 unless MatmulPrecision::tf32 asks for
+//   CUBLAS_COMPUTE_32F_FAST_TF32; float64 -> 64F; float16 / bfloat16 -> 32F with the output in the
+//   input dtype, reductions kept in float32). Batch dimensions broadcast with zero
 //   strides; one call per batch dimension left over after coalescing. An operand cuBLAS cannot read
 //   in place (a unit stride in neither matrix dimension, overlapping rows, misalignment, negative
 //   or odd batch strides) is first copied to contiguous device scratch (broadcast batch dimensions
@@ -65,6 +66,16 @@ struct GemmPlan {
 // The plan for out = a @ b (views as cpu::matmul takes them; m, n, k and the batch non-empty).
 GemmPlan plan_gemm(const View& a, const View& b, const View& out);
 
+// The cuBLAS types of a float gemm (cublas.hpp's constants): the cudaDataType of A, B and C, and the
+// compute type. float32: CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 for
+// MatmulPrecision::tf32; float16 and bfloat16: CUBLAS_COMPUTE_32F; float64: CUBLAS_COMPUTE_64F; the
+// precision changes float32 only. Throws ValueError for any other dtype.
+struct GemmTypes {
+  int data_type = 0;
+  int compute_type = 0;
+};
+GemmTypes gemm_types(DType dtype, MatmulPrecision precision);
+
 // The exact kernel for integer and bool matmul (and vecdot), one per dtype: extern "C"
 // xp_matmul_loop(LoopArgs), self-contained source (no #include).
 constexpr int kMaxLoopBatchDims = 8;
@@ -82,8 +93,10 @@ struct LoopArgs {
 
 // out = a @ b and vecdot on the device of `backend` (its allocator for scratch and the cuBLAS
 // workspace, its run_fused for copies, xp's stream of the device for everything). False: use the
-// host path. Throws CudaError / Error when a call fails.
-bool device_matmul(Backend& backend, const Device& device, const View& a, const View& b, const View& out);
+// host path. Throws CudaError / Error when a call fails. vecdot is float32 always (memory bound:
+// TF32 would buy nothing).
+bool device_matmul(Backend& backend, const Device& device, const View& a, const View& b, const View& out,
+                   MatmulPrecision precision);
 bool device_vecdot(Backend& backend, const Device& device, const View& a, const View& b, const View& out);
 
 }  // namespace xp::detail::cuda
