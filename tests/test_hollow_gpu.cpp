@@ -401,3 +401,31 @@ TEST_F(HollowGpu, ForeignMemoryOnTheSecondDeviceStaysThere) {
   }
   EXPECT_TRUE(*released) << "the keep-alive is dropped with the last array over the memory";
 }
+
+// Where cuBLAS cannot be used (here XP_CUBLAS names no file), float matmul of GPU arrays is computed
+// by the CPU backend: the data goes there and back (real copies on the hollow device), so the values
+// are the CPU's, bit for bit, and the result is on the operands' device. A child case, since the
+// library search runs once per process; the parent never calls cuBLAS (it would bring its own driver).
+TEST_F(HollowGpu, FloatMatmulWithoutCublasIsTheCpusOnTheSameDevice) {
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("HollowGpu.DISABLED_MatmulWithoutCublas",
+                                                   {{"XP_CUBLAS", "/nonexistent/libcublas.so.13"}}));
+}
+
+TEST_F(HollowGpu, DISABLED_MatmulWithoutCublas) {
+  ASSERT_FALSE(blas_report().unavailable.empty()) << "XP_CUBLAS names no file: cuBLAS is unavailable";
+  random::Generator g(7);
+  for (DType t : {DType::float32, DType::float64, DType::float16, DType::bfloat16}) {
+    const Array a = g.normal({3, 17, 9}, DType::float64, 0, 1, Device::cpu()).astype(t);
+    const Array b = g.normal({9, 5}, DType::float64, 0, 1, Device::cpu()).astype(t);
+    const Array want = matmul(a, b);
+    for (MatmulPrecision p : {MatmulPrecision::float32, MatmulPrecision::tf32}) {
+      const Array got = matmul(a.to_device(gpu1), b.to_device(gpu1), p);
+      EXPECT_EQ(got.device(), gpu1) << name(t);
+      ASSERT_EQ(got.size(), want.size()) << name(t);
+      ASSERT_EQ(got.ndim(), want.ndim()) << name(t);
+      const Array back = got.to_device(Device::cpu());
+      EXPECT_EQ(std::memcmp(back.data(), want.data(), static_cast<std::size_t>(want.size()) * want.itemsize()), 0)
+          << name(t) << ", " << to_string(p);
+    }
+  }
+}
