@@ -36,6 +36,7 @@ class Fake {
 
   long modules_loaded() const { return call<long (*)()>("xp_fake_cuda_modules_loaded"); }
   long launches() const { return call<long (*)()>("xp_fake_cuda_launches"); }
+  long stream_waits() const { return call<long (*)()>("xp_fake_cuda_stream_waits"); }
   // Memory another library would own: allocated from the driver on `ordinal` in that device's
   // primary context, outside xp (the calling thread's current context is restored). On the hollow
   // device a CUdeviceptr is a host address, so the test fills and reads it directly.
@@ -428,4 +429,61 @@ TEST_F(HollowGpu, DISABLED_MatmulWithoutCublas) {
           << name(t) << ", " << to_string(p);
     }
   }
+}
+
+namespace {
+const char* kSetSource = R"(
+extern "C" __global__ void set(float* y, int n, float v) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = v;
+}
+)";
+}  // namespace
+
+// Kernel::launch with arrays on a device slower than the host: the fake's events stay pending until
+// synchronized (XP_FAKE_CUDA=...,pending), so each step of the keep-alive shows.
+TEST_F(HollowGpu, ArraysOfALaunchStayInUseUntilTheDeviceHasRunIt) {
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("HollowGpu.DISABLED_LaunchesOnASlowDevice",
+                                                   {{"XP_FAKE_CUDA", "devices=2,hollow,memory=1073741824,pending"}}));
+}
+
+TEST_F(HollowGpu, DISABLED_LaunchesOnASlowDevice) {
+  ASSERT_NE(std::string(std::getenv("XP_FAKE_CUDA")).find("pending"), std::string::npos);
+  constexpr std::uint64_t kBlock = std::uint64_t{4} << 20;  // 2^20 float32
+  Program program(kSetSource, {.name = "hollow_set.cu"});
+  const Kernel k = program.kernel("set", gpu0);
+  const MemoryStats s0 = memory_stats(gpu0);
+  const long long driver0 = fake.bytes_allocated(0);
+  const long launched0 = fake.launches();
+  // A temporary passed to a launch and dropped at once: held while the kernel may still read it.
+  k.launch({.grid = 1, .block = 256}, empty({1 << 20}, DType::float32, gpu0), 256, 1.0f);
+  EXPECT_EQ(fake.launches(), launched0 + 1);
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "the temporary is held";
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached);
+  // So a new array of its size gets other memory, never the block the kernel may still read.
+  Array u = empty({1 << 20}, DType::float32, gpu0);
+  EXPECT_EQ(fake.bytes_allocated(0), driver0 + 2 * static_cast<long long>(kBlock));
+  // Once the device has run it (synchronize), the next launch that holds arrays lets it go: cached.
+  synchronize(gpu0);
+  k.launch({.grid = 1, .block = 256}, u, 256, 2.0f);
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + kBlock) << "the temporary's block";
+
+  // On another stream of the device: that stream waits for xp's (where u was made), and xp's
+  // stream waits for the kernel (where u is used next): two waits on the device, none on the host.
+  Stream other(gpu0);
+  const long waits0 = fake.stream_waits();
+  k.launch({.grid = 1, .block = 256, .stream = other}, u, 256, 3.0f);
+  EXPECT_EQ(fake.stream_waits(), waits0 + 2);
+
+  // A lazy argument is computed first (one more launch), a CPU array is refused before any launch.
+  const long launched1 = fake.launches();
+  k.launch({.grid = 1, .block = 256}, u * 2.0f, 256, 4.0f);
+  EXPECT_EQ(fake.launches(), launched1 + 2);
+  EXPECT_THROW(k.launch({.grid = 1, .block = 256}, zeros({256}, DType::float32, Device::cpu()), 256, 5.0f),
+               DeviceMismatch);
+  EXPECT_EQ(fake.launches(), launched1 + 2);
+  // A kernel of one device with an array of the other: refused too.
+  EXPECT_THROW(k.launch({.grid = 1, .block = 256}, empty({256}, DType::float32, gpu1), 256, 6.0f), DeviceMismatch);
+  EXPECT_EQ(fake.launches(), launched1 + 2);
 }

@@ -16,6 +16,9 @@
 //                  that xp's CUDA backend runs end to end with nothing executed on a device.
 //   memory=BYTES   with hollow: each device's memory (default 4 GiB); cuMemGetInfo's free is what
 //                  the fake has not handed out, and cuMemAlloc beyond it is CUDA_ERROR_OUT_OF_MEMORY.
+//   pending        with hollow: a recorded event stays CUDA_ERROR_NOT_READY until it, its stream or
+//                  the context is synchronized, as if the device were slow (without it, every event
+//                  is complete when recorded).
 // Like the real driver it honours CUDA_VISIBLE_DEVICES: a list of ordinals read up to the first
 // invalid entry; when nothing is visible (empty, "-1", ...) cuInit returns CUDA_ERROR_NO_DEVICE.
 // Every device call before cuInit returns CUDA_ERROR_NOT_INITIALIZED, invalid ordinals
@@ -30,8 +33,8 @@
 // its arguments as the driver does and counts the launch, and the kernel does not run: what a kernel
 // would write keeps whatever bytes were there. cuFuncGetParamInfo and cuModuleGetGlobal are not
 // exported (xp reads the parameters from the cubin, or launches without checking them).
-// xp_fake_cuda_modules_loaded(), xp_fake_cuda_launches() and xp_fake_cuda_bytes_allocated(ordinal)
-// let tests see what happened.
+// xp_fake_cuda_modules_loaded(), xp_fake_cuda_launches(), xp_fake_cuda_stream_waits() and
+// xp_fake_cuda_bytes_allocated(ordinal) let tests see what happened.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -96,6 +99,7 @@ constexpr NamedCode kCodes[] = {
     {304, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS"},
     {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {600, "CUDA_ERROR_NOT_READY", "device not ready"},
     {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "system has unsupported display driver / cuda driver combination"},
     {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
@@ -110,6 +114,7 @@ struct Settings {
   std::string name = "xp fake GPU";
   bool stub = false;
   bool hollow = false;
+  bool pending = false;
   std::size_t memory = std::size_t{4} << 30;
   // Physical ordinals visible through CUDA_VISIBLE_DEVICES, in visible order.
   std::vector<int> visible;
@@ -154,6 +159,8 @@ Settings read_settings() {
       s.stub = true;
     } else if (key == "hollow") {
       s.hollow = true;
+    } else if (key == "pending") {
+      s.pending = true;
     } else if (key == "memory") {
       s.memory = static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
     } else if (!key.empty()) {
@@ -413,9 +420,15 @@ FAKE_API CUresult cuCtxSetCurrent(CUcontext ctx) {
   return kSuccess;
 }
 
+namespace {
+void complete_all_events();  // the hollow device's, below
+}  // namespace
+
 FAKE_API CUresult cuCtxSynchronize() {
   if (!g_initialized.load()) return kNotInitialized;
-  return t_current == nullptr ? kInvalidContext : kSuccess;
+  if (t_current == nullptr) return kInvalidContext;
+  complete_all_events();
+  return kSuccess;
 }
 
 FAKE_API CUresult cuMemGetInfo(std::size_t* free, std::size_t* total) {
@@ -442,6 +455,8 @@ struct CUevent_st {
   unsigned flags;
   bool recorded;
   std::chrono::steady_clock::time_point when;
+  bool done;                  // false while pending (XP_FAKE_CUDA=...,pending)
+  const CUstream_st* stream;  // where it was last recorded
 };
 struct CUfunc_st;
 struct CUmod_st {
@@ -466,6 +481,7 @@ using B2DSize = std::size_t (*)(int);
 constexpr CUresult kOutOfMemory = 2;
 constexpr CUresult kInvalidImage = 200;
 constexpr CUresult kInvalidHandle = 400;
+constexpr CUresult kNotReady = 600;
 
 constexpr int kDefaultDynamicShared = 48 * 1024;
 constexpr int kOptinShared = 227 * 1024;
@@ -476,6 +492,17 @@ auto& g_events = *new std::vector<std::unique_ptr<CUevent_st>>();
 auto& g_modules = *new std::vector<std::unique_ptr<CUmod_st>>();
 std::atomic<long> g_modules_loaded{0};
 std::atomic<long> g_launches{0};
+std::atomic<long> g_stream_waits{0};
+
+// Completes the events recorded on `stream` (every event when `all`). Called with g_mutex held.
+void complete_events_locked(const CUstream_st* stream, bool all) {
+  for (const auto& e : g_events)
+    if (all || e->stream == stream) e->done = true;
+}
+void complete_all_events() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  complete_events_locked(nullptr, true);
+}
 
 // Checks that the call may use memory: initialized, a context current. 0 when it may.
 CUresult check_context() {
@@ -676,20 +703,25 @@ FAKE_API CUresult cuStreamDestroy(CUstream stream) {
 
 FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
   if (const CUresult r = check_context(); r != kSuccess) return r;
-  return is_stream(stream) ? kSuccess : kInvalidHandle;
+  if (!is_stream(stream)) return kInvalidHandle;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  complete_events_locked(stream, false);
+  return kSuccess;
 }
 
 FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (flags != 0) return kInvalidValue;
-  return is_stream(stream) && is_event(event) ? kSuccess : kInvalidHandle;
+  if (!is_stream(stream) || !is_event(event)) return kInvalidHandle;
+  ++g_stream_waits;
+  return kSuccess;
 }
 
 FAKE_API CUresult cuEventCreate(CUevent* event, unsigned flags) {
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (event == nullptr || flags > 7) return kInvalidValue;
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_events.push_back(std::make_unique<CUevent_st>(CUevent_st{flags, false, {}}));
+  g_events.push_back(std::make_unique<CUevent_st>(CUevent_st{flags, false, {}, true, nullptr}));
   *event = g_events.back().get();
   return kSuccess;
 }
@@ -709,19 +741,27 @@ FAKE_API CUresult cuEventDestroy(CUevent event) {
 FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_event(event) || !is_stream(stream)) return kInvalidHandle;
+  std::lock_guard<std::mutex> lock(g_mutex);
   event->recorded = true;
   event->when = std::chrono::steady_clock::now();
+  event->done = !settings().pending;
+  event->stream = stream;
   return kSuccess;
 }
 
 FAKE_API CUresult cuEventQuery(CUevent event) {
   if (!g_initialized.load()) return kNotInitialized;
-  return is_event(event) ? kSuccess : kInvalidHandle;
+  if (!is_event(event)) return kInvalidHandle;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return event->done ? kSuccess : kNotReady;  // never recorded: complete, as the driver says
 }
 
 FAKE_API CUresult cuEventSynchronize(CUevent event) {
   if (!g_initialized.load()) return kNotInitialized;
-  return is_event(event) ? kSuccess : kInvalidHandle;
+  if (!is_event(event)) return kInvalidHandle;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  event->done = true;
+  return kSuccess;
 }
 
 FAKE_API CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
@@ -730,6 +770,7 @@ FAKE_API CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
   if (!is_event(start) || !is_event(end)) return kInvalidHandle;
   if (((start->flags | end->flags) & 2u) != 0) return kInvalidHandle;  // CU_EVENT_DISABLE_TIMING
   if (!start->recorded || !end->recorded) return kInvalidHandle;
+  if (!start->done || !end->done) return kNotReady;
   *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
   return kSuccess;
 }
@@ -847,6 +888,10 @@ FAKE_API long xp_fake_cuda_modules_loaded() {
 
 FAKE_API long xp_fake_cuda_launches() {
   return g_launches.load();
+}
+
+FAKE_API long xp_fake_cuda_stream_waits() {
+  return g_stream_waits.load();
 }
 
 FAKE_API long long xp_fake_cuda_bytes_allocated(int ordinal) {
