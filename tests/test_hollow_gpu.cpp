@@ -255,6 +255,29 @@ TEST_F(HollowGpu, ReductionsCompileOncePerKindForEverySize) {
   }
 }
 
+// A fused elementwise graph feeding a reduction is read inside the reduction's own passes: as many
+// launches as reducing a stored array, at every size and for a reduction over an axis too.
+TEST_F(HollowGpu, AGraphFeedingAReductionAddsNoLaunch) {
+  for (std::int64_t n : {1024, 100032, 1 << 22}) {  // multiples of 64
+    const Array a = empty({n}, DType::float32, gpu0), b = empty({n}, DType::float32, gpu0);
+    auto launches_of = [&](const std::function<Array()>& f) {
+      const long before = fake.launches();
+      f().eval();
+      return fake.launches() - before;
+    };
+    const Array stored = (a * b + 1.0f).eval();
+    const long plain = launches_of([&] { return sum(stored); });
+    EXPECT_GE(plain, 1) << n;
+    EXPECT_EQ(launches_of([&] { return sum(a * b + 1.0f); }), plain) << n;
+    EXPECT_EQ(launches_of([&] { return max(stored); }), launches_of([&] { return max(exp(a) - b); })) << n;
+    // Over an axis: the graph is made of views of the inputs (a view of a lazy array evaluates it).
+    const Array m = stored.reshape({n / 64, 64});
+    const Array am = a.reshape({n / 64, 64}), bm = b.reshape({n / 64, 64});
+    EXPECT_EQ(launches_of([&] { return sum(m, {0}); }), launches_of([&] { return sum(am * bm + 1.0f, {0}); })) << n;
+    EXPECT_EQ(launches_of([&] { return sum(m, {1}); }), launches_of([&] { return sum(am * bm + 1.0f, {1}); })) << n;
+  }
+}
+
 // `xp cache warm` runs each common operation once on small arrays; a later process meets those
 // kernels at other sizes and finds every one in the disk cache.
 TEST_F(HollowGpu, AfterCacheWarmTheCommonOperationsCompileNothingAtAnySize) {
