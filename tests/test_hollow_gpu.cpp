@@ -510,3 +510,56 @@ TEST_F(HollowGpu, DISABLED_LaunchesOnASlowDevice) {
   EXPECT_THROW(k.launch({.grid = 1, .block = 256}, empty({256}, DType::float32, gpu1), 256, 6.0f), DeviceMismatch);
   EXPECT_EQ(fake.launches(), launched1 + 2);
 }
+
+// Arrays of 2^31 elements and more (uint8: 2 GiB each, host memory the fake never touches): the
+// contiguous kernels switch to 64-bit indices once, for every such size, and every launch's grid
+// is within the device's limits (the fake checks them as the driver does). In a child with 24 GiB
+// devices.
+TEST_F(HollowGpu, ArraysPastTwoToThe31stElementsLaunchWithinTheLimits) {
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("HollowGpu.DISABLED_HugeArrays",
+                                                   {{"XP_FAKE_CUDA", "devices=2,hollow,memory=25769803776"}}));
+}
+
+TEST_F(HollowGpu, DISABLED_HugeArrays) {
+  constexpr std::int64_t kBig = (std::int64_t{1} << 31) + 64;
+  (empty({4096}, DType::uint8, gpu0) + empty({4096}, DType::uint8, gpu0)).eval();
+  const Counts small = counts(fake);
+  {
+    const Array a = empty({kBig}, DType::uint8, gpu0), b = empty({kBig}, DType::uint8, gpu0);
+    (a + b).eval();
+    const Counts big = counts(fake);
+    EXPECT_EQ(big.loaded, small.loaded + 1) << "the 64-bit index variant, once";
+    EXPECT_EQ(big.launched, small.launched + 1);
+  }
+  {
+    const Array a = empty({kBig + 4032}, DType::uint8, gpu0), b = empty({kBig + 4032}, DType::uint8, gpu0);
+    const Counts before = counts(fake);
+    (a + b).eval();
+    EXPECT_EQ(counts(fake).loaded, before.loaded) << "another size past 2^31: the same kernel";
+    EXPECT_EQ(counts(fake).launched, before.launched + 1);
+  }
+  // Reductions of all of it, over rows and over columns (2^21 rows), and running sums.
+  const Array m = empty({std::int64_t{1} << 21, 1024}, DType::uint8, gpu0);
+  for (const auto& [what, f] : std::vector<std::pair<const char*, std::function<Array()>>>{
+           {"sum", [&] { return sum(m); }},
+           {"max", [&] { return max(m); }},
+           {"sum over rows", [&] { return sum(m, {1}); }},
+           {"sum over columns", [&] { return sum(m, {0}); }},
+           {"argmax", [&] { return argmax(m.reshape({-1})); }},
+           // Running sums of 2^21 rows of 8 (the output is in uint64: 8 bytes an element).
+           {"cumulative_sum over rows",
+            [&] {
+              return cumulative_sum(m.slice({Slice(), Slice(0, 8)}), 1);
+            }},
+           {"cumulative_sum over columns", [&] {
+              return cumulative_sum(m.slice({Slice(), Slice(0, 8)}), 0);
+            }}}) {
+    const long before = fake.launches();
+    try {
+      f().eval();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": " << e.what();
+    }
+    EXPECT_GT(fake.launches(), before) << what;
+  }
+}
