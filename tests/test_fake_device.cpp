@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_driver/fake_handle.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -28,41 +29,29 @@ using FakeRefcount = int (*)(int);
 constexpr std::uint64_t kFakeTotal = std::uint64_t{141} << 30;
 constexpr std::uint64_t kFakeFree = kFakeTotal - (std::uint64_t{3} << 29);
 
-// The fake driver as xp loaded it: dlopen of the same path gives the same copy, so its thread-local
-// current context is the one xp set.
-class Fake {
+// The fake driver as xp loaded it: its thread-local current context is the one xp set.
+class Fake : public xp_test::FakeDriverHandle {
  public:
-  Fake() : handle_(dlopen(XP_FAKE_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL)) {}
-  ~Fake() {
-    if (handle_ != nullptr) dlclose(handle_);
-  }
-  Fake(const Fake&) = delete;
-  Fake& operator=(const Fake&) = delete;
-
-  bool ok() const { return handle_ != nullptr; }
   // The context current on the calling thread; "error" when the fake refuses (not initialized).
   CuContext current() const {
     CuContext c = nullptr;
-    const auto fn = reinterpret_cast<CuCtxGetCurrent>(dlsym(handle_, "cuCtxGetCurrent"));
-    return fn != nullptr && fn(&c) == 0 ? c : error_marker();
+    const auto get = fn<CuCtxGetCurrent>("cuCtxGetCurrent");
+    return get != nullptr && get(&c) == 0 ? c : error_marker();
   }
   // The primary context of a device, without keeping the extra reference.
   CuContext primary(int ordinal) const {
-    const auto retain = reinterpret_cast<CuPrimaryCtxRetain>(dlsym(handle_, "cuDevicePrimaryCtxRetain"));
-    const auto release = reinterpret_cast<CuPrimaryCtxRelease>(dlsym(handle_, "cuDevicePrimaryCtxRelease"));
+    const auto retain = fn<CuPrimaryCtxRetain>("cuDevicePrimaryCtxRetain");
+    const auto release = fn<CuPrimaryCtxRelease>("cuDevicePrimaryCtxRelease");
     CuContext c = nullptr;
     if (retain == nullptr || release == nullptr || retain(&c, ordinal) != 0) return error_marker();
     release(ordinal);
     return c;
   }
   int refcount(int ordinal) const {
-    const auto fn = reinterpret_cast<FakeRefcount>(dlsym(handle_, "xp_fake_cuda_primary_ctx_refcount"));
-    return fn != nullptr ? fn(ordinal) : -1;
+    const auto count = fn<FakeRefcount>("xp_fake_cuda_primary_ctx_refcount");
+    return count != nullptr ? count(ordinal) : -1;
   }
   static CuContext error_marker() { return reinterpret_cast<CuContext>(std::uintptr_t{1}); }
-
- private:
-  void* handle_;
 };
 
 bool fake_already_loaded() {

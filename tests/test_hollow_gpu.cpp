@@ -4,7 +4,6 @@
 // what the host side does (what is compiled, what is launched, where memory goes, which errors come
 // out), never what a kernel computes. Copies are real, so transfers keep their values. Runs in CI,
 // without a GPU; each case in a process of its own with an empty kernel cache.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_driver/fake_handle.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -24,31 +24,24 @@ namespace {
 
 const xp_test::ProcessCache process_cache;
 
-// The fake driver as xp loaded it (dlopen of the same path gives the same copy).
-class Fake {
+// The fake driver as xp loaded it, and what it counted.
+class Fake : public xp_test::FakeDriverHandle {
  public:
-  Fake() : handle_(dlopen(XP_FAKE_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL)) {}
-  ~Fake() {
-    if (handle_ != nullptr) dlclose(handle_);
+  long modules_loaded() const { return count("xp_fake_cuda_modules_loaded"); }
+  long launches() const { return count("xp_fake_cuda_launches"); }
+  long stream_waits() const { return count("xp_fake_cuda_stream_waits"); }
+  long long bytes_allocated(int ordinal) const {
+    const auto f = fn<long long (*)(int)>("xp_fake_cuda_bytes_allocated");
+    return f != nullptr ? f(ordinal) : -1;
   }
-  Fake(const Fake&) = delete;
-  Fake& operator=(const Fake&) = delete;
-
-  long modules_loaded() const { return call<long (*)()>("xp_fake_cuda_modules_loaded"); }
-  long launches() const { return call<long (*)()>("xp_fake_cuda_launches"); }
-  long stream_waits() const { return call<long (*)()>("xp_fake_cuda_stream_waits"); }
   // Memory another library would own: allocated from the driver on `ordinal` in that device's
   // primary context, outside xp (the calling thread's current context is restored). On the hollow
   // device a CUdeviceptr is a host address, so the test fills and reads it directly.
   void* foreign_alloc(int ordinal, std::size_t bytes) const {
-    using Retain = int (*)(void**, int);
-    using GetCurrent = int (*)(void**);
-    using SetCurrent = int (*)(void*);
-    using Alloc = int (*)(unsigned long long*, std::size_t);
-    const auto retain = reinterpret_cast<Retain>(dlsym(handle_, "cuDevicePrimaryCtxRetain"));
-    const auto get = reinterpret_cast<GetCurrent>(dlsym(handle_, "cuCtxGetCurrent"));
-    const auto set = reinterpret_cast<SetCurrent>(dlsym(handle_, "cuCtxSetCurrent"));
-    const auto alloc = reinterpret_cast<Alloc>(dlsym(handle_, "cuMemAlloc"));
+    const auto retain = fn<int (*)(void**, int)>("cuDevicePrimaryCtxRetain");
+    const auto get = fn<int (*)(void**)>("cuCtxGetCurrent");
+    const auto set = fn<int (*)(void*)>("cuCtxSetCurrent");
+    const auto alloc = fn<int (*)(unsigned long long*, std::size_t)>("cuMemAlloc");
     void *ctx = nullptr, *before = nullptr;
     unsigned long long p = 0;
     if (retain == nullptr || get == nullptr || set == nullptr || alloc == nullptr) return nullptr;
@@ -58,21 +51,15 @@ class Fake {
     return r == 0 ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)) : nullptr;
   }
   void foreign_free(void* p) const {
-    const auto f = reinterpret_cast<int (*)(unsigned long long)>(dlsym(handle_, "cuMemFree"));
+    const auto f = fn<int (*)(unsigned long long)>("cuMemFree");
     if (f != nullptr) f(reinterpret_cast<std::uintptr_t>(p));
-  }
-  long long bytes_allocated(int ordinal) const {
-    const auto fn = reinterpret_cast<long long (*)(int)>(dlsym(handle_, "xp_fake_cuda_bytes_allocated"));
-    return fn != nullptr ? fn(ordinal) : -1;
   }
 
  private:
-  template <class F>
-  long call(const char* name) const {
-    const auto fn = reinterpret_cast<F>(dlsym(handle_, name));
-    return fn != nullptr ? fn() : -1;
+  long count(const char* name) const {
+    const auto f = fn<long (*)()>(name);
+    return f != nullptr ? f() : -1;
   }
-  void* handle_;
 };
 
 // What the process has compiled so far: the kernel cache's entries (each NVRTC compile stores one)

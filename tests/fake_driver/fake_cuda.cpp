@@ -527,19 +527,28 @@ bool is_device_range(CUdeviceptr p, std::size_t bytes) {
 
 // A stream the driver would accept: 0 (the legacy default), CU_STREAM_LEGACY (1), CU_STREAM_PER_THREAD
 // (2) or one created and not destroyed.
-bool is_stream(CUstream s) {
-  const auto v = reinterpret_cast<std::uintptr_t>(s);
-  if (v <= 2) return true;
+// Whether `p` is one of the live objects of `list` (streams, events, modules).
+template <class T>
+bool is_live(const std::vector<std::unique_ptr<T>>& list, const T* p) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  for (const auto& p : g_streams)
-    if (p.get() == s) return true;
-  return false;
+  return std::any_of(list.begin(), list.end(), [p](const std::unique_ptr<T>& q) { return q.get() == p; });
+}
+// cuStreamDestroy, cuEventDestroy, cuModuleUnload: CUDA_ERROR_INVALID_HANDLE for what is not live.
+template <class T>
+CUresult destroy(std::vector<std::unique_ptr<T>>& list, const T* p) {
+  if (!g_initialized.load()) return kNotInitialized;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const auto it = std::find_if(list.begin(), list.end(), [p](const std::unique_ptr<T>& q) { return q.get() == p; });
+  if (it == list.end()) return kInvalidHandle;
+  list.erase(it);
+  return kSuccess;
+}
+
+bool is_stream(CUstream s) {
+  return reinterpret_cast<std::uintptr_t>(s) <= 2 || is_live(g_streams, s);
 }
 bool is_event(CUevent e) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  for (const auto& p : g_events)
-    if (p.get() == e) return true;
-  return false;
+  return is_live(g_events, e);
 }
 bool is_function(CUfunction f) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -690,15 +699,7 @@ FAKE_API CUresult cuStreamCreate(CUstream* stream, unsigned flags) {
 }
 
 FAKE_API CUresult cuStreamDestroy(CUstream stream) {
-  if (!g_initialized.load()) return kNotInitialized;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  for (auto it = g_streams.begin(); it != g_streams.end(); ++it) {
-    if (it->get() == stream) {
-      g_streams.erase(it);
-      return kSuccess;
-    }
-  }
-  return kInvalidHandle;
+  return destroy(g_streams, stream);
 }
 
 FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
@@ -727,15 +728,7 @@ FAKE_API CUresult cuEventCreate(CUevent* event, unsigned flags) {
 }
 
 FAKE_API CUresult cuEventDestroy(CUevent event) {
-  if (!g_initialized.load()) return kNotInitialized;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  for (auto it = g_events.begin(); it != g_events.end(); ++it) {
-    if (it->get() == event) {
-      g_events.erase(it);
-      return kSuccess;
-    }
-  }
-  return kInvalidHandle;
+  return destroy(g_events, event);
 }
 
 FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
@@ -789,15 +782,7 @@ FAKE_API CUresult cuModuleLoadData(CUmodule* module, const void* image) {
 }
 
 FAKE_API CUresult cuModuleUnload(CUmodule module) {
-  if (!g_initialized.load()) return kNotInitialized;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  for (auto it = g_modules.begin(); it != g_modules.end(); ++it) {
-    if (it->get() == module) {
-      g_modules.erase(it);
-      return kSuccess;
-    }
-  }
-  return kInvalidHandle;
+  return destroy(g_modules, module);
 }
 
 FAKE_API CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name) {
