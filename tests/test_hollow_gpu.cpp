@@ -335,6 +335,13 @@ TEST_F(HollowGpu, TheDriversOutOfMemoryFreesTheCacheAndRetriesOnce) {
   EXPECT_EQ(fake.bytes_allocated(0), driver0 + 512 * kMiB);
   // The other device was never touched.
   EXPECT_EQ(fake.bytes_allocated(1), 0);
+  // free_all returns the cached blocks to the driver; blocks in use stay.
+  big = Array();
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, std::uint64_t{512} * kMiB);
+  EXPECT_EQ(fake.bytes_allocated(0), driver0 + 512 * kMiB) << "a dropped block stays cached, held from the driver";
+  free_all(gpu0);
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, 0u);
+  EXPECT_EQ(fake.bytes_allocated(0), driver0);
 }
 
 // XP_GPU_MEMORY_LIMIT is read once per process: the case runs in a child with the variable set.
@@ -395,6 +402,21 @@ TEST_F(HollowGpu, ForeignMemoryOnTheSecondDeviceStaysThere) {
     const CudaArrayInterface back = to_cuda_array_interface(a, /*synchronize=*/true);
     EXPECT_EQ(back.data, reinterpret_cast<std::uintptr_t>(p));
     EXPECT_EQ(back.stream, 0u);
+    // Without synchronize the consumer is told xp's stream of device 1 to wait on.
+    EXPECT_EQ(to_cuda_array_interface(a).stream, reinterpret_cast<std::uintptr_t>(Stream::default_for(gpu1).handle()));
+    // Streams named on either side are ordered on the device, one wait each, never on the host.
+    Stream consumer(gpu1);
+    const auto consumer_handle = reinterpret_cast<std::uintptr_t>(consumer.handle());
+    long waits = fake.stream_waits();
+    DLManagedTensorVersioned* with_stream = to_dlpack(a, consumer_handle);
+    EXPECT_EQ(fake.stream_waits(), waits + 1) << "the consumer's stream waits for xp's";
+    with_stream->deleter(with_stream);
+    waits = fake.stream_waits();
+    CudaArrayInterface produced = cai;
+    produced.stream = consumer_handle;
+    Array c = from_cuda_array_interface(produced, std::shared_ptr<void>());
+    EXPECT_EQ(fake.stream_waits(), waits + 1) << "xp's stream waits for the producer's";
+    EXPECT_EQ(c.device(), gpu1);
     DLManagedTensorVersioned* t = to_dlpack(a);
     ASSERT_NE(t, nullptr);
     EXPECT_EQ(t->dl_tensor.device.device_type, kDLCUDA);
