@@ -440,8 +440,15 @@ TEST_F(HollowGpu, ForeignMemoryOnTheSecondDeviceStaysThere) {
 // are the CPU's, bit for bit, and the result is on the operands' device. A child case, since the
 // library search runs once per process; the parent never calls cuBLAS (it would bring its own driver).
 TEST_F(HollowGpu, FloatMatmulWithoutCublasIsTheCpusOnTheSameDevice) {
-  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("HollowGpu.DISABLED_MatmulWithoutCublas",
-                                                   {{"XP_CUBLAS", "/nonexistent/libcublas.so.13"}}));
+  const xp_test::ProcessResult r = xp_test::run_child_case("HollowGpu.DISABLED_MatmulWithoutCublas",
+                                                           {{"XP_CUBLAS", "/nonexistent/libcublas.so.13"}}, {"XP_LOG"});
+  EXPECT_CHILD_CASE_PASSED(r);
+  // The slow path is said once (XP_LOG's default level, warn), with the reason, for all eight matmuls.
+  const std::string warning = "xp: warning: float matmul and vecdot of GPU arrays run on the CPU";
+  const std::size_t first = r.err.find(warning);
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(warning, first + 1), std::string::npos) << "said more than once: " << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/libcublas.so.13"), std::string::npos) << r.err;
 }
 
 TEST_F(HollowGpu, DISABLED_MatmulWithoutCublas) {

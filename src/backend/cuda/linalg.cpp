@@ -11,6 +11,7 @@
 #include "backend/cuda/cublas.hpp"
 #include "backend/cuda/ew_source.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/log.hpp"
 #include "xp/error.hpp"
 #include "xp/program.hpp"
 #include "xp/stream.hpp"
@@ -424,9 +425,20 @@ bool device_matmul(Backend& backend, const Device& device, const View& a, const 
     return true;
   }
   if (loop_kernel_dtype(a.dtype)) return run_loop(device, a, b, out);
-  if (!is_float(a.dtype) || cublas::library().api == nullptr) return false;
+  if (!is_float(a.dtype)) return false;
+  // The CPU backend computes what cuBLAS cannot; a slow path the user should hear of, once.
+  if (cublas::library().api == nullptr) {
+    log_once(LogLevel::warn, "float matmul and vecdot of GPU arrays run on the CPU (the data goes there and back): " +
+                                 cublas::unavailable_reason());
+    return false;
+  }
   GemmPlan plan = plan_gemm(a, b, out);
-  if (plan.too_big) return false;
+  if (plan.too_big) {
+    log_once(LogLevel::warn,
+             "float matmul and vecdot of GPU arrays with a dimension past 2^31 - 1 run on the CPU (the data goes "
+             "there and back): cuBLAS takes 32-bit sizes");
+    return false;
+  }
   std::unique_ptr<Scratch> pa, pb, po;
   View a2 = a, b2 = b, o2 = out;
   if (plan.pack_a || plan.pack_b || plan.pack_out) {
