@@ -862,7 +862,7 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
       std::uint64_t{bx} * by * bz > 1024u)
     return kInvalidValue;
   if (shared > static_cast<unsigned>(f->max_dynamic_shared)) return kInvalidValue;
-  if ((params == nullptr) == (extra == nullptr) && params != nullptr) return kInvalidValue;  // one of the two
+  if (params != nullptr && extra != nullptr) return kInvalidValue;  // parameters one way or the other, not both
   ++g_launches;
   return kSuccess;
 }
