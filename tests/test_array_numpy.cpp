@@ -1624,6 +1624,16 @@ void build_reductions(Suite& s) {
                        {"axes", 1},
                        {"dtype", dt}});
     }
+    // Running sums in the other integer widths (written in them directly, wrapping), along either axis.
+    for (const char* dt : {"uint8", "int16", "uint16", "int32", "uint32"}) {
+      if (is_float(d) && dt[0] == 'u') continue;
+      s.add("reduce", {{"kind", "reduce"},
+                       {"fn", "cumulative_sum"},
+                       {"x", rand_arr(d, {40, 6}, is_float(d) ? Prof::reduce : Prof::general, r)},
+                       {"axes", dt[0] == 'u' ? 0 : 1},
+                       {"dtype", dt},
+                       {"include_initial", dt[1] == 'n'}});
+    }
     // Empty arrays.
     for (const auto& fn : fns) {
       json c = {{"kind", "reduce"}, {"fn", fn}, {"x", rand_arr(d, {0, 3}, Prof::general, r)}, {"axes", 0}};

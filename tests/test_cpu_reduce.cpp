@@ -650,6 +650,40 @@ TEST(Reduce, HandMadeEdges) {
   const Layout lin = contiguous({3}, DType::int8), lout = contiguous({4}, DType::int64);
   cumulative_sum(view_of(c8, lin, DType::int8), 0, view_of(cs, lout, DType::int64), true);
   EXPECT_EQ(cs, (std::vector<i64>{0, 100, 200, 144}));
+  // Into the input's own integer dtype: the running sum wraps there (100 + 100 is -56 in int8).
+  std::vector<std::int8_t> w8(4, 7);
+  cumulative_sum(view_of(c8, lin, DType::int8), 0, view_of(w8, contiguous({4}, DType::int8), DType::int8), true);
+  EXPECT_EQ(w8, (std::vector<std::int8_t>{0, 100, -56, -112}));
+}
+
+// A running sum written in the input's own integer dtype holds the low bits of the 64-bit one, on
+// each of the scan's paths (one line at a time, and neighbouring lines at once along a strided axis).
+TEST(Reduce, CumulativeSumIntoTheInputsOwnIntegerDtypeWraps) {
+  std::vector<std::uint16_t> x(64 * 9);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint16_t>(60000 - 977 * i);
+  const Layout in = contiguous({64, 9}, DType::uint16);
+  for (int axis : {0, 1}) {
+    for (bool initial : {false, true}) {
+      const Layout wide_l = contiguous({64 + (axis == 0 && initial), 9 + (axis == 1 && initial)}, DType::uint64);
+      const Layout own_l = contiguous({64 + (axis == 0 && initial), 9 + (axis == 1 && initial)}, DType::uint16);
+      std::vector<std::uint64_t> wide(static_cast<std::size_t>(wide_l.size()));
+      std::vector<std::uint16_t> own(wide.size(), 1);
+      cumulative_sum(view_of(x, in, DType::uint16), axis, view_of(wide, wide_l, DType::uint64), initial);
+      cumulative_sum(view_of(x, in, DType::uint16), axis, view_of(own, own_l, DType::uint16), initial);
+      bool wrapped = false;
+      for (std::size_t i = 0; i < wide.size(); ++i) {
+        EXPECT_EQ(own[i], static_cast<std::uint16_t>(wide[i])) << "axis " << axis << " element " << i;
+        wrapped = wrapped || wide[i] > 0xFFFF;
+      }
+      EXPECT_TRUE(wrapped) << "the sums pass 2^16";
+    }
+  }
+  // Signed: the conversion of the low bits (two's complement).
+  std::vector<std::int32_t> big = {2147483647, 1, 2147483647, 2};
+  std::vector<std::int32_t> own32(4);
+  const Layout l4 = contiguous({4}, DType::int32);
+  cumulative_sum(view_of(big, l4, DType::int32), 0, view_of(own32, l4, DType::int32), false);
+  EXPECT_EQ(own32, (std::vector<std::int32_t>{2147483647, -2147483647 - 1, -1, 1}));
 }
 
 // The output's own strides are honoured (here reversed), and a misaligned input gives the aligned
@@ -720,6 +754,25 @@ TEST(Reduce, Errors) {
   EXPECT_EQ(value_error([&] { cumulative_sum(v23, 2, view_of(out, o23, DType::float32), false); }),
             "axis 2 is out of bounds for array of dimension 2");
   EXPECT_NE(value_error([&] { cumulative_sum(v23, 1, view_of(out, o23, DType::float32), true); }), "no ValueError");
+  // The output dtype: the sum's, or an integer input's own; nothing else.
+  std::vector<std::int32_t> x32(6, 1);
+  std::vector<std::int16_t> out16(6);
+  const Layout i23 = contiguous({2, 3}, DType::int32);
+  EXPECT_EQ(value_error([&] {
+              cumulative_sum(view_of(x32, i23, DType::int32), 1,
+                             view_of(out16, contiguous({2, 3}, DType::int16), DType::int16), false);
+            }),
+            "cumulative_sum: the output dtype is int16, expected int64 or int32");
+  EXPECT_EQ(value_error([&] {
+              cumulative_sum(v23, 1, view_of(iout, contiguous({2, 3}, DType::int64), DType::int64), false);
+            }),
+            "cumulative_sum: the output dtype is int64, expected float32");
+  std::vector<std::uint8_t> flags(6, 1), flags_out(6);
+  const Layout b23 = contiguous({2, 3}, DType::bool_);
+  EXPECT_EQ(value_error([&] {
+              cumulative_sum(view_of(flags, b23, DType::bool_), 1, view_of(flags_out, b23, DType::bool_), false);
+            }),
+            "cumulative_sum: the output dtype is bool, expected int64");
 }
 
 }  // namespace

@@ -532,6 +532,16 @@ TEST(CudaScanPlan, LinesForManyTilesForFewAndTheCpuChecks) {
   EXPECT_THROW(cg::plan_scan(b.v, 1, ob->v, false, kH200), xp::ValueError);  // shape
   auto wrong = std::make_unique<FakeView>(DType::float64, std::vector<i64>{20000, 100});
   EXPECT_THROW(cg::plan_scan(b.v, 1, wrong->v, false, kH200), xp::ValueError);  // dtype
+  // An integer input may also write its own dtype (wrapping), and no other narrower one.
+  auto own = std::make_unique<FakeView>(DType::int32, std::vector<i64>{40000, 3});
+  p = cg::plan_scan(a.v, 1, own->v, false, kH200);
+  EXPECT_EQ(p.out_dtype, DType::int32);
+  EXPECT_EQ(p.so, 4);
+  auto int16 = std::make_unique<FakeView>(DType::int16, std::vector<i64>{40000, 3});
+  EXPECT_THROW(cg::plan_scan(a.v, 1, int16->v, false, kH200), xp::ValueError);
+  FakeView flags(DType::bool_, {100});
+  auto flags_out = std::make_unique<FakeView>(DType::bool_, std::vector<i64>{100});
+  EXPECT_THROW(cg::plan_scan(flags.v, 0, flags_out->v, false, kH200), xp::ValueError);  // bool is no integer
   FakeView odd(DType::float32, {100}, {}, (1 << 20) + 1);
   auto oo = std::make_unique<FakeView>(DType::float32, std::vector<i64>{100});
   EXPECT_FALSE(cg::plan_scan(odd.v, 0, oo->v, false, kH200).on_device);
@@ -551,7 +561,12 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
             cg::reduce_key(ReduceOp::sum, DType::float32, cg::ReduceFamily::rows_vector));
   EXPECT_EQ(cg::reduce_source(ReduceOp::argmin, DType::int8, f), cg::reduce_source(ReduceOp::argmin, DType::int8, f));
   EXPECT_NE(cg::reduce_source(ReduceOp::argmin, DType::int8, f), cg::reduce_source(ReduceOp::argmax, DType::int8, f));
-  EXPECT_NE(cg::scan_key(DType::int8), cg::scan_key(DType::uint8));
+  EXPECT_NE(cg::scan_key(DType::int8, DType::int64), cg::scan_key(DType::uint8, DType::uint64));
+  EXPECT_NE(cg::scan_key(DType::int8, DType::int64), cg::scan_key(DType::int8, DType::int8));
+  EXPECT_EQ(cg::scan_key(DType::int64, DType::int64), "xp-scan-1:int64");  // the default keeps its key
+  EXPECT_THROW(cg::scan_source(DType::float32, DType::int32), xp::ValueError);
+  EXPECT_THROW(cg::scan_source(DType::int32, DType::int16), xp::ValueError);
+  EXPECT_THROW(cg::scan_source(DType::bool_, DType::bool_), xp::ValueError);
   // No atomics, no CUB; only the class's kernels.
   for (ReduceOp op : xp::detail::cpu::kReduceOps) {
     const std::string s = cg::reduce_source(op, DType::float32, cg::ReduceFamily::rows_vector);
@@ -945,23 +960,41 @@ TEST(CudaReduceSource, FusedValuesCompileForSm90) {
   EXPECT_EQ(failures.size(), 0u) << "of " << tasks.size();
 }
 
+// Every (input, output) pair a scan kernel takes: the sum dtype, and an integer's own dtype.
+std::vector<std::pair<DType, DType>> scan_pairs() {
+  std::vector<std::pair<DType, DType>> pairs;
+  for (DType t : kDTypes) {
+    const DType sum = xp::detail::reduce_result_dtype(ReduceOp::sum, t);
+    pairs.emplace_back(t, sum);
+    if (t != DType::bool_ && xp::kind(t) != xp::DTypeKind::floating && t != sum) pairs.emplace_back(t, t);
+  }
+  return pairs;
+}
+
 TEST(CudaReduceSource, EveryScanCompilesForSm90) {
   XP_REQUIRE_NVRTC();
-  for (DType t : kDTypes) {
+  const auto pairs = scan_pairs();
+  EXPECT_EQ(pairs.size(), std::size(kDTypes) + 6);  // int8 to int32, uint8 to uint32 also wrap in their own
+  const auto failures = run_parallel(pairs.size(), [&](std::size_t i) -> std::string {
+    const auto [t, o] = pairs[i];
+    const std::string what = std::string(xp::name(t)) + " to " + std::string(xp::name(o));
     xp::ProgramOptions opt;
     opt.name = "xp_reduce.cu";
     opt.options = cg::nvrtc_options();
-    xp::Program prog(cg::scan_source(t), opt);
+    xp::Program prog(cg::scan_source(t, o), opt);
     try {
       const auto stats = prog.compile(xp::Arch::sm(90));
-      EXPECT_EQ(stats.log.find("warning"), std::string::npos) << xp::name(t) << ":\n" << stats.log;
+      if (stats.log.find("warning") != std::string::npos) return what + ":\n" + stats.log;
       const auto names = prog.kernel_names(xp::Arch::sm(90));
       for (auto f : {cg::ScanFamily::lines, cg::ScanFamily::tiles})
-        EXPECT_NE(std::find(names.begin(), names.end(), cg::scan_kernel_name(f)), names.end()) << xp::name(t);
+        if (std::find(names.begin(), names.end(), cg::scan_kernel_name(f)) == names.end())
+          return what + ": no " + cg::scan_kernel_name(f);
     } catch (const xp::CompileError& e) {
-      ADD_FAILURE() << xp::name(t) << ":\n" << e.log();
+      return what + ":\n" + e.log();
     }
-  }
+    return std::string();
+  });
+  for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 
 // ---- on a GPU: against the CPU backend ----
@@ -1199,10 +1232,11 @@ Array view_of(const Array& a, int view) {
 void warm_kernel_cache(const xp::Device& gpu) {
   static const std::vector<std::string> failures = [&] {
     const std::vector<SourceTask> tasks = every_source();
-    return run_parallel(tasks.size() + std::size(kDTypes), [&](std::size_t i) -> std::string {
+    const auto scans = scan_pairs();
+    return run_parallel(tasks.size() + scans.size(), [&](std::size_t i) -> std::string {
       const bool scan = i >= tasks.size();
-      const std::string source =
-          scan ? cg::scan_source(kDTypes[i - tasks.size()]) : cg::reduce_source(tasks[i].op, tasks[i].t, tasks[i].f);
+      const std::string source = scan ? cg::scan_source(scans[i - tasks.size()].first, scans[i - tasks.size()].second)
+                                      : cg::reduce_source(tasks[i].op, tasks[i].t, tasks[i].f);
       try {
         xp::Program(source, backend_options()).compile(gpu);
       } catch (const xp::Error& e) {
@@ -1723,6 +1757,11 @@ TEST(CudaReduceGpu, CumulativeSumMatchesTheCpuBitForBit) {
                                  (initial ? " include_initial" : "");
         expect_same(xp::cumulative_sum(g, k.axis, std::nullopt, initial),
                     xp::cumulative_sum(c, k.axis, std::nullopt, initial), what);
+        if (t != DType::bool_ && xp::kind(t) != xp::DTypeKind::floating) {  // wrapping in the input's dtype
+          const Array own = xp::cumulative_sum(g, k.axis, t, initial);
+          EXPECT_EQ(own.dtype(), t) << what;
+          expect_same(own, xp::cumulative_sum(c, k.axis, t, initial), what + " dtype=" + std::string(xp::name(t)));
+        }
       }
       if (k.shape.size() == 2) {  // a transposed view
         expect_same(xp::cumulative_sum(g.T(), 1 - k.axis), xp::cumulative_sum(c.T(), 1 - k.axis),

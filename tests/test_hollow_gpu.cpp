@@ -242,6 +242,30 @@ TEST_F(HollowGpu, ReductionsCompileOncePerKindForEverySize) {
   }
 }
 
+// A running sum in an integer dtype narrower than 64 bits is written in that dtype by one kernel: the
+// only memory it takes is its output (it used to scan into an int64 temporary, 8 bytes an element).
+TEST_F(HollowGpu, ARunningSumInANarrowIntegerDtypeTakesOnlyItsOutput) {
+  constexpr std::int64_t n = std::int64_t{32} << 20;
+  const Array a = empty({n}, DType::uint8, gpu0);
+  const auto peak_of = [&](const std::function<Array()>& f, DType want, long launches) {
+    reset_peak(gpu0);
+    const std::uint64_t before = memory_stats(gpu0).bytes_in_use;
+    const long launched = fake.launches();
+    const Array s = f();
+    EXPECT_EQ(s.dtype(), want);
+    EXPECT_EQ(fake.launches() - launched, launches) << name(want);
+    return memory_stats(gpu0).peak_bytes_in_use - before;
+  };
+  EXPECT_EQ(peak_of([&] { return cumulative_sum(a, 0, DType::uint8); }, DType::uint8, 1), std::uint64_t(n));
+  // A wider integer dtype: the input converted (one launch, 2 bytes an element), then scanned into it.
+  EXPECT_EQ(peak_of([&] { return cumulative_sum(a, 0, DType::int16); }, DType::int16, 2), std::uint64_t(4 * n));
+  // With an initial 0 the output has one element more.
+  const Array init = cumulative_sum(a.slice({Slice(0, 1000)}), 0, DType::uint8, true);
+  EXPECT_EQ(init.shape()[0], 1001);
+  // No dtype: the sum's (uint64), as before.
+  EXPECT_EQ(peak_of([&] { return cumulative_sum(a); }, DType::uint64, 1), std::uint64_t(8 * n));
+}
+
 // A fused elementwise graph feeding a reduction is read inside the reduction's own passes: as many
 // launches as reducing a stored array, at every size and for a reduction over an axis too.
 TEST_F(HollowGpu, AGraphFeedingAReductionAddsNoLaunch) {

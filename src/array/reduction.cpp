@@ -119,7 +119,11 @@ Array cumulative_sum(const Array& a_, std::optional<int> axis, std::optional<DTy
   if (!axis && nd > 1) throw ValueError("cumulative_sum: axis is required for arrays of more than one dimension");
   const int ax = detail::normalize_axis(axis ? *axis : 0, nd, "cumulative_sum");
   Array a = dtype && *dtype != a_.dtype() ? a_.astype(*dtype) : a_;
-  const DType t = sum_dtype(a.dtype());
+  // An integer dtype is scanned into directly (the backends wrap in it), never through a 64-bit
+  // temporary: 1 byte an element for int8, not 8.
+  const DTypeKind k = kind(a.dtype());
+  const bool integer = k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer;
+  const DType t = dtype && integer ? *dtype : sum_dtype(a.dtype());
   const ImplPtr& x = impl_of(a);
   detail::materialize(*x);
   Shape shape = x->shape;

@@ -1152,10 +1152,19 @@ namespace {
 
 // ---- cumulative sum ----
 
-template <class E>
+// Narrow: an integer output of the input's own dtype, which keeps the low bits of the 64-bit running
+// sum: the values of accumulating in that dtype with wraparound, as NumPy's cumsum(dtype=) gives.
+template <class E, bool Narrow>
 void cumsum_typed(const View& in, int axis, const View& out, bool include_initial) {
   using S = typename E::S;
   using A = SumAcc<E>;
+  const auto put_out = [](std::byte* p, A v) noexcept {
+    if constexpr (Narrow) {
+      put(p, static_cast<S>(v));
+    } else {
+      store<E>(p, v);
+    }
+  };
   const i64 L = in.shape[axis], sa = in.strides[axis], so = out.strides[axis];
   const i64 osize = static_cast<i64>(itemsize(out.dtype));
   std::array<Dim, kMaxDims> dims{};
@@ -1189,14 +1198,14 @@ void cumsum_typed(const View& in, int axis, const View& out, bool include_initia
         const std::byte* ip = in.data + ow.in + c0 * static_cast<i64>(sizeof(S));
         std::byte* op = out.data + ow.out + c0 * osize;
         if (include_initial)
-          for (i64 c = 0; c < w; ++c) store<E>(op + c * osize, A{0});
+          for (i64 c = 0; c < w; ++c) put_out(op + c * osize, A{0});
         for (i64 i = 0; i < L; ++i) {
           const S* row = reinterpret_cast<const S*>(ip + i * sa);
           std::byte* orow = op + (i + first) * so;
           for (i64 c = 0; c < w; ++c) {
             const A v = static_cast<A>(E::value(row[c]));
             acc[c] = i == 0 ? v : acc[c] + v;
-            store<E>(orow + c * osize, acc[c]);
+            put_out(orow + c * osize, acc[c]);
           }
         }
         if (++j == chunks) {
@@ -1214,7 +1223,7 @@ void cumsum_typed(const View& in, int axis, const View& out, bool include_initia
     for (i64 t = b; t < e; ++t, w.next()) {
       const std::byte* ip = in.data + w.in;
       std::byte* op = out.data + w.out;
-      if (include_initial) store<E>(op, A{0});
+      if (include_initial) put_out(op, A{0});
       op += first * so;
       A acc{};
       for (i64 i = 0; i < L; ++i) {
@@ -1222,7 +1231,7 @@ void cumsum_typed(const View& in, int axis, const View& out, bool include_initia
         std::memcpy(&s, ip + i * sa, sizeof s);
         const A v = static_cast<A>(E::value(s));
         acc = i == 0 ? v : acc + v;
-        store<E>(op + i * so, acc);
+        put_out(op + i * so, acc);
       }
     }
   });
@@ -1258,10 +1267,17 @@ void cumulative_sum(const View& in, int axis, const View& out, bool include_init
       throw ValueError("cumulative_sum: output dimension " + std::to_string(d) + " is " + std::to_string(out.shape[d]) +
                        ", expected " + std::to_string(want));
   }
-  if (out.dtype != sum_dtype(in.dtype))
+  const bool integer = kind(in.dtype) == DTypeKind::signed_integer || kind(in.dtype) == DTypeKind::unsigned_integer;
+  if (out.dtype != sum_dtype(in.dtype) && !(integer && out.dtype == in.dtype))
     throw ValueError("cumulative_sum: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
-                     std::string(name(sum_dtype(in.dtype))));
-  dispatch(in.dtype, [&]<class E>() { cumsum_typed<E>(in, axis, out, include_initial); });
+                     std::string(name(sum_dtype(in.dtype))) +
+                     (integer ? " or " + std::string(name(in.dtype)) : std::string()));
+  dispatch(in.dtype, [&]<class E>() {
+    if constexpr (kIsInt<E>) {
+      if (out.dtype != sum_dtype(in.dtype)) return cumsum_typed<E, true>(in, axis, out, include_initial);
+    }
+    cumsum_typed<E, false>(in, axis, out, include_initial);
+  });
 }
 
 }  // namespace xp::detail::cpu

@@ -75,7 +75,8 @@ void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& 
 DType reduce_result_dtype(ReduceOp op, DType input) noexcept;
 
 // Cumulative sum along `axis` (NumPy's cumsum; the Array API's cumulative_sum): out has in's shape,
-// plus one along axis when include_initial (a leading 0). out.dtype as for sum. Sequential along
+// plus one along axis when include_initial (a leading 0). out.dtype as for sum, or for an integer
+// input its own dtype (the running sum wraps in it: NumPy's cumsum(dtype=)). Sequential along
 // the axis (as NumPy), parallel across the other axes; float16/bfloat16 accumulate in float32 and
 // each output is the running float32 sum rounded.
 void cumulative_sum(const View& in, int axis, const View& out, bool include_initial);

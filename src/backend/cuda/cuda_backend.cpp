@@ -274,9 +274,9 @@ class CudaBackend final : public Backend {
       return;
     }
     device_.activate();
-    const DType t = plan.in_dtype;
+    const DType t = plan.in_dtype, o = plan.out_dtype;
     ScanArgs args = scan_args(plan);
-    launch_one(generated_kernel(scan_key(t), scan_kernel_name(plan.family), [t] { return scan_source(t); }),
+    launch_one(generated_kernel(scan_key(t, o), scan_kernel_name(plan.family), [t, o] { return scan_source(t, o); }),
                scan_grid(plan), &args, sizeof args, stream());
   }
 

@@ -812,6 +812,9 @@ bool is_float(DType d) {
 bool is_intlike(DType d) {  // bool and the integers
   return !is_float(d);
 }
+bool is_integer(DType d) {  // the integers, not bool
+  return kind(d) == DTypeKind::signed_integer || kind(d) == DTypeKind::unsigned_integer;
+}
 
 // The type values are computed in (CPU: E::V).
 const char* vtype(DType d) {
@@ -1644,9 +1647,10 @@ ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initi
   }
   if (!valid(in.dtype)) throw ValueError("reduce: unknown dtype");
   const DType want = reduce_result_dtype(ReduceOp::sum, in.dtype);
-  if (out.dtype != want)
+  const bool integer = is_integer(in.dtype);
+  if (out.dtype != want && !(integer && out.dtype == in.dtype))
     throw ValueError("cumulative_sum: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
-                     std::string(name(want)));
+                     std::string(name(want)) + (integer ? " or " + std::string(name(in.dtype)) : std::string()));
   ScanPlan p;
   p.in_dtype = in.dtype;
   p.out_dtype = out.dtype;
@@ -1682,23 +1686,30 @@ ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initi
   return p;
 }
 
-std::string scan_key(DType in) {
-  return "xp-scan-1:" + std::string(name(in));
+std::string scan_key(DType in, DType out) {
+  std::string k = "xp-scan-1:" + std::string(name(in));
+  if (out != reduce_result_dtype(ReduceOp::sum, in)) k += ">" + std::string(name(out));
+  return k;
 }
 
-std::string scan_source(DType in) {
-  if (!valid(in)) throw ValueError("cumulative_sum: unknown dtype");
+std::string scan_source(DType in, DType out) {
+  if (!valid(in) || !valid(out)) throw ValueError("cumulative_sum: unknown dtype");
+  const bool narrow = out != reduce_result_dtype(ReduceOp::sum, in);
+  if (narrow && !(is_integer(in) && out == in))
+    throw ValueError("cumulative_sum: no kernel writes " + std::string(name(out)) + " sums of " +
+                     std::string(name(in)));
   std::string s(kTypes);
   s += kHelpers;
   s += "\n";
   s += half_conversions();
-  s += "// " + scan_key(in) + "\n";
+  s += "// " + scan_key(in, out) + "\n";
   s += kScanGeometry;
   s += element_defs(in);
   s += std::string("typedef ") + sum_acc(in) + " A;\n";
-  const DType out = reduce_result_dtype(ReduceOp::sum, in);
   s += "XP_D void xp_put(u64 at, A v) { ";
-  if (out == DType::float16) {
+  if (narrow) {
+    s += "*(S*)at = (S)v;";  // the low bits of the 64-bit running sum: wraparound in S
+  } else if (out == DType::float16) {
     s += "*(u16*)at = xp_f32_to_f16(v);";
   } else if (out == DType::bfloat16) {
     s += "*(u16*)at = xp_f32_to_bf16(v);";

@@ -186,8 +186,9 @@ struct ScanPlan {
 
 // Checks as the CPU backend does (same ValueErrors) and plans.
 ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initial, int multiprocessors);
-std::string scan_source(DType in);
-std::string scan_key(DType in);
+// out: the sum dtype of in, or an integer in's own dtype (the running sum wraps in it).
+std::string scan_source(DType in, DType out);
+std::string scan_key(DType in, DType out);
 const char* scan_kernel_name(ScanFamily f) noexcept;  // "xp_scan_lines", "xp_scan_tiles"
 
 // Fields as ReduceArgs: in, out, M, L, sa, so, first (1 with include_initial), nd, shape[8], in[8], out[8].
