@@ -436,6 +436,16 @@ TEST(CompileCli, UsageErrorsExit2) {
   EXPECT_NE(r.err.find("sm_x"), std::string::npos) << r.err;
   r = xp_cli({"cache", "shred"}, tmp / "cache");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  // Architectures past what an int holds, or no architecture at all: refused, never wrapped around.
+  for (const char* arch : {"sm_4294967386", "sm_99999999999", "sm_5", "sm_0", "sm_-90"}) {
+    r = xp_cli({"compile", file, "--arch", arch}, tmp / "cache");
+    EXPECT_EQ(r.exit_code, 2) << arch << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(std::string("--arch ") + arch), std::string::npos) << r.err;
+  }
+  // A folder is not a source file.
+  r = xp_cli({"compile", tmp.path(), "--arch", "sm_90"}, tmp / "cache");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("is a folder"), std::string::npos) << r.err;
 }
 
 TEST(CompileCli, SyntaxErrorExits1WithTheLogAndCachesNothing) {

@@ -1,6 +1,7 @@
 // Parsing of every XP_* value, device names and error texts. Process-level behaviour of a bad
 // variable (doctor's exit code, cuda_status's reason) is in test_fault_matrix.cpp.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -120,6 +121,42 @@ TEST(ConfigEnvironment, DISABLED_MemoryLimitChild) {
     EXPECT_FALSE(lim->percent.has_value()) << value;
     EXPECT_EQ(lim->bytes, std::stoull(e.substr(6))) << value;
   }
+}
+
+// XP_CACHE_DIR: a relative folder is fixed against the current folder when the configuration is
+// read (a later chdir does not move the cache); "~/..." reached xp unexpanded (quoted in a shell)
+// and is refused rather than made into a folder named ~.
+TEST(ConfigEnvironment, CacheDirIsAbsoluteAndTildeIsRefused) {
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
+  const std::pair<const char*, std::string> cases[] = {{"/abs/kernels", "/abs/kernels"},
+                                                       {"rel/kernels", std::string(cwd) + "/rel/kernels"},
+                                                       {"~/kernels", "error"},
+                                                       {"~", "error"}};
+  for (const auto& [value, expect] : cases) {
+    SCOPED_TRACE(std::string("XP_CACHE_DIR='") + value + "'");
+    EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("ConfigEnvironment.DISABLED_CacheDirChild",
+                                                     {{"XP_CACHE_DIR", value}, {"XP_TEST_EXPECT_DIR", expect}}));
+  }
+}
+
+TEST(ConfigEnvironment, DISABLED_CacheDirChild) {
+  const char* expect = std::getenv("XP_TEST_EXPECT_DIR");
+  const char* value = std::getenv("XP_CACHE_DIR");
+  ASSERT_TRUE(expect != nullptr && value != nullptr) << "run by ConfigEnvironment.CacheDirIsAbsoluteAndTildeIsRefused";
+  if (std::string(expect) == "error") {
+    try {
+      (void)xp::config();
+      FAIL() << "XP_CACHE_DIR='" << value << "' was accepted";
+    } catch (const xp::ConfigError& err) {
+      EXPECT_EQ(err.variable(), "XP_CACHE_DIR");
+      EXPECT_NE(err.accepted().find("$HOME"), std::string::npos) << err.accepted();
+    }
+    return;
+  }
+  EXPECT_EQ(xp::config().cache_dir, expect);
+  ASSERT_EQ(::chdir("/"), 0);
+  EXPECT_EQ(xp::config().cache_dir, expect) << "read once";
 }
 
 TEST(Device, ParsesAndPrints) {

@@ -11,12 +11,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -462,10 +464,25 @@ TEST(DiskCache, CompilingWithoutACacheWarnsOnce) {
   EXPECT_EQ(count_of(r.err, "disk cache disabled"), 1u) << r.err;
   EXPECT_NE(r.err.find("plain_file/sub"), std::string::npos) << r.err;
 
-  // `xp cache info` says why.
+  // `xp cache info` says why; list and clear cannot act on it and say so (exit 1).
   r = xp_test::run_process({XP_CLI_PATH, "cache", "info"}, env);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("disabled: cannot create"), std::string::npos) << r.out;
+  for (const char* action : {"list", "clear"}) {
+    r = xp_test::run_process({XP_CLI_PATH, "cache", action}, env);
+    EXPECT_EQ(r.exit_code, 1) << action << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("disabled (cannot create"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("removed"), std::string::npos) << r.out;
+  }
+  // The doctor lists it among the problems, with the fix, and still exits 0 (xp runs).
+  r = xp_test::run_process({XP_CLI_PATH, "doctor", "--json"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  bool listed = false;
+  for (const auto& p : doc.at("problems"))
+    listed = listed || (p.at("id") == "kernel_cache_disabled" && p.at("severity") == "warning" &&
+                        p.at("fix").get<std::string>().find("chmod 700") != std::string::npos);
+  EXPECT_TRUE(listed) << doc.at("problems").dump(2);
 
   // This test again in a process of its own, compiling three times: one warning.
   auto child_env = env;
@@ -476,6 +493,42 @@ TEST(DiskCache, CompilingWithoutACacheWarnsOnce) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
   EXPECT_EQ(count_of(r.err, "disk cache disabled"), 1u) << r.err;
+}
+
+// A malformed XP_* variable (any of them) is a ConfigError wherever the cache would be used: never
+// a cache turned off in silence. kernel_cache_info, which the doctor reads, reports it instead.
+TEST(DiskCache, AMalformedVariableIsAConfigErrorNotASilentlyDisabledCache) {
+  XP_REQUIRE_NVRTC();
+  TempDir tmp;
+  const std::string source = tmp / "k.cu";
+  std::ofstream(source) << kKernelSource;
+  for (const auto& [variable, value] : {std::pair<std::string, std::string>{"XP_LOG", "verbose"},
+                                        std::pair<std::string, std::string>{"XP_CACHE_MAX_BYTES", "10X"}}) {
+    SCOPED_TRACE(variable + "=" + value);
+    const std::map<std::string, std::string> env = {{"XP_CACHE_DIR", tmp / "cache"}, {variable, value}};
+    EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("DiskCache.DISABLED_MalformedVariableChild", env));
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"compile", source, "--arch", "sm_90"},
+                                                 {"cache", "info"},
+                                                 {"cache", "clear"},
+                                                 {"cache", "list"}}) {
+      std::vector<std::string> argv = {XP_CLI_PATH};
+      argv.insert(argv.end(), args.begin(), args.end());
+      const auto r = xp_test::run_process(argv, env);
+      EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << "\n" << r.out << r.err;
+      EXPECT_NE(r.err.find(variable), std::string::npos) << r.err;
+    }
+    EXPECT_TRUE(names_in(tmp / "cache").empty());
+  }
+}
+
+TEST(DiskCache, DISABLED_MalformedVariableChild) {
+  const xp::KernelCacheInfo info = xp::kernel_cache_info();  // never throws
+  EXPECT_FALSE(info.usable);
+  EXPECT_NE(info.problem.find("XP_"), std::string::npos) << info.problem;
+  xp::Program p(kKernelSource, {.name = "malformed.cu"});
+  EXPECT_THROW(p.compile(xp::Arch::sm(90)), xp::ConfigError);
+  EXPECT_THROW(xp::clear_kernel_cache(), xp::ConfigError);
+  EXPECT_THROW(xp::kernel_cache_entries(), xp::ConfigError);
 }
 
 // ---- folders and entries that are not the user's own ----
@@ -644,7 +697,84 @@ TEST(DiskCache, EntriesTotalAndClear) {
   for (const auto& f : files) EXPECT_FALSE(exists_no_follow(f));
   EXPECT_TRUE(exists_no_follow(folder + "/README"));
   EXPECT_TRUE(exists_no_follow(folder + "/folder.xpk"));
+  EXPECT_TRUE(exists_no_follow(folder + "/.tmp-unfinished.xpk")) << "a live writer's temporary file";
   EXPECT_EQ(cache.clear(), 0u);
+}
+
+// A process killed between writing its temporary file and renaming it leaves the file behind; it is
+// no entry, so only its age tells it from a live writer's: eviction and clear remove it after a minute.
+TEST(DiskCache, TemporaryFilesOfWritersThatDiedAreRemoved) {
+  TempDir tmp;
+  const std::string folder = tmp / "cache";
+  DiskCache cache(folder, kBig);
+  ASSERT_TRUE(cache.usable()) << cache.problem();
+  const std::int64_t now = static_cast<std::int64_t>(::time(nullptr));
+  const std::string dead = folder + "/.tmp-0123abcd-Xq81Zp", live = folder + "/.tmp-4567ef01-Ab3dEf";
+  write_bytes(dead, payload_of(5000, 1));
+  write_bytes(live, payload_of(5000, 2));
+  write_bytes(folder + "/.other", payload_of(10, 3));
+  set_mtime(dead, now - 3600);
+  const std::string entry = cache.store(key_of(1), payload_of(100, 1));  // a store evicts
+  ASSERT_FALSE(entry.empty());
+  EXPECT_FALSE(exists_no_follow(dead));
+  EXPECT_TRUE(exists_no_follow(live));
+  EXPECT_TRUE(exists_no_follow(folder + "/.other")) << "not a temporary file of xp's";
+  set_mtime(live, now - 120);
+  EXPECT_EQ(cache.clear(), 1u);
+  EXPECT_FALSE(exists_no_follow(live));
+  EXPECT_FALSE(exists_no_follow(entry));
+  EXPECT_TRUE(exists_no_follow(folder + "/.other"));
+}
+
+// Two processes evicting at once (here two caches with a mutex each, on two threads): an entry the
+// other removed first counts as removed, so together they remove only what the cap asks.
+TEST(DiskCache, ConcurrentEvictionsRemoveOnlyWhatTheCapAsks) {
+  TempDir tmp;
+  const std::vector<char> payload = payload_of(1000, 5);
+  const std::int64_t base = static_cast<std::int64_t>(::time(nullptr)) - 10000;
+  int over = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::string folder = tmp / ("race" + std::to_string(trial));
+    DiskCache fill(folder, kBig);
+    std::uint64_t total = 0;
+    for (int i = 0; i < 10; ++i) {
+      const std::string f = fill.store(key_of(i), payload);
+      ASSERT_FALSE(f.empty());
+      set_mtime(f, base + i);
+      total += encode_cache_entry(key_of(i), payload).size();
+    }
+    DiskCache a(folder, total - 1), b(folder, total - 1);  // one entry must go
+    std::atomic<int> ready{0};
+    auto run = [&](DiskCache& c) {
+      ++ready;
+      while (ready.load() < 2) {
+      }
+      c.evict();
+    };
+    std::thread ta(run, std::ref(a)), tb(run, std::ref(b));
+    ta.join();
+    tb.join();
+    const std::size_t left = fill.entries().size();
+    EXPECT_GE(left, 9u);
+    over += left < 9 ? 1 : 0;
+  }
+  EXPECT_EQ(over, 0) << "trials where the two evictions removed more than the one entry needed";
+}
+
+// XP_CACHE_MAX_BYTES=0 keeps nothing: the cache says so instead of storing and deleting each entry.
+TEST(DiskCache, ACapOfZeroIsADisabledCacheAndAnEntryOverTheCapIsNotNamed) {
+  TempDir tmp;
+  DiskCache none(tmp / "none", 0);
+  EXPECT_FALSE(none.usable());
+  EXPECT_NE(none.problem().find("XP_CACHE_MAX_BYTES is 0"), std::string::npos) << none.problem();
+  EXPECT_EQ(none.store(key_of(1), payload_of(100, 1)), "");
+  std::vector<char> got;
+  EXPECT_EQ(none.load(key_of(1), got), Lookup::disabled);
+  // A cap smaller than one entry: the entry is evicted as soon as it is stored, and store names none.
+  DiskCache tiny(tmp / "tiny", 64);
+  ASSERT_TRUE(tiny.usable()) << tiny.problem();
+  EXPECT_EQ(tiny.store(key_of(2), payload_of(1000, 2)), "");
+  EXPECT_TRUE(tiny.entries().empty());
 }
 
 // Generated kernels are cached under the build ID of xp's code, NVRTC's version, the target, the

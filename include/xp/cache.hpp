@@ -27,10 +27,12 @@ struct KernelCacheEntry {
   std::string nvrtc;    // the NVRTC version that built it
 };
 
+// Never throws: a malformed XP_* variable shows as a disabled cache, the ConfigError's text its problem.
 XP_API KernelCacheInfo kernel_cache_info();
-// Least recently used first.
+// Least recently used first. Throws ConfigError for a malformed XP_* variable.
 XP_API std::vector<KernelCacheEntry> kernel_cache_entries();
-// Removes every entry; returns how many.
+// Removes every entry (and temporary files that writers which died left behind); returns how many
+// entries. Throws ConfigError for a malformed XP_* variable.
 XP_API std::size_t clear_kernel_cache();
 
 }  // namespace xp

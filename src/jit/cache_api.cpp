@@ -49,7 +49,7 @@ KernelCacheInfo kernel_cache_info() {
 }
 
 std::vector<KernelCacheEntry> kernel_cache_entries() {
-  auto all = detail::DiskCache::instance().entries();
+  auto all = detail::DiskCache::checked().entries();
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.modified_ns < b.modified_ns; });
   std::vector<KernelCacheEntry> out;
   for (const auto& e : all) {
@@ -64,7 +64,7 @@ std::vector<KernelCacheEntry> kernel_cache_entries() {
 }
 
 std::size_t clear_kernel_cache() {
-  return detail::DiskCache::instance().clear();
+  return detail::DiskCache::checked().clear();
 }
 
 }  // namespace xp

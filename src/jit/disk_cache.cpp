@@ -25,6 +25,10 @@ constexpr char kMagic[8] = {'X', 'P', 'K', 'C', 'A', 'C', 'H', 'E'};
 constexpr std::uint32_t kFormat = 1;
 constexpr const char* kSuffix = ".xpk";
 constexpr long kTouchAfterSeconds = 60;
+// A writer takes milliseconds from mkostemp to rename: a temporary file older than this was left by
+// a process that died in between.
+constexpr long kStaleTemporarySeconds = 60;
+constexpr const char* kTemporaryPrefix = ".tmp-";
 
 void put_u64(std::vector<char>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -101,26 +105,33 @@ DiskCache::DiskCache(std::string folder, std::uint64_t max_bytes) : folder_(std:
 
 DiskCache& DiskCache::instance() {
   static DiskCache* cache = [] {  // never destroyed: compiles may run during static destruction
-    std::string folder, error;
-    std::uint64_t cap = 0;
     try {
       const Config& c = config();
-      folder = c.cache_dir;
-      cap = c.cache_max_bytes;
+      return new DiskCache(c.cache_dir, c.cache_max_bytes);
     } catch (const ConfigError& e) {
-      error = e.what();
+      auto* d = new DiskCache(std::string(), 0);
+      d->problem_ = e.what();
+      d->config_error_ = e;
+      return d;
     }
-    auto* d = new DiskCache(folder, cap);
-    if (!error.empty()) d->problem_ = error;
-    return d;
   }();
   return *cache;
+}
+
+DiskCache& DiskCache::checked() {
+  DiskCache& c = instance();
+  if (c.config_error_) throw *c.config_error_;
+  return c;
 }
 
 void DiskCache::open_folder() {
   usable_ = false;
   if (folder_.empty()) {
     problem_ = "no cache folder";
+    return;
+  }
+  if (max_bytes_ == 0) {
+    problem_ = "XP_CACHE_MAX_BYTES is 0: no kernel is kept on disk";
     return;
   }
   std::string why;
@@ -211,12 +222,35 @@ std::string DiskCache::store(const std::string& key, const Hash128& key_hash, co
   const bool ok = write_all(fd, encode_cache_entry(key, payload)) && ::fchmod(fd, 0600) == 0;
   ::close(fd);
   if (!ok || ::rename(tmpl.c_str(), file.c_str()) != 0) {
+    const int err = errno;
     ::unlink(tmpl.c_str());
-    log_once(LogLevel::warn, "kernel disk cache: cannot store an entry in " + folder_);
+    log_once(LogLevel::warn, "kernel disk cache: cannot store an entry in " + folder_ + ": " + std::strerror(err));
     return {};
   }
   evict();
+  // An entry larger than the cap is evicted at once: there is then no entry to name.
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0) {
+    log_once(LogLevel::info, "kernel disk cache: an entry of more than XP_CACHE_MAX_BYTES (" +
+                                 std::to_string(max_bytes_) + " bytes) is not kept");
+    return {};
+  }
   return file;
+}
+
+void DiskCache::remove_stale_temporaries() const {
+  DIR* d = ::opendir(folder_.c_str());
+  if (d == nullptr) return;
+  const std::time_t now = ::time(nullptr);
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(kTemporaryPrefix, 0) != 0) continue;
+    const std::string path = folder_ + "/" + name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtim.tv_sec > kStaleTemporarySeconds)
+      ::unlink(path.c_str());
+  }
+  ::closedir(d);
 }
 
 std::vector<DiskCache::Entry> DiskCache::entries() const {
@@ -246,11 +280,14 @@ std::uint64_t DiskCache::total_bytes() const {
 std::size_t DiskCache::clear() {
   std::size_t n = 0;
   for (const auto& e : entries()) n += ::unlink(e.file.c_str()) == 0 ? 1 : 0;
+  if (usable_) remove_stale_temporaries();
   return n;
 }
 
 void DiskCache::evict() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!usable_) return;
+  remove_stale_temporaries();
   auto all = entries();
   std::uint64_t total = 0;
   for (const auto& e : all) total += e.bytes;
@@ -260,7 +297,8 @@ void DiskCache::evict() {
   });
   for (const auto& e : all) {
     if (total <= max_bytes_) break;
-    if (::unlink(e.file.c_str()) == 0) total -= e.bytes;
+    // ENOENT: another process evicted it first; either way its bytes are gone.
+    if (::unlink(e.file.c_str()) == 0 || errno == ENOENT) total -= e.bytes;
   }
 }
 

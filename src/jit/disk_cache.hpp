@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jit/hash.hpp"
+#include "xp/error.hpp"
 
 namespace xp::detail {
 
@@ -24,9 +25,14 @@ class DiskCache {
   };
   enum class Lookup { hit, miss, corrupt_removed, foreign, disabled };
 
+  // A cap of 0 keeps nothing: the cache is then disabled, without a warning (the user's choice).
   DiskCache(std::string folder, std::uint64_t max_bytes);
-  // The process-wide cache at XP_CACHE_DIR (or its default), capped by XP_CACHE_MAX_BYTES.
+  // The process-wide cache at XP_CACHE_DIR (or its default), capped by XP_CACHE_MAX_BYTES. With a
+  // malformed XP_* variable it is disabled, its problem the ConfigError's text, and never throws.
   static DiskCache& instance();
+  // The same, for the paths that compile, store or remove: a malformed variable is the ConfigError
+  // (as for every other xp call that reads the configuration), never a silently disabled cache.
+  static DiskCache& checked();
 
   bool usable() const { return usable_; }
   const std::string& folder() const { return folder_; }
@@ -49,16 +55,21 @@ class DiskCache {
   std::string file_for(const Hash128& key_hash) const;
   std::vector<Entry> entries() const;
   std::uint64_t total_bytes() const;
+  // Removes every entry, and the temporary files of writers that died (older than a minute): the
+  // number of entries removed.
   std::size_t clear();
-  // Removes least recently used entries until the total is at most max_bytes.
+  // Removes least recently used entries until the total is at most max_bytes (an entry another
+  // process removed first counts as removed), and the temporary files of writers that died.
   void evict();
 
  private:
   void open_folder();
+  void remove_stale_temporaries() const;
   std::string folder_;
   std::uint64_t max_bytes_;
   bool usable_ = false;
   std::string problem_;
+  std::optional<ConfigError> config_error_;
   std::mutex mutex_;
 };
 

@@ -282,7 +282,7 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
     }
   }
   if (!result) {
-    auto& disk = detail::DiskCache::instance();
+    auto& disk = detail::DiskCache::checked();
     std::vector<char> payload;
     auto c = std::make_shared<detail::Compiled>();
     c->key = std::move(key);  // used as c->key from here on
@@ -477,7 +477,7 @@ Kernel KernelAccess::generated(const std::string& generator_key, const std::func
     if (auto it = cache.by_hash.find(hash); it != cache.by_hash.end() && it->second.first == key)
       code = it->second.second;
   }
-  auto& disk = DiskCache::instance();
+  auto& disk = DiskCache::checked();
   if (!code) {
     std::vector<char> payload;
     auto c = std::make_shared<Compiled>();

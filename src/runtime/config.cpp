@@ -165,7 +165,8 @@ constexpr VariableSpec kVariables[] = {
     {"XP_CUDA_DRIVER", "path of the CUDA driver library", "a path to libcuda.so.1"},
     {"XP_NVRTC", "path of the NVRTC library", "a path to libnvrtc.so.N"},
     {"XP_CUBLAS", "path of the cuBLAS library", "a path to libcublas.so.N"},
-    {"XP_CACHE_DIR", "kernel cache folder", "a folder path"},
+    {"XP_CACHE_DIR", "kernel cache folder",
+     "a folder path; a relative one is taken from the current folder, and ~ is not expanded (write $HOME)"},
     {"XP_CACHE_MAX_BYTES", "disk cache cap", "bytes, optionally with K, M, G, T (x1024) or KB, MB, GB, TB (x1000)"},
     {"XP_GPU_MEMORY_LIMIT", "GPU memory limit", "bytes (suffixes as XP_CACHE_MAX_BYTES) or a percentage such as 80%"},
     {"XP_LAZY", "0 = evaluate every operation eagerly", "1, 0, true, false, yes, no, on, off"},
@@ -205,7 +206,15 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
   } else if (name == "XP_CUBLAS") {
     cfg.cublas = value;
   } else if (name == "XP_CACHE_DIR") {
+    // "~/x" in quotes reaches xp unexpanded: a folder named ~ in the current one is never meant.
+    if (value[0] == '~') return "malformed";
     cfg.cache_dir = value;
+    // Fixed once, so that a later chdir does not move the cache.
+    if (value[0] != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof cwd) == nullptr) return "malformed";
+      cfg.cache_dir = std::string(cwd) + "/" + value;
+    }
   } else if (name == "XP_CACHE_MAX_BYTES") {
     auto b = parse_byte_count(value);
     if (!b) return "malformed";

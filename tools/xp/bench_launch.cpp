@@ -1620,10 +1620,42 @@ std::string version_text(int v) {
   return v <= 0 ? "unknown" : std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
+// Written whole or not at all: into a temporary file beside it, renamed over it.
 void write_text(const std::string& file, const std::string& text) {
-  std::ofstream f(file, std::ios::binary);
-  f << text;
-  if (!f) throw std::runtime_error("cannot write " + file);
+  const std::string part = file + ".part";
+  {
+    std::ofstream f(part, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f) {
+      std::remove(part.c_str());
+      throw std::runtime_error("cannot write " + file);
+    }
+  }
+  if (std::rename(part.c_str(), file.c_str()) != 0) {
+    std::remove(part.c_str());
+    throw std::runtime_error("cannot write " + file);
+  }
+}
+
+// The output files are checked before the run, so that a mistyped path costs no benchmark.
+void check_output(const char* option, const std::string& file) {
+  if (file.empty()) return;
+  const fs::path p(file);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw xp::ValueError(std::string(option) + " " + file + ": there is no folder " + dir.string());
+  if (fs::is_directory(p, ec)) throw xp::ValueError(std::string(option) + " " + file + " is a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw xp::ValueError(std::string(option) + " " + file + ": cannot write in " + dir.string());
+}
+
+void check_outputs(const BenchLaunchArgs& args) {
+  check_output("--json", args.json_file);
+  check_output("--md", args.md_file);
+  check_output("--csv", args.csv_file);
+  check_output("--svg", args.svg_file);
 }
 
 void write_json(const std::string& file, const json& doc) {
@@ -2015,6 +2047,7 @@ std::vector<Row> make_rows(const BenchLaunchArgs& args, const Setup& st, bool sw
     if (found) continue;
     Row r{id, id, st.gpu ? "gpu" : "cpu", "add", "C++", "", "", {}, 0, false, {}, {}};
     r.skipped = why_not_here(st, id, sweep, r.op);
+    if (r.skipped == "no such row") throw xp::ValueError("--only " + id + ": no such row (the ids are the JSON's)");
     kept.push_back(r);
   }
   return kept;
@@ -2482,6 +2515,7 @@ class StopSignals {
 };
 
 int parent(const BenchLaunchArgs& args) {
+  check_outputs(args);
   Setup st = make_setup(args);
   const auto n = static_cast<std::size_t>(args.n != 0 ? args.n : (st.gpu ? 134217728LL : 16777216LL));
   json doc;
@@ -2753,6 +2787,7 @@ class ProgressBar {
 int sweep(const BenchLaunchArgs& args) {
   if (args.min_log2 < 0 || args.max_log2 > 30 || args.min_log2 > args.max_log2)
     throw xp::ValueError("--min-log2 and --max-log2: need 0 <= min <= max <= 30");
+  check_outputs(args);
   Setup st = make_setup(args);
   // Memory: the largest row holds four buffers of n floats on the device (a, b, c and the result,
   // and a new result per call for the rows that allocate), and the host up to ten (the data files'

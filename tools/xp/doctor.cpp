@@ -251,9 +251,20 @@ void add_cublas_problem(xp::SystemReport& r, const xp::BlasReport& b) {
   }
 }
 
+// The kernel disk cache cannot be used: every process compiles its kernels again (a warning; a
+// malformed variable is reported as such, and XP_CACHE_MAX_BYTES=0 is the user's choice).
+void add_cache_problem(xp::SystemReport& r, const xp::KernelCacheInfo& k) {
+  if (k.usable || r.environment_broken || k.max_bytes == 0) return;
+  r.problems.push_back({"kernel_cache_disabled", "warning", "the kernel disk cache is disabled: " + k.problem,
+                        "make " + k.folder +
+                            " a folder of your own with mode 700 (chmod 700), or point XP_CACHE_DIR "
+                            "at one; until then each process compiles its kernels again"});
+}
+
 int doctor(bool as_json) {
   xp::SystemReport r = xp::system_report();
   add_cublas_problem(r, xp::blas_report());
+  add_cache_problem(r, xp::kernel_cache_info());
   if (as_json) {
     json j = report_json(r);
     j["kernels"] = kernels_json(xp::compiler_info(), xp::kernel_cache_info());

@@ -1,7 +1,9 @@
 #include "kernels.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -17,6 +19,8 @@ namespace xp_cli {
 namespace {
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw xp::ValueError(path + " is a folder, not a .cu file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw xp::ValueError("cannot read " + path);
   std::stringstream ss;
@@ -54,8 +58,9 @@ int compile(const CompileArgs& a) {
   if (!a.arch.empty()) {
     const std::string digits = a.arch.rfind("sm_", 0) == 0 ? a.arch.substr(3) : a.arch;
     char* end = nullptr;
+    errno = 0;
     const long n = std::strtol(digits.c_str(), &end, 10);
-    if (digits.empty() || *end != '\0' || n <= 0)
+    if (digits.empty() || *end != '\0' || errno == ERANGE || n < 10 || n > 9999)
       throw xp::ValueError("--arch " + a.arch + ": expected sm_NN, e.g. sm_90");
     arch = xp::Arch::sm(static_cast<int>(n));
   } else if (const xp::Device d = xp::default_device(); d.is_cuda()) {
@@ -98,6 +103,14 @@ int cache(const std::string& action) {
     std::printf("entries: %zu\nsize:    %s of %s\n", i.entries, human(i.bytes).c_str(), human(i.max_bytes).c_str());
     return 0;
   }
+  if (action == "list" || action == "clear") {
+    const xp::KernelCacheInfo before = xp::kernel_cache_info();
+    if (!before.usable) {
+      std::fprintf(stderr, "xp cache %s: the kernel disk cache is disabled (%s)\n", action.c_str(),
+                   before.problem.c_str());
+      return 1;
+    }
+  }
   if (action == "list") {
     for (const auto& e : xp::kernel_cache_entries())
       std::printf("%-10s %-12s nvrtc %-6s %-24s %s\n", human(e.bytes).c_str(), e.target.c_str(), e.nvrtc.c_str(),
@@ -106,6 +119,11 @@ int cache(const std::string& action) {
   }
   if (action == "clear") {
     std::printf("removed %zu entries\n", xp::clear_kernel_cache());
+    if (const std::size_t left = xp::kernel_cache_info().entries; left > 0) {
+      std::fprintf(stderr, "xp cache clear: %zu entries could not be removed from %s\n", left,
+                   xp::kernel_cache_info().folder.c_str());
+      return 1;
+    }
     return 0;
   }
   if (action == "warm") return cache_warm();

@@ -88,6 +88,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (*doctor) return xp_cli::doctor(json);
+    // Every other command acts on the configuration: a malformed XP_* variable stops it (exit 2),
+    // where the doctor reports it.
+    if (!*version) (void)xp::config();
     if (*bench_launch) return xp_cli::bench_launch(bench_args);
     if (*bench_sweep) return xp_cli::bench_sweep(bench_args);
     if (*compile) return xp_cli::compile(compile_args);
@@ -99,6 +102,9 @@ int main(int argc, char** argv) {
   } catch (const xp::CompileError& e) {
     std::cerr << "xp: " << e.what() << "\n";
     return 1;
+  } catch (const xp::ConfigError& e) {
+    std::cerr << "xp: " << e.what() << " (xp doctor shows every variable)\n";
+    return 2;
   } catch (const xp::ValueError& e) {
     std::cerr << "xp: " << e.what() << "\n";
     return 2;
