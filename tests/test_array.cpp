@@ -145,6 +145,47 @@ TEST(Aliasing, GraphKeepsValuesWhenInputIsAnOutOrCopytoTarget) {
   EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{-1, 7, 7, 7}));
 }
 
+// A graph that reads a lazy array keeps that array's values when it is evaluated later (by eval, a
+// reduction, printing, a view) and then written: every way of evaluating it, every way of writing.
+TEST(Aliasing, GraphKeepsValuesOfALazyInputEvaluatedAndWrittenLater) {
+  const std::vector<std::pair<const char*, std::function<void(Array&)>>> evaluations = {
+      {"eval", [](Array& c) { c.eval(); }},
+      {"sum", [](Array& c) { (void)sum(c).item<double>(); }},
+      {"repr", [](Array& c) { (void)c.repr(); }},
+      {"a view", [](Array& c) { (void)c.slice({Slice(0, 2)}); }},
+      {"eval with another", [](Array& c) { eval({c, c * 3.0}); }},
+  };
+  const std::vector<std::pair<const char*, std::function<void(Array&)>>> writes = {
+      {"+=", [](Array& c) { c += 100.0; }},
+      {"a view's assign", [](Array& c) { c.slice({Slice(0, 1)}).assign(50.0); }},
+      {"copyto", [](Array& c) { copyto(c, 9.0); }},
+      {"mutable_data", [](Array& c) { static_cast<double*>(c.mutable_data())[1] = -1; }},
+  };
+  for (const auto& [how, evaluate] : evaluations) {
+    for (const auto& [write_name, write] : writes) {
+      SCOPED_TRACE(std::string(how) + ", then " + write_name);
+      Array a = asarray(std::vector<double>{1, 2, 3});
+      Array c = a * 2.0;
+      Array d = c + 1.0;  // reads c while c is lazy
+      Array e = d * 10.0;  // reads d, lazy too
+      ASSERT_TRUE(c.is_lazy() && d.is_lazy() && e.is_lazy());
+      evaluate(c);
+      ASSERT_FALSE(c.is_lazy());
+      write(c);
+      EXPECT_EQ(d.to_vector<double>(), (std::vector<double>{3, 5, 7}));
+      EXPECT_EQ(e.to_vector<double>(), (std::vector<double>{30, 50, 70}));
+    }
+  }
+  // Two levels: c evaluated, then d evaluated, then d written: e keeps d's values.
+  Array a = asarray(std::vector<double>{1, 2, 3});
+  Array c = a * 2.0, d = c + 1.0, e = d * 10.0;
+  c.eval();
+  d.eval();
+  c += 1.0;
+  d += 1.0;
+  EXPECT_EQ(e.to_vector<double>(), (std::vector<double>{30, 50, 70}));
+}
+
 TEST(Aliasing, OverlappingOutIsComputedFromTheOldValues) {
   // a[1:] += a[:-1] reads the old a, as NumPy (which copies the overlapping input).
   Array a = iota(6, DType::int64);

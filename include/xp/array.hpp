@@ -17,7 +17,10 @@
 // `uint8_array + 300` is a TypeError. docs/semantics.md lists the rules both backends follow.
 //
 // Thread safety: distinct arrays may be used from distinct threads; one lazy array evaluated from
-// two threads at once is a data race (call eval() first, then share).
+// two threads at once is a data race (call eval() first, then share). An array that a lazy array
+// of another thread reads (an input of its graph) counts as shared with that thread: writing it
+// evaluates the lazy array first, in the writing thread, so such a write needs the lazy array
+// evaluated first (eval()) or the two threads ordered, as any write to memory another thread reads.
 
 #include <cstddef>
 #include <cstdint>

@@ -53,10 +53,16 @@ struct Node {
   // The operands moved in (unused ones empty): built in place, never default-built then assigned.
   Node(Op op_, int nargs_, int ops_, LazyArg&& a, LazyArg&& b, LazyArg&& c) noexcept
       : op(op_), nargs(nargs_), args{std::move(a), std::move(b), std::move(c)}, ops(ops_) {}
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
   Op op = Op::cast;
   int nargs = 0;
   LazyArg args[3];
   int ops = 1;  // operations in the lazy graph below and including this node
+  // Lazy arrays whose graphs read this one: when it is evaluated they become readers of its new
+  // storage (Storage::readers), so that a later write to it evaluates them first.
+  SpinLock mutex;
+  std::vector<std::weak_ptr<ArrayImpl>> readers;
 };
 
 struct ArrayImpl {

@@ -26,16 +26,29 @@ bool lazy_enabled() {
   return v == 1;
 }
 
-// Registers `reader` (a lazy array) with the storage of every materialized operand.
+// Drops entries of arrays destroyed or (when `evaluated` too) evaluated: they need nothing more.
+void prune_readers(std::vector<std::weak_ptr<ArrayImpl>>& readers) {
+  std::erase_if(readers, [](const std::weak_ptr<ArrayImpl>& w) {
+    auto p = w.lock();
+    return !p || !p->lazy();
+  });
+}
+
+// Registers `reader` (a lazy array) with the storage of a materialized operand, or with a lazy
+// operand's node (passed on to its storage when it is evaluated: materialize).
 void register_reader(const ImplPtr& reader, const LazyArg& arg) {
-  if (!arg.array || arg.array->lazy()) return;
+  if (!arg.array) return;
+  if (arg.array->lazy()) {
+    Node& n = *arg.array->node;
+    std::lock_guard<SpinLock> lock(n.mutex);
+    if (n.readers.size() >= 16) prune_readers(n.readers);
+    n.readers.push_back(reader);
+    return;
+  }
   Storage& s = *arg.array->storage;
   std::lock_guard<SpinLock> lock(s.mutex);
   if (s.readers.size() >= 16) {  // drop the expired and the evaluated before growing
-    std::erase_if(s.readers, [](const std::weak_ptr<ArrayImpl>& w) {
-      auto p = w.lock();
-      return !p || !p->lazy();
-    });
+    prune_readers(s.readers);
   } else {
     // Entries of arrays already destroyed go now (a load each, no atomic operation): their blocks
     // are then freed one or two at a time, which malloc's per-thread cache absorbs, not sixteen at
@@ -215,6 +228,19 @@ void prepare_write(Storage& storage) {
   }
 }
 
+// The readers of a's graph, about to be evaluated into `storage`, become readers of that storage.
+static void pass_readers_on(ArrayImpl& a, Storage& storage) {
+  std::vector<std::weak_ptr<ArrayImpl>> readers;
+  {
+    std::lock_guard<SpinLock> lock(a.node->mutex);
+    readers.swap(a.node->readers);
+  }
+  prune_readers(readers);
+  if (readers.empty()) return;
+  std::lock_guard<SpinLock> lock(storage.mutex);
+  for (auto& r : readers) storage.readers.push_back(std::move(r));
+}
+
 void materialize(ArrayImpl& a) {
   if (!a.lazy()) return;
   // The output is allocated first: an allocation failure leaves the array lazy and intact.
@@ -232,6 +258,7 @@ void materialize(ArrayImpl& a) {
   Builder b(a.shape);
   const std::int32_t root = b.emit(self);
   a.backend->run_fused(b.finish(ov, root));
+  pass_readers_on(a, *storage);
   a.storage = std::move(storage);
   a.strides = std::move(strides);
   a.offset = 0;
@@ -286,6 +313,7 @@ void materialize_together(std::span<ArrayImpl* const> arrays) {
     }
     first->backend->run_fused(b.finish());
     for (std::size_t i = 0; i < group.size(); ++i) {
+      pass_readers_on(*group[i], *storages[i]);
       group[i]->storage = std::move(storages[i]);
       group[i]->strides = std::move(strides[i]);
       group[i]->offset = 0;
