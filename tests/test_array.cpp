@@ -153,7 +153,10 @@ TEST(Aliasing, GraphKeepsValuesOfALazyInputEvaluatedAndWrittenLater) {
       {"sum", [](Array& c) { (void)sum(c).item<double>(); }},
       {"repr", [](Array& c) { (void)c.repr(); }},
       {"a view", [](Array& c) { (void)c.slice({Slice(0, 2)}); }},
-      {"eval with another", [](Array& c) { eval({c, c * 3.0}); }},
+      {"eval with another",
+       [](Array& c) {
+         eval({c, c * 3.0});
+       }},
   };
   const std::vector<std::pair<const char*, std::function<void(Array&)>>> writes = {
       {"+=", [](Array& c) { c += 100.0; }},
@@ -166,7 +169,7 @@ TEST(Aliasing, GraphKeepsValuesOfALazyInputEvaluatedAndWrittenLater) {
       SCOPED_TRACE(std::string(how) + ", then " + write_name);
       Array a = asarray(std::vector<double>{1, 2, 3});
       Array c = a * 2.0;
-      Array d = c + 1.0;  // reads c while c is lazy
+      Array d = c + 1.0;   // reads c while c is lazy
       Array e = d * 10.0;  // reads d, lazy too
       ASSERT_TRUE(c.is_lazy() && d.is_lazy() && e.is_lazy());
       evaluate(c);

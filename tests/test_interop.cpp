@@ -294,6 +294,27 @@ TEST(DLPack, RefusesWhatXpCannotRepresentAndStillCallsTheDeleterOnce) {
       {"null data", [](DLManagedTensorVersioned& t) { t.dl_tensor.data = nullptr; }, false},
       {"null shape", [](DLManagedTensorVersioned& t) { t.dl_tensor.shape = nullptr; }, false},
       {"stride overflow", [](DLManagedTensorVersioned& t) { t.dl_tensor.strides[0] = std::int64_t{1} << 61; }, false},
+      // Strides, shapes and offsets that put elements outside any address space: refused, not read.
+      {"span overflow",
+       [](DLManagedTensorVersioned& t) { t.dl_tensor.strides[0] = std::numeric_limits<std::int64_t>::max() / 8; },
+       false},
+      {"span past 2^57",
+       [](DLManagedTensorVersioned& t) {
+         t.dl_tensor.shape[0] = 3;
+         t.dl_tensor.strides[0] = std::int64_t{1} << 55;
+       },
+       false},
+      {"span below address 0", [](DLManagedTensorVersioned& t) { t.dl_tensor.strides[0] = -(std::int64_t{1} << 56); },
+       false},
+      {"huge shape and stride",
+       [](DLManagedTensorVersioned& t) {
+         static std::int64_t shape = std::int64_t{1} << 40;
+         t.dl_tensor.shape = &shape;
+         t.dl_tensor.strides[0] = std::int64_t{1} << 40;
+       },
+       false},
+      {"byte_offset 2^62", [](DLManagedTensorVersioned& t) { t.dl_tensor.byte_offset = std::uint64_t{1} << 62; },
+       false},
   };
   for (const Bad& b : cases) {
     int deleted = 0;
@@ -396,6 +417,17 @@ TEST(CudaArrayInterface, ImportChecksTheDescriptionBeforeTheDevice) {
        false},
       {"null data", [](CudaArrayInterface& c) { c.data = 0; }, false},
       {"misaligned", [](CudaArrayInterface& c) { c.data = 0x10002; }, false},
+      {"span overflow",
+       [](CudaArrayInterface& c) {
+         c.strides = {std::numeric_limits<std::int64_t>::max() / 2 / 8 * 8, 4};
+       },
+       false},
+      {"span below address 0",
+       [](CudaArrayInterface& c) {
+         c.strides = {-0x10000, 4};
+       },
+       false},
+      {"data past 2^57", [](CudaArrayInterface& c) { c.data = std::uint64_t{1} << 60; }, false},
       {"cpu device", [](CudaArrayInterface&) {}, false},
   };
   for (const Bad& b : cases) {
