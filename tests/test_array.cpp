@@ -341,6 +341,66 @@ TEST(BadInput, BroadcastMismatchShowsBothShapes) {
   }
 }
 
+// Counts at the edge of int64: NumPy's answer or a typed error, never a wrapped count, a
+// std::bad_alloc or std::length_error.
+TEST(BadInput, RangesSlicesAndShapesAtTheEdgeOfInt64) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  // arange: the length without overflow, the elements exact.
+  Array r = arange(Scalar(std::int64_t{0}), Scalar(kMax), Scalar(kMax / 2 + 1));
+  EXPECT_EQ(r.to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, kMax / 2 + 1}));
+  r = arange(Scalar(std::int64_t{-1}), Scalar(kMax), Scalar(kMax));
+  EXPECT_EQ(r.to_vector<std::int64_t>(), (std::vector<std::int64_t>{-1, kMax - 1}));
+  r = arange(Scalar(kMax), Scalar(kMin), Scalar(kMin));
+  EXPECT_EQ(r.to_vector<std::int64_t>(), (std::vector<std::int64_t>{kMax, -1}));
+  r = arange(Scalar(std::int64_t{5}), Scalar(kMin), Scalar(std::int64_t{-3} << 61));
+  EXPECT_EQ(r.to_vector<std::int64_t>(), (std::vector<std::int64_t>{5, 5 - (std::int64_t{3} << 61)}));
+  // Too many elements: "array is too big" (ValueError); more than the host has: OutOfMemory.
+  EXPECT_THROW(arange(Scalar(std::int64_t{-1}), Scalar(kMax), Scalar(std::int64_t{2})), ValueError);
+  EXPECT_THROW(arange(Scalar(0.0), Scalar(1e19)), ValueError);
+  EXPECT_THROW(arange(Scalar(0.0), Scalar(1e300), Scalar(1e-300)), ValueError);
+  EXPECT_THROW(linspace(0, 1, std::int64_t{1} << 62), ValueError);
+  EXPECT_THROW(eye(std::int64_t{1} << 40), ValueError);
+  try {
+    (void)arange(Scalar(std::int64_t{0}), Scalar(std::int64_t{1} << 58));
+    ADD_FAILURE() << "2^58 int64 values were made";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.requested(), std::uint64_t{8} << 58);
+  }
+  // Slices with steps of INT64_MAX and INT64_MIN: one element, as Python.
+  Array a = iota(10, DType::int64);
+  EXPECT_EQ(a.slice({Slice(0, 10, kMax)}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(a.slice({Slice(std::nullopt, std::nullopt, kMin)}).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{9}));
+  EXPECT_EQ(a.slice({Slice(3, std::nullopt, kMax - 1)}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(a.slice({Slice(8, 1, kMin + 1)}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{8}));
+  // Shapes: the product of the nonzero dimensions must fit, as in NumPy, even with a 0 among them.
+  EXPECT_THROW(zeros({0, std::int64_t{1} << 62, std::int64_t{1} << 62}), ValueError);
+  EXPECT_EQ(zeros({std::int64_t{1} << 40, 0}, DType::bool_).size(), 0);
+  EXPECT_EQ(zeros({0, std::int64_t{1} << 40, 3}).strides()[1], 24);
+}
+
+// The contracted axis of vecdot is not broadcast; writes to a broadcast view are refused (NumPy's
+// broadcast_to is read-only): which write landed would depend on the order.
+TEST(BadInput, VecdotsAxisAndBroadcastViewsAsNumPy) {
+  EXPECT_THROW(vecdot(ones({3}), ones({1})), ValueError);
+  EXPECT_THROW(vecdot(ones({2, 3}), ones({2, 1})), ValueError);
+  EXPECT_EQ(vecdot(ones({2, 3}), ones({3})).to_vector<double>(), (std::vector<double>{3, 3}));  // others broadcast
+  EXPECT_THROW(vecdot(ones({2, 3}), ones({1, 3}), 0), ValueError);
+  EXPECT_EQ(vecdot(ones({2, 3}), ones({2, 1}), 0).to_vector<double>(), (std::vector<double>{2, 2, 2}));
+  Array x = zeros({3});
+  Array b = broadcast_to(x, {1000, 3});
+  EXPECT_THROW(add(b, 1.0, b), ValueError);
+  EXPECT_THROW(copyto(b, 5.0), ValueError);
+  EXPECT_THROW(b += 1.0, ValueError);
+  EXPECT_THROW(b.slice({Slice(0, 2)}).assign(1.0), ValueError);
+  EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{0, 0, 0})) << "nothing written";
+  // A zero step along an axis of one element names nothing twice: allowed.
+  Array one = broadcast_to(x, {1, 3});
+  one += 2.0;
+  EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{2, 2, 2}));
+}
+
 TEST(BadInput, TypedErrorsAndNothingWrittenToOut) {
   Array f = ones({3}, DType::float32, kCpu);
   Array i = ones({3}, DType::int32, kCpu);

@@ -506,7 +506,8 @@ class XP_API Generator {
   explicit Generator(std::uint64_t seed) noexcept : seed_(seed) {}
   std::uint64_t seed() const noexcept { return seed_; }
   std::uint64_t position() const noexcept { return stream_; }  // draws taken so far
-  // Floats in [low, high): low + (high - low) * u, u uniform in [0, 1) (float dtypes only).
+  // Floats low + (high - low) * u, u uniform in [0, 1) (float dtypes only), computed in the dtype:
+  // as in NumPy, the rounding can give exactly `high` (float32 1 + (2 - 1) * (1 - 2^-24) is 2).
   Array uniform(const Shape& shape, DType dtype = DType::float64, double low = 0, double high = 1,
                 const DeviceArg& device = std::nullopt);
   // Normal floats: loc + scale * z (float dtypes only).

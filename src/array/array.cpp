@@ -64,9 +64,16 @@ std::int64_t checked_size(const Shape& shape) {
   if (shape.size() > static_cast<std::size_t>(kMaxDims)) {
     throw ValueError("an array has at most 64 dimensions; asked for " + std::to_string(shape.size()));
   }
+  // As NumPy, the product of the nonzero dimensions must fit (here in max / 16 elements, room for
+  // the bytes of any dtype and for the strides of every axis), even when another dimension is 0.
   std::int64_t n = 1;
+  bool empty = false;
   for (auto d : shape) {
     if (d < 0) throw ValueError("negative dimensions are not allowed: " + shape_str(shape));
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
     // n * d above max / 16 (checked without a division: this runs for every new array).
     std::int64_t next = 0;
     if (__builtin_mul_overflow(n, d, &next) || next > std::numeric_limits<std::int64_t>::max() / 16) {
@@ -74,7 +81,7 @@ std::int64_t checked_size(const Shape& shape) {
     }
     n = next;
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 bool can_cast_same_kind(DType from, DType to) noexcept {
@@ -318,12 +325,19 @@ Array Array::slice(std::span<const Index> index) const {
         start = std::min(start, n - 1);
         stop = std::min(stop, n - 1);
       }
+      // In unsigned arithmetic: a step of INT64_MAX or INT64_MIN overflows the usual formula.
       std::int64_t len = 0;
-      if (step > 0 && stop > start) len = (stop - start + step - 1) / step;
-      if (step < 0 && start > stop) len = (start - stop + (-step) - 1) / (-step);
+      const auto ustep = static_cast<std::uint64_t>(step);
+      if (step > 0 && stop > start)
+        len = static_cast<std::int64_t>(static_cast<std::uint64_t>(stop - start - 1) / ustep + 1);
+      if (step < 0 && start > stop)
+        len = static_cast<std::int64_t>(static_cast<std::uint64_t>(start - stop - 1) / (0 - ustep) + 1);
       if (len > 0) offset += start * st;
       shape.push_back(len);
-      strides.push_back(st * step);
+      // A step that overflows the byte stride leaves at most one element, whose stride is unused.
+      std::int64_t stride = 0;
+      if (__builtin_mul_overflow(st, step, &stride)) stride = 0;
+      strides.push_back(stride);
     }
     ++axis;
   };

@@ -2,6 +2,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <new>
+#include <stdexcept>
+#include <vector>
 
 #include "array/array_impl.hpp"
 #include "array/npy.hpp"
@@ -23,6 +27,19 @@ Array filled(const Shape& shape, DType dtype, const Device& device, const Scalar
                                 {}, true);
   detail::evaluate_into(node, out);
   return Array(out);
+}
+
+// n host values, zeroed: "array is too big" (ValueError) past what an array may hold, and
+// OutOfMemory (not std::bad_alloc) when the host cannot give them.
+template <class T>
+std::vector<T> host_values(std::int64_t n) {
+  detail::checked_size(Shape{n});
+  try {
+    return std::vector<T>(static_cast<std::size_t>(n));
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  throw OutOfMemory("cpu", static_cast<std::uint64_t>(n) * sizeof(T));
 }
 
 // Host values (double or int64 per element) converted to dtype on `device`.
@@ -80,15 +97,23 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
   std::int64_t n = 0;
   if (ints && !start.is_large_unsigned() && !stop.is_large_unsigned() && !step.is_large_unsigned()) {
     const long long a = start.as_int(), b = stop.as_int(), d = step.as_int();
-    if (d > 0 && b > a) n = (b - a + d - 1) / d;
-    if (d < 0 && a > b) n = (a - b + (-d) - 1) / (-d);
-    std::vector<std::int64_t> v(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) v[i] = a + i * d;
+    // In unsigned 64-bit arithmetic: b - a and -d may not fit an int64, the count and every element do.
+    using u64 = std::uint64_t;
+    const u64 ua = static_cast<u64>(a), ub = static_cast<u64>(b), ud = static_cast<u64>(d);
+    u64 count = 0;
+    if (d > 0 && b > a) count = (ub - ua - 1) / ud + 1;
+    if (d < 0 && a > b) count = (ua - ub - 1) / (0 - ud) + 1;
+    if (count > static_cast<u64>(std::numeric_limits<std::int64_t>::max()))
+      throw ValueError("arange: array is too big: " + std::to_string(count) + " elements");
+    n = static_cast<std::int64_t>(count);
+    std::vector<std::int64_t> v = host_values<std::int64_t>(n);
+    for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(ua + static_cast<u64>(i) * ud);
     return from_host_values(v, t, Shape{n}, pick(device));
   }
   // As NumPy: the length is ceil((stop - start) / step); element i is start + i * delta, delta the
   // difference of the first two elements.
   const double len = std::ceil((s1 - s0) / st);
+  if (len >= 0x1p62) throw ValueError("arange: array is too big: " + std::to_string(len) + " elements");
   n = len > 0 ? static_cast<std::int64_t>(len) : 0;
   // NumPy fills float32, float16 (and here bfloat16) ranges in float32 arithmetic: the first two
   // elements rounded to the dtype, delta their difference, element i = first + i * delta.
@@ -103,7 +128,7 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
       Array one = asarray(&x, DType::float64, Shape{}, Device::cpu()).astype(t);
       return one.item<float>();
     };
-    std::vector<float> v(static_cast<std::size_t>(n));
+    std::vector<float> v = host_values<float>(n);
     const float first = round_double(s0);
     const float second = n > 1 ? round_double(s0 + st) : first;
     const float delta = second - first;
@@ -112,7 +137,7 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
     if (n > 1) v[1] = second;
     return from_host_values(v, t, Shape{n}, pick(device));
   }
-  std::vector<double> v(static_cast<std::size_t>(n));
+  std::vector<double> v = host_values<double>(n);
   const double delta = (s0 + st) - s0;
   for (std::int64_t i = 0; i < n; ++i) v[i] = s0 + static_cast<double>(i) * delta;
   return from_host_values(v, t, Shape{n}, pick(device));
@@ -121,7 +146,7 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
 Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType dtype, const DeviceArg& device) {
   if (num < 0) throw ValueError("linspace: number of samples, " + std::to_string(num) + ", must be non-negative");
   const std::int64_t div = endpoint ? num - 1 : num;
-  std::vector<double> v(static_cast<std::size_t>(num));
+  std::vector<double> v = host_values<double>(num);
   const double delta = stop - start;
   if (div > 0) {
     const double step = delta / static_cast<double>(div);
@@ -142,8 +167,7 @@ Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType
 
 Array eye(std::int64_t n, std::optional<std::int64_t> m_, std::int64_t k, DType dtype, const DeviceArg& device) {
   const std::int64_t m = m_ ? *m_ : n;
-  detail::checked_size({n, m});
-  std::vector<std::int64_t> v(static_cast<std::size_t>(n * m), 0);
+  std::vector<std::int64_t> v = host_values<std::int64_t>(detail::checked_size({n, m}));
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t j = i + k;
     if (j >= 0 && j < m) v[i * m + j] = 1;

@@ -325,6 +325,13 @@ void materialize_together(std::span<ArrayImpl* const> arrays) {
 void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {
   materialize(*dst);
   if (dst->storage->read_only) throw ValueError("the array is read-only (it wraps memory given as read-only)");
+  // A broadcast view (a step of 0 along an axis of more than one element) names one element several
+  // times: which write lands would depend on the order. NumPy's broadcast_to views are read-only.
+  for (std::size_t i = 0; i < dst->shape.size(); ++i) {
+    if (dst->strides[i] == 0 && dst->shape[i] > 1)
+      throw ValueError("cannot write to a broadcast view: axis " + std::to_string(i) + " of shape " +
+                       shape_str(dst->shape) + " repeats one element (copy it first)");
+  }
   prepare_write(*dst->storage);
   Builder b(dst->shape);
   b.avoid_overlap(dst->storage.get(), dst.get());

@@ -192,6 +192,17 @@ Array vecdot(const Array& a_, const Array& b_, int axis) {
   const int nd = static_cast<int>(shape.size());
   if (nd == 0) throw ValueError("vecdot: operands must have at least one dimension");
   const int ax = detail::normalize_axis(axis, nd, "vecdot");
+  // The contracted axis is not broadcast (the Array API; NumPy's core dimension): equal sizes.
+  const auto size_along = [&](const Shape& s) {
+    const int j = ax - (nd - static_cast<int>(s.size()));
+    return j < 0 ? std::int64_t{1} : s[static_cast<std::size_t>(j)];
+  };
+  if (size_along(ai->shape) != size_along(bi->shape)) {
+    throw ValueError("vecdot: the contracted axis " + std::to_string(axis) + " has " +
+                     std::to_string(size_along(ai->shape)) + " elements in x1 (shape " + detail::shape_str(ai->shape) +
+                     ") and " + std::to_string(size_along(bi->shape)) + " in x2 (shape " +
+                     detail::shape_str(bi->shape) + ")");
+  }
   const DType t = result_type(a_.dtype(), b_.dtype());
   Array a = broadcast_to(a_.dtype() == t ? a_ : a_.astype(t), shape);
   Array b = broadcast_to(b_.dtype() == t ? b_ : b_.astype(t), shape);
