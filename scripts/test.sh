@@ -24,6 +24,8 @@ xp_install_test_packages
 export VIRTUAL_ENV="$XP_VENV"
 # The references were just installed: a test that cannot run them fails instead of skipping.
 export XP_TEST_REQUIRE_NUMPY=1
+# So was OpenBLAS (libopenblas0): the tests of xp's BLAS path fail if xp cannot load it.
+export XP_TEST_REQUIRE_OPENBLAS=1
 
 results=()
 failed=0

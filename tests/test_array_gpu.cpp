@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "array_bits.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -18,15 +19,7 @@ namespace {
 const Device kCpu = Device::cpu();
 
 std::vector<std::uint64_t> bits(const Array& a) {
-  Array h = a.to_device(kCpu).astype(DType::float64);
-  std::vector<double> v = h.to_vector<double>();
-  std::vector<std::uint64_t> out;
-  for (double x : v) {
-    std::uint64_t b = 0;
-    std::memcpy(&b, &x, 8);
-    out.push_back(std::isnan(x) ? ~0ULL : b);
-  }
-  return out;
+  return xp_test::exact_bits(a);
 }
 
 // Inputs with special values first, then seeded random ones, in dtype t.
@@ -64,11 +57,14 @@ TEST(ArrayGpu, ExactOperationsMatchTheCpuBitForBit) {
     Array ga = a.to_device(gpu), gb = b.to_device(gpu);
     const bool is_float = kind(t) == DTypeKind::floating;
     const bool is_bool = t == DType::bool_;
+    const bool is_unsigned = kind(t) == DTypeKind::unsigned_integer;
     auto check = [&](const char* what, auto f) {
       Array on_cpu, on_gpu;
       try {
         on_cpu = f(a, b);
-      } catch (const TypeError&) {
+      } catch (const TypeError& e) {
+        // The one refusal of this list (NEP 50: -3 is no uint value); any other skips a check.
+        EXPECT_TRUE(std::string(what) == "clip" && is_unsigned) << what << " " << name(t) << ": " << e.what();
         EXPECT_THROW(f(ga, gb), TypeError) << what;
         return;
       }
@@ -100,6 +96,7 @@ TEST(ArrayGpu, ExactOperationsMatchTheCpuBitForBit) {
       check("remainder", [](const Array& x, const Array& y) { return remainder(x, y); });
       check("sign", [](const Array& x, const Array&) { return sign(x); });
       check("clip", [](const Array& x, const Array&) { return clip(x, -3, 100); });
+      check("clip 3..100", [](const Array& x, const Array&) { return clip(x, 3, 100); });
     }
     if (is_float) {
       check("sqrt", [](const Array& x, const Array&) { return sqrt(x); });

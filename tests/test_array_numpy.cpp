@@ -2036,7 +2036,7 @@ std::vector<Fetched> run_graph(const json& c, bool lazy) {
 TEST_F(ArrayNumPy, RandomGraphsLazyEqualsEagerEqualsNumPy) {
   XP_SUITE(s);
   Failures f("graph");
-  int compared_with_numpy = 0, big = 0;
+  int compared_with_numpy = 0, compared_within_bound = 0, big = 0;
   for (std::size_t id : s.groups.at("graph")) {
     const json& c = s.cases[id];
     const json& ans = s.answer(c);
@@ -2058,18 +2058,18 @@ TEST_F(ArrayNumPy, RandomGraphsLazyEqualsEagerEqualsNumPy) {
               const Check chk{c["exact"].get<bool>() ? 0.0 : 64.0};
               const std::string e = compare(lazy[i], ans["outputs"][i], chk);
               // Transcendental graphs: the dtype and shape must be NumPy's, values within a wide bound.
-              if (!e.empty() && (c["exact"].get<bool>() || e.find("dtype") == 0 || e.find("shape") == 0))
-                return "output " + std::to_string(i) + " vs NumPy: " + e;
+              if (!e.empty()) return "output " + std::to_string(i) + " vs NumPy: " + e;
             }
             for (std::size_t i = 0; i < c["inputs"].size(); ++i) {
               const std::string e = compare(lazy[nout + i], ans["inputs"][i]);
               if (!e.empty()) return "input " + std::to_string(i) + " after the writes vs NumPy: " + e;
             }
-            if (c["exact"].get<bool>()) ++compared_with_numpy;
+            ++(c["exact"].get<bool>() ? compared_with_numpy : compared_within_bound);
             return std::string();
           }));
   }
   EXPECT_GT(compared_with_numpy, 50);
+  EXPECT_GT(compared_within_bound, 20) << "graphs with transcendental functions, within 64 ulp of NumPy";
   EXPECT_GE(big, 3);
 }
 

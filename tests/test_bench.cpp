@@ -349,6 +349,7 @@ TEST(BenchCli, LaunchCpuRowsRunInTwoProcessesAndMatchBitForBit) {
   EXPECT_NE(r.out.find("### First process of each row (caches emptied)"), std::string::npos);
   EXPECT_NE(r.out.find("### Second process of each row"), std::string::npos);
   EXPECT_NE(r.out.find("Caches emptied before each row's first process"), std::string::npos);
+  ASSERT_GT(read_file(md).size(), 100u) << "the --md file is missing or empty";
   EXPECT_EQ(read_file(md), r.out.substr(0, read_file(md).size()));
   const json doc = json::parse(read_file(j));
   EXPECT_EQ(doc["mode"], "cpu");
@@ -675,6 +676,7 @@ TEST(BenchCli, ASignalEndsTheRunsAndTheReportCoversWhatFinished) {
     EXPECT_NE(text.find("### Second process of each row"), std::string::npos) << text;
     EXPECT_NE(text.find("of the runs that finished ("), std::string::npos) << text;
     EXPECT_NE(read_file(err).find("xp bench launch: interrupted by " + name), std::string::npos) << read_file(err);
+    ASSERT_GT(read_file(md).size(), 100u) << "the --md file is missing or empty";
     EXPECT_EQ(read_file(md), text.substr(0, read_file(md).size()));
     const json doc = json::parse(read_file(j));
     ASSERT_TRUE(doc.contains("interrupted")) << doc.dump();

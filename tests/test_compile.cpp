@@ -214,7 +214,8 @@ extern "C" __global__ void halve(__half* x, int n) {
                    plain("fp16.cu"));
   EXPECT_TRUE(contains(half.kernel_names(xp::Arch::sm(90)), "halve"));
 
-  if (!info.cccl_found) GTEST_SKIP() << "no CCCL headers next to " << info.nvrtc_path << ": CUB not tried";
+  if (!info.cccl_found)
+    XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no CCCL headers next to " + info.nvrtc_path + ": CUB not tried");
   xp::Program cub(R"(
 #include <cub/block/block_reduce.cuh>
 extern "C" __global__ void block_sum(const float* in, float* out) {

@@ -13,6 +13,7 @@
 #include "backend/cpu/blas.hpp"
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "test_util.hpp"
 #include "xp/dtype.hpp"
 #include "xp/error.hpp"
 
@@ -348,7 +349,8 @@ class MatmulTest : public ::testing::TestWithParam<std::tuple<DType, cpu::GemmPa
 
 TEST_P(MatmulTest, ShapesAndLayouts) {
   const auto [t, path] = GetParam();
-  if (path == cpu::GemmPath::blas && !cpu::blas_info().loaded) GTEST_SKIP() << cpu::blas_info().error;
+  if (path == cpu::GemmPath::blas && !cpu::blas_info().loaded)
+    XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_OPENBLAS", cpu::blas_info().error);
   PathScope scope(path);
   std::mt19937_64 rng(1234 + static_cast<int>(t));
   const std::uint64_t calls = cpu::blas_call_count();
@@ -466,7 +468,7 @@ TEST(Matmul, Deterministic) {
 
 // On one of xp's threads matmul never calls BLAS (its threads would oversubscribe the cores).
 TEST(Matmul, InsideParallelForRunsTheLoop) {
-  if (!cpu::blas_info().loaded) GTEST_SKIP() << cpu::blas_info().error;
+  if (!cpu::blas_info().loaded) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_OPENBLAS", cpu::blas_info().error);
   PathScope scope(cpu::GemmPath::blas);
   ThreadsScope ts(2);
   std::mt19937_64 rng(9);
@@ -489,7 +491,7 @@ TEST(Matmul, InsideParallelForRunsTheLoop) {
 // OpenBLAS runs as many threads as xp, also after xp's count changes.
 TEST(Matmul, BlasThreadsFollowXp) {
   const cpu::BlasInfo info = cpu::blas_info();
-  if (!info.loaded) GTEST_SKIP() << info.error;
+  if (!info.loaded) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_OPENBLAS", info.error);
   const bool sequential = cpu::blas_library().parallel == 0;  // a sequential build stays at 1
   PathScope scope(cpu::GemmPath::blas);
   std::mt19937_64 rng(2);
@@ -524,7 +526,7 @@ TEST(Blas, Info) {
   const cpu::BlasInfo info = cpu::blas_info();
   if (!info.loaded) {
     EXPECT_NE(info.error.find("libopenblas.so.0"), std::string::npos) << info.error;
-    GTEST_SKIP() << "OpenBLAS is not installed: " << info.error;
+    XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_OPENBLAS", "OpenBLAS is not installed: " + info.error);
   }
   EXPECT_TRUE(info.error.empty());
   EXPECT_NE(info.path.find("openblas"), std::string::npos) << info.path;

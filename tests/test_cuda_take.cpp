@@ -720,7 +720,7 @@ TEST(CudaTakeGpu, MoreThanTwoToThe32ElementsUseSixtyFourBitIndices) {
   try {
     out_mem = std::make_unique<Memory>(gpu, static_cast<std::size_t>(n));
   } catch (const xp::OutOfMemory& e) {
-    GTEST_SKIP() << "needs 4 GiB of device memory: " << e.what();
+    XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_GPU", std::string("needs 4 GiB of device memory: ") + e.what());
   }
   gpu.copy_from_host(values.data(), in_mem.a.data, 256);
   gpu.copy_from_host(idx.data(), ix_mem.a.data, 256 * 8);
@@ -759,10 +759,11 @@ TEST(TestLabels, AGpuTestRunWithoutTheGpuLabelFails) {
   EXPECT_NE(unlabelled.out.find("this test needs a GPU but ctest does not label it gpu (XP_TEST_LABEL=cpu)"),
             std::string::npos)
       << unlabelled.out;
-  // Labelled, it runs: a pass with a GPU, a skip ("no GPU") without one.
+  // Labelled, it runs: a pass with a GPU (exit 0), a skip ("no GPU") without one (exit 77,
+  // ctest's SKIP_RETURN_CODE: test_main.cpp).
   const xp_test::ProcessResult labelled =
       xp_test::run_process(argv, {{"XP_TEST_LABEL", "gpu"}}, {"XP_TEST_REQUIRE_GPU"});
-  EXPECT_EQ(labelled.exit_code, 0) << labelled.out << labelled.err;
+  EXPECT_EQ(labelled.exit_code, xp::cuda_status().available ? 0 : 77) << labelled.out << labelled.err;
   EXPECT_EQ(labelled.out.find("does not label it gpu"), std::string::npos) << labelled.out;
   EXPECT_NE(labelled.out.find("1 test from 1 test suite ran"), std::string::npos) << labelled.out;
 }

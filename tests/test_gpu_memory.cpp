@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "array_bits.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -28,30 +29,8 @@ std::vector<double> values(const Array& a) {
   return a.to_device(kCpu).astype(DType::float64).to_vector<double>();
 }
 
-// Each element as one word to compare exactly: integers and bool by their own bytes (every bit of
-// an int64 or uint64, which a float64 would round away), floats by the bits of their float64 value
-// with every NaN the same (payloads differ by hardware).
 std::vector<std::uint64_t> bits(const Array& a) {
-  const Array h = a.to_device(kCpu);
-  std::vector<std::uint64_t> out;
-  if (kind(h.dtype()) == DTypeKind::floating) {
-    for (double x : h.astype(DType::float64).to_vector<double>()) {
-      if (std::isnan(x)) x = std::numeric_limits<double>::quiet_NaN();
-      std::uint64_t b = 0;
-      std::memcpy(&b, &x, 8);
-      out.push_back(b);
-    }
-    return out;
-  }
-  const std::size_t item = h.itemsize(), n = static_cast<std::size_t>(h.size());
-  std::vector<unsigned char> raw(n * item);
-  h.copy_to_host(h.dtype(), raw.data(), n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t b = 0;  // the element's bytes, zero-extended: distinct elements give distinct words
-    std::memcpy(&b, raw.data() + i * item, item);
-    out.push_back(b);
-  }
-  return out;
+  return xp_test::exact_bits(a);
 }
 
 double unit_roundoff(DType t) {

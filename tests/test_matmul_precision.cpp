@@ -95,7 +95,10 @@ const char* path_name(cpu::GemmPath p) {
 TEST(MatmulPrecision, CpuTf32KeepsTheFloat32Answer) {
   const xp::Device cpu_dev = xp::Device::cpu();
   for (const auto path : {cpu::GemmPath::automatic, cpu::GemmPath::loop, cpu::GemmPath::blas}) {
-    if (path == cpu::GemmPath::blas && !cpu::blas_info().loaded) continue;  // the loop covers it
+    if (path == cpu::GemmPath::blas && !cpu::blas_info().loaded) {
+      if (xp_test::env_flag("XP_TEST_REQUIRE_OPENBLAS")) ADD_FAILURE() << "no OpenBLAS: " << cpu::blas_info().error;
+      continue;  // the other paths are still checked
+    }
     PathScope scope(path);
     const Array a = xp::full({40, kK}, static_cast<double>(kX), DType::float32, cpu_dev);
     const Array b = xp::ones({kK, 24}, DType::float32, cpu_dev);
@@ -117,7 +120,10 @@ TEST(MatmulPrecision, CpuTf32GivesTheSameBitsAsTheDefault) {
   };
   const Shapes shapes[] = {{{37, 300}, {300, 41}}, {{2, 1, 5, 70}, {3, 70, 4}}, {{90}, {90, 6}}, {{8, 33}, {33}}};
   for (const auto path : {cpu::GemmPath::automatic, cpu::GemmPath::loop, cpu::GemmPath::blas}) {
-    if (path == cpu::GemmPath::blas && !cpu::blas_info().loaded) continue;
+    if (path == cpu::GemmPath::blas && !cpu::blas_info().loaded) {
+      if (xp_test::env_flag("XP_TEST_REQUIRE_OPENBLAS")) ADD_FAILURE() << "no OpenBLAS: " << cpu::blas_info().error;
+      continue;  // the other paths are still checked
+    }
     PathScope scope(path);
     for (const DType t : {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int32}) {
       xp::random::Generator g(41);
