@@ -380,6 +380,74 @@ TEST(BadInput, RangesSlicesAndShapesAtTheEdgeOfInt64) {
   EXPECT_EQ(zeros({0, std::int64_t{1} << 40, 3}).strides()[1], 24);
 }
 
+// A signed integer against uint64 (which promotes to float64) compares the exact values, as NumPy 2:
+// 2^53 + 1 and 2^53, or INT64_MAX and 2^63, are told apart; a negative value is below every uint64.
+TEST(Comparisons, SignedIntegersAgainstUint64AreExact) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::int64_t> s = {(std::int64_t{1} << 53) + 1, kMax,     -1, 0, kMax,
+                                       std::int64_t{1} << 53,       -kMax - 1};
+  const std::vector<std::uint64_t> u = {std::uint64_t{1} << 53,
+                                        std::uint64_t{1} << 63,
+                                        ~std::uint64_t{0},
+                                        0,
+                                        static_cast<std::uint64_t>(kMax),
+                                        (std::uint64_t{1} << 53) + 1,
+                                        0};
+  const Array a = asarray(s), b = asarray(u);
+  using Cmp = std::function<Array(const Array&, const Array&)>;
+  const std::vector<std::pair<const char*, Cmp>> ops = {
+      {"==", [](const Array& x, const Array& y) { return x == y; }},
+      {"!=", [](const Array& x, const Array& y) { return x != y; }},
+      {"<", [](const Array& x, const Array& y) { return x < y; }},
+      {"<=", [](const Array& x, const Array& y) { return x <= y; }},
+      {">", [](const Array& x, const Array& y) { return x > y; }},
+      {">=", [](const Array& x, const Array& y) { return x >= y; }},
+  };
+  // The exact answer, from the mathematical values.
+  const auto exact = [&](const char* op, std::size_t i, bool swapped) {
+    const __int128 x = swapped ? static_cast<__int128>(u[i]) : static_cast<__int128>(s[i]);
+    const __int128 y = swapped ? static_cast<__int128>(s[i]) : static_cast<__int128>(u[i]);
+    const std::string o = op;
+    if (o == "==") return x == y;
+    if (o == "!=") return x != y;
+    if (o == "<") return x < y;
+    if (o == "<=") return x <= y;
+    if (o == ">") return x > y;
+    return x >= y;
+  };
+  for (const auto& [op, f] : ops) {
+    for (bool swapped : {false, true}) {
+      for (const DType st : {DType::int64, DType::int32, DType::int8}) {
+        SCOPED_TRACE(std::string(op) + (swapped ? " uint64 first, " : " signed first, ") + std::string(name(st)));
+        const Array sa = a.astype(st);
+        const std::vector<std::int64_t> sv = sa.astype(DType::int64).to_vector<std::int64_t>();
+        const Array r = swapped ? f(b, sa) : f(sa, b);
+        ASSERT_EQ(r.dtype(), DType::bool_);
+        const std::vector<std::uint8_t> got = r.to_vector<std::uint8_t>();
+        for (std::size_t i = 0; i < s.size(); ++i) {
+          const __int128 x = swapped ? static_cast<__int128>(u[i]) : static_cast<__int128>(sv[i]);
+          const __int128 y = swapped ? static_cast<__int128>(sv[i]) : static_cast<__int128>(u[i]);
+          const std::string o = op;
+          const bool want = o == "=="   ? x == y
+                            : o == "!=" ? x != y
+                            : o == "<"  ? x < y
+                            : o == "<=" ? x <= y
+                            : o == ">"  ? x > y
+                                        : x >= y;
+          EXPECT_EQ(got[i] != 0, want) << "element " << i;
+        }
+        if (st == DType::int64) {
+          for (std::size_t i = 0; i < s.size(); ++i) EXPECT_EQ(got[i] != 0, exact(op, i, swapped)) << "element " << i;
+        }
+      }
+    }
+  }
+  // Broadcast, and fused into a larger graph.
+  const Array col = reshape(a, {7, 1});
+  EXPECT_EQ(sum(col < b).item<std::int64_t>(), 30);  // counted exactly in Python
+  EXPECT_EQ((where(a >= b, a, a * 0) + 1).to_vector<std::int64_t>()[1], 1) << "INT64_MAX < 2^63";
+}
+
 // The contracted axis of vecdot is not broadcast; writes to a broadcast view are refused (NumPy's
 // broadcast_to is read-only): which write landed would depend on the order.
 TEST(BadInput, VecdotsAxisAndBroadcastViewsAsNumPy) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -112,6 +113,22 @@ TEST(ArrayGpu, ExactOperationsMatchTheCpuBitForBit) {
       }
     }
   }
+}
+
+// int64 against uint64 compares exact values (not through float64) on the GPU as on the CPU.
+TEST(ArrayGpu, SignedAgainstUint64ComparisonsMatchTheCpu) {
+  XP_REQUIRE_GPU();
+  const Device gpu = Device::cuda(0);
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  const Array s = asarray(std::vector<std::int64_t>{(std::int64_t{1} << 53) + 1, big, -1, 0, big, -big - 1});
+  const Array u = asarray(std::vector<std::uint64_t>{std::uint64_t{1} << 53, std::uint64_t{1} << 63, ~std::uint64_t{0},
+                                                     0, static_cast<std::uint64_t>(big), 0});
+  const Array gs = s.to_device(gpu), gu = u.to_device(gpu);
+  EXPECT_EQ(bits(gs == gu), bits(s == u));
+  EXPECT_EQ(bits(gs < gu), bits(s < u));
+  EXPECT_EQ(bits(gu <= gs), bits(u <= s));
+  EXPECT_EQ(bits(gu > gs.astype(DType::int8)), bits(u > s.astype(DType::int8)));
+  EXPECT_EQ(bits(s < u), (std::vector<std::uint64_t>{0, 1, 1, 0, 0, 1})) << "the CPU's exact answer";
 }
 
 TEST(ArrayGpu, TranscendentalFunctionsWithinTheBounds) {

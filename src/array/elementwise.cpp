@@ -177,10 +177,45 @@ struct Maker {
                   std::string(xp::name(r.common)) + ")");
 }
 
+// A signed integer array against a uint64 one promotes to float64, which rounds values past 2^53:
+// NumPy 2 compares the exact values, and so does xp, with exact operations only: a negative value
+// is below every uint64; the others compare as uint64. Null when the operands are not such a pair.
+ImplPtr compare_signed_with_uint64(Op op, const Resolved& r, const Maker& m) {
+  if (r.ops.size() != 2 || !r.ops[0]->is_array() || !r.ops[1]->is_array()) return nullptr;
+  const DType d0 = r.ops[0]->array().dtype(), d1 = r.ops[1]->array().dtype();
+  std::size_t s = 0;  // the signed operand
+  if (kind(d0) == DTypeKind::signed_integer && d1 == DType::uint64) {
+    s = 0;
+  } else if (d0 == DType::uint64 && kind(d1) == DTypeKind::signed_integer) {
+    s = 1;
+  } else {
+    return nullptr;
+  }
+  const ImplPtr& si = r.ops[s]->array().impl();
+  const ImplPtr& ui = r.ops[1 - s]->array().impl();
+  const Shape& shape = r.shape();
+  // Where the signed value is negative the answer is known: s < u, s <= u and s != u hold (written
+  // either way round), the others do not.
+  const bool s_left = s == 0;
+  const bool negative_holds = op == Op::not_equal || (s_left ? (op == Op::less || op == Op::less_equal)
+                                                             : (op == Op::greater || op == Op::greater_equal));
+  LazyArg zero = m.cast(constant_arg(Scalar(0)), si->dtype);
+  LazyArg sign = LazyArg{
+      m.node(negative_holds ? Op::less : Op::greater_equal, DType::bool_, si->shape, LazyArg{si}, std::move(zero))};
+  LazyArg as_u = m.cast(LazyArg{si}, DType::uint64);
+  LazyArg cmp = s_left ? LazyArg{m.node(op, DType::bool_, shape, std::move(as_u), LazyArg{ui})}
+                       : LazyArg{m.node(op, DType::bool_, shape, LazyArg{ui}, std::move(as_u))};
+  return m.node(negative_holds ? Op::logical_or : Op::logical_and, DType::bool_, shape, std::move(sign),
+                std::move(cmp));
+}
+
 // A comparison with an integer scalar outside the array's integer dtype has one answer for every
 // element (NumPy 2 compares the exact values): uint8_array < -2 is all false.
 template <class Compute>
 ImplPtr compare(Op op, const Resolved& r, const Maker& m, DType t, Compute&& compute) {
+  if (t == DType::float64) {
+    if (ImplPtr exact = compare_signed_with_uint64(op, r, m)) return exact;
+  }
   const DTypeKind k = kind(t);
   bool bool_array = false;  // a bool array compares as int64: a scalar beyond it is an error, as NumPy
   for (const Operand* o : r.ops) bool_array = bool_array || (o->is_array() && o->array().dtype() == DType::bool_);
