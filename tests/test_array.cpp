@@ -355,6 +355,25 @@ TEST(BadInput, RangesSlicesAndShapesAtTheEdgeOfInt64) {
   EXPECT_EQ(r.to_vector<std::int64_t>(), (std::vector<std::int64_t>{kMax, -1}));
   r = arange(Scalar(std::int64_t{5}), Scalar(kMin), Scalar(std::int64_t{-3} << 61));
   EXPECT_EQ(r.to_vector<std::int64_t>(), (std::vector<std::int64_t>{5, 5 - (std::int64_t{3} << 61)}));
+  // Past INT64_MAX, as NumPy: exact in uint64 when asked for, float64 without a dtype.
+  constexpr std::uint64_t kB = std::uint64_t{1} << 63, kUMax = ~std::uint64_t{0};
+  r = arange(Scalar(kB + 1), Scalar(kB + 4), Scalar(1), DType::uint64);
+  EXPECT_EQ(r.to_vector<std::uint64_t>(), (std::vector<std::uint64_t>{kB + 1, kB + 2, kB + 3}));
+  r = arange(Scalar(kUMax), Scalar(kUMax - 5), Scalar(-1), DType::uint64);
+  EXPECT_EQ(r.to_vector<std::uint64_t>(),
+            (std::vector<std::uint64_t>{kUMax, kUMax - 1, kUMax - 2, kUMax - 3, kUMax - 4}));
+  r = arange(Scalar(std::int64_t{0}), Scalar(kUMax), Scalar(kB));
+  EXPECT_EQ(r.dtype(), DType::float64);
+  EXPECT_EQ(r.to_vector<double>(), (std::vector<double>{0, 0x1p63}));
+  r = arange(Scalar(kB + 1), Scalar(kB + 4));
+  EXPECT_EQ(r.dtype(), DType::float64);
+  EXPECT_EQ(r.size(), 3);
+  // An integer dtype: start must fit it, the elements wrap in it (NumPy's arange(250, 260, dtype=uint8)).
+  EXPECT_THROW(arange(Scalar(-3), Scalar(3), Scalar(1), DType::uint8), TypeError);
+  EXPECT_EQ(arange(Scalar(250), Scalar(260), Scalar(1), DType::uint8).to_vector<std::uint8_t>(),
+            (std::vector<std::uint8_t>{250, 251, 252, 253, 254, 255, 0, 1, 2, 3}));
+  EXPECT_EQ(arange(Scalar(5), Scalar(0), Scalar(-1), DType::uint8).to_vector<std::uint8_t>(),
+            (std::vector<std::uint8_t>{5, 4, 3, 2, 1}));
   // Too many elements: "array is too big" (ValueError); more than the host has: OutOfMemory.
   EXPECT_THROW(arange(Scalar(std::int64_t{-1}), Scalar(kMax), Scalar(std::int64_t{2})), ValueError);
   EXPECT_THROW(arange(Scalar(0.0), Scalar(1e19)), ValueError);

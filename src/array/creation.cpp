@@ -90,26 +90,52 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
              const DeviceArg& device) {
   const bool ints = start.kind() != ScalarKind::floating && stop.kind() != ScalarKind::floating &&
                     step.kind() != ScalarKind::floating;
-  const DType t = dtype ? *dtype : ints ? DType::int64 : DType::float64;
   const double s0 = start.as_double(), s1 = stop.as_double(), st = step.as_double();
   if (st == 0) throw ValueError("arange: step must not be zero");
   if (!std::isfinite(s0) || !std::isfinite(s1) || !std::isfinite(st)) throw ValueError("arange: non-finite bounds");
   std::int64_t n = 0;
-  if (ints && !start.is_large_unsigned() && !stop.is_large_unsigned() && !step.is_large_unsigned()) {
-    const long long a = start.as_int(), b = stop.as_int(), d = step.as_int();
-    // In unsigned 64-bit arithmetic: b - a and -d may not fit an int64, the count and every element do.
-    using u64 = std::uint64_t;
-    const u64 ua = static_cast<u64>(a), ub = static_cast<u64>(b), ud = static_cast<u64>(d);
-    u64 count = 0;
-    if (d > 0 && b > a) count = (ub - ua - 1) / ud + 1;
-    if (d < 0 && a > b) count = (ua - ub - 1) / (0 - ud) + 1;
-    if (count > static_cast<u64>(std::numeric_limits<std::int64_t>::max()))
-      throw ValueError("arange: array is too big: " + std::to_string(count) + " elements");
+  if (ints) {
+    // Exact, in 128-bit arithmetic: bounds and steps anywhere in int64 or uint64. As NumPy, the
+    // elements are start + i * step in the dtype (an integer dtype wraps), start must fit an
+    // integer dtype, and without a dtype a range past int64 is float64.
+    using i128 = __int128;
+    const auto wide = [](const Scalar& s) {
+      return s.is_large_unsigned() ? static_cast<i128>(s.as_uint()) : static_cast<i128>(s.as_int());
+    };
+    const i128 a = wide(start), b = wide(stop), d = wide(step);
+    i128 count = 0;
+    if (d > 0 && b > a) count = (b - a - 1) / d + 1;
+    if (d < 0 && a > b) count = (a - b - 1) / (-d) + 1;
+    if (count > std::numeric_limits<std::int64_t>::max())
+      throw ValueError("arange: array is too big: more than 2^63 elements");
     n = static_cast<std::int64_t>(count);
-    std::vector<std::int64_t> v = host_values<std::int64_t>(n);
-    for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(ua + static_cast<u64>(i) * ud);
+    const i128 last = n > 0 ? a + (n - 1) * d : a;  // the elements run from a to last
+    const auto within = [&](i128 lo, i128 hi) { return std::min(a, last) >= lo && std::max(a, last) <= hi; };
+    const bool in_int64 = within(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+    const DType t = dtype ? *dtype : in_int64 ? DType::int64 : DType::float64;
+    const DTypeKind k = kind(t);
+    if ((k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer) &&
+        !(start.is_large_unsigned() ? value_fits(t, start.as_uint()) : value_fits(t, start.as_int()))) {
+      throw TypeError("arange: the integer " +
+                      (start.is_large_unsigned() ? std::to_string(start.as_uint()) : std::to_string(start.as_int())) +
+                      " is out of bounds for " + std::string(name(t)));
+    }
+    if (in_int64) {
+      std::vector<std::int64_t> v = host_values<std::int64_t>(n);
+      for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<std::int64_t>(a + i * d);
+      return from_host_values(v, t, Shape{n}, pick(device));
+    }
+    if (within(0, std::numeric_limits<std::uint64_t>::max())) {
+      std::vector<std::uint64_t> v = host_values<std::uint64_t>(n);
+      for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<std::uint64_t>(a + i * d);
+      return from_host_values(v, t, Shape{n}, pick(device));
+    }
+    // From below int64's range to above it: no 64-bit integer holds every element.
+    std::vector<double> v = host_values<double>(n);
+    for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(a + i * d);
     return from_host_values(v, t, Shape{n}, pick(device));
   }
+  const DType t = dtype ? *dtype : DType::float64;
   // As NumPy: the length is ceil((stop - start) / step); element i is start + i * delta, delta the
   // difference of the first two elements.
   const double len = std::ceil((s1 - s0) / st);
