@@ -482,6 +482,14 @@ TEST(BadInput, VecdotsAxisAndBroadcastViewsAsNumPy) {
   EXPECT_THROW(b += 1.0, ValueError);
   EXPECT_THROW(b.slice({Slice(0, 2)}).assign(1.0), ValueError);
   EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{0, 0, 0})) << "nothing written";
+  // copyto's same_kind: no integer into bool (NumPy's copyto refuses even 1); flip's axes distinct.
+  Array flags = zeros({2}, DType::bool_);
+  EXPECT_THROW(copyto(flags, 2), TypeError);
+  EXPECT_THROW(flags.assign(1), TypeError);
+  copyto(flags, true);
+  EXPECT_EQ(flags.to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{1, 1}));
+  EXPECT_THROW(flip(zeros({2, 3}), {0, 0}), ValueError);
+  EXPECT_THROW(flip(zeros({2, 3}), {1, -1}), ValueError);
   // A zero step along an axis of one element names nothing twice: allowed.
   Array one = broadcast_to(x, {1, 3});
   one += 2.0;

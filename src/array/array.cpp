@@ -656,7 +656,11 @@ Array flip(const Array& a, const Axes& axes) {
   const ImplPtr& x = impl_of(a);
   const int nd = static_cast<int>(x->shape.size());
   std::vector<bool> f(static_cast<std::size_t>(nd), axes.all());
-  for (int ax : axes.list()) f[detail::normalize_axis(ax, nd, "flip")] = true;
+  for (int ax : axes.list()) {
+    const int i = detail::normalize_axis(ax, nd, "flip");
+    if (!axes.all() && f[i]) throw ValueError("flip: repeated axis " + std::to_string(ax));
+    f[i] = true;
+  }
   materialize(*x);
   Shape strides = x->strides;
   std::int64_t offset = x->offset;

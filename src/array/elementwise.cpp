@@ -498,6 +498,9 @@ void copyto(const Array& dst, const Operand& src) {
   if (v.kind() == ScalarKind::floating && kind(d->dtype) != DTypeKind::floating) {
     throw TypeError("copyto: cannot cast a float to " + std::string(name(d->dtype)) + " with casting rule 'same_kind'");
   }
+  if (v.kind() == ScalarKind::integer && d->dtype == DType::bool_) {  // NumPy's copyto: even 0 and 1
+    throw TypeError("copyto: cannot cast an integer to bool with casting rule 'same_kind'");
+  }
   const detail::LazyArg c = detail::constant_arg(v);
   auto node = detail::make_node(detail::Op::cast, d->dtype, Shape{}, d->device, d->backend, c, {}, {}, true);
   detail::evaluate_into(node, d);
