@@ -30,6 +30,10 @@ class Fake : public xp_test::FakeDriverHandle {
   long modules_loaded() const { return count("xp_fake_cuda_modules_loaded"); }
   long launches() const { return count("xp_fake_cuda_launches"); }
   long stream_waits() const { return count("xp_fake_cuda_stream_waits"); }
+  int primary_ctx_refcount(int ordinal) const {
+    const auto f = fn<int (*)(int)>("xp_fake_cuda_primary_ctx_refcount");
+    return f != nullptr ? f(ordinal) : -1;
+  }
   long long bytes_allocated(int ordinal) const {
     const auto f = fn<long long (*)(int)>("xp_fake_cuda_bytes_allocated");
     return f != nullptr ? f(ordinal) : -1;
@@ -463,6 +467,27 @@ TEST_F(HollowGpu, ForeignMemoryOnTheSecondDeviceStaysThere) {
 // by the CPU backend: the data goes there and back (real copies on the hollow device), so the values
 // are the CPU's, bit for bit, and the result is on the operands' device. A child case, since the
 // library search runs once per process; the parent never calls cuBLAS (it would bring its own driver).
+// Memory of the second device, imported without naming a device, is asked of the driver before any
+// device is made current: the first device gets no context (on a GPU: no memory, no failure when it
+// cannot be used).
+TEST_F(HollowGpu, ImportingMemoryOfTheSecondDeviceLeavesTheFirstAlone) {
+  ASSERT_EQ(fake.primary_ctx_refcount(0), 0) << "nothing in this process has used cuda:0 yet";
+  void* p = fake.foreign_alloc(1, 4096);
+  ASSERT_NE(p, nullptr);
+  {
+    CudaArrayInterface c;
+    c.shape = {1024};
+    c.typestr = "<f4";
+    c.data = reinterpret_cast<std::uintptr_t>(p);
+    const Array a = from_cuda_array_interface(c, nullptr);
+    EXPECT_EQ(a.device(), gpu1);
+    EXPECT_EQ(sum(a).device(), gpu1);
+  }
+  EXPECT_EQ(fake.primary_ctx_refcount(0), 0);
+  EXPECT_GE(fake.primary_ctx_refcount(1), 1);
+  fake.foreign_free(p);
+}
+
 TEST_F(HollowGpu, FloatMatmulWithoutCublasIsTheCpusOnTheSameDevice) {
   const xp_test::ProcessResult r = xp_test::run_child_case("HollowGpu.DISABLED_MatmulWithoutCublas",
                                                            {{"XP_CUBLAS", "/nonexistent/libcublas.so.13"}}, {"XP_LOG"});

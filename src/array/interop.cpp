@@ -443,7 +443,21 @@ Array from_cuda_array_interface(const CudaArrayInterface& c, std::shared_ptr<voi
   const std::size_t bytes = extent(c.shape, strides, item, c.data, what);
   Device d = device ? *device : Device::cuda(0);
   if (!device && c.data == 0 && default_device().is_cuda()) d = default_device();
-  d.activate();  // DeviceUnavailable when CUDA cannot be used
+  if (device || c.data == 0) {
+    d.activate();  // DeviceUnavailable when CUDA cannot be used
+  } else {
+    // The device is the pointer's: asked of the driver before any device is made current, so that
+    // memory on cuda:1 never creates a context on cuda:0. A driver that wants a current context
+    // for the question gets cuda:0's, as before.
+    (void)detail::api_for_use();  // DeviceUnavailable when CUDA cannot be used
+    const auto get = detail::need(detail::driver_ext_api().cuPointerGetAttribute, "cuPointerGetAttribute");
+    int ordinal = -1;
+    if (get(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, static_cast<cu::CUdeviceptr>(c.data)) ==
+        cu::CUDA_SUCCESS) {
+      d = Device::cuda(ordinal);
+    }
+    d.activate();
+  }
   if (c.data != 0) {
     const int ordinal = pointer_device(c.data, what);
     if (device && ordinal != device->index()) {
