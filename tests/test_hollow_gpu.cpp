@@ -551,11 +551,24 @@ TEST_F(HollowGpu, DISABLED_LaunchesOnASlowDevice) {
   // So a new array of its size gets other memory, never the block the kernel may still read.
   Array u = empty({1 << 20}, DType::float32, gpu0);
   EXPECT_EQ(fake.bytes_allocated(0), driver0 + 2 * static_cast<long long>(kBlock));
-  // Once the device has run it (synchronize), the next launch that holds arrays lets it go: cached.
+  // Once the device has run it, synchronize lets it go (no later launch needed): cached.
   synchronize(gpu0);
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + kBlock) << "the temporary's block";
   k.launch({.grid = 1, .block = 256}, u, 256, 2.0f);
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
   EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + kBlock) << "the temporary's block";
+  // So does a stream's synchronize, and free_all (which waits for xp's stream) then returns the
+  // block to the driver: nothing of a finished launch stays counted in use.
+  k.launch({.grid = 1, .block = 256}, empty({1 << 20}, DType::float32, gpu0), 256, 2.5f);
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + 2 * kBlock) << "u and the new temporary";
+  Stream::default_for(gpu0).synchronize();
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
+  k.launch({.grid = 1, .block = 256}, empty({1 << 20}, DType::float32, gpu0), 256, 2.75f);
+  free_all(gpu0);
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only, after free_all";
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, 0u);
+  EXPECT_EQ(fake.bytes_allocated(0), driver0 + static_cast<long long>(kBlock)) << "the rest went back to the driver";
 
   // On another stream of the device: that stream waits for xp's (where u was made), and xp's
   // stream waits for the kernel (where u is used next): two waits on the device, none on the host.

@@ -183,8 +183,35 @@ class KeepAlive {
   static constexpr std::size_t kMaxPending = 4096;
 
   static KeepAlive& instance() {
-    static KeepAlive* k = new KeepAlive();  // never destroyed: entries may be pending at exit
+    static KeepAlive* k = [] {
+      auto* made = new KeepAlive();  // never destroyed: entries may be pending at exit
+      set_after_synchronize([] { KeepAlive::instance().release_completed(); });
+      return made;
+    }();
     return *k;
+  }
+
+  // Releases the references of every launch whose event has completed, in any order (called where
+  // xp has just waited for a stream or a device: without it, the arrays of a program's last
+  // launches would stay in use until its next launch with arrays, unseen by free_all and by the
+  // allocator's out-of-memory retry).
+  void release_completed() {
+    const auto query = driver_ext_api().cuEventQuery;
+    if (query == nullptr) return;
+    std::vector<std::shared_ptr<const void>> done;  // released after the lock: a release may call back
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::deque<Pending> still;
+      for (Pending& p : pending_) {
+        if (query(p.event) == cu::CUDA_ERROR_NOT_READY) {
+          still.push_back(std::move(p));
+          continue;
+        }
+        for (auto& ref : p.refs) done.push_back(std::move(ref));
+        free_[p.device].push_back(p.event);
+      }
+      pending_.swap(still);
+    }
   }
 
   // An event of the device (current), from the pool or new.

@@ -102,6 +102,12 @@ std::string driver_error_message(int code);
 // Throws CudaError for a failed call, keeping the code, name, message and the call.
 void check(cu::CUresult r, const char* call);
 
+// Called after every successful Stream::synchronize and synchronize(device) (and so wherever xp
+// waits for a stream: the allocator's out-of-memory paths, free_all): the kernel layer releases
+// there the arrays of launches that have completed (jit/kernel.cpp), which the runtime below it
+// cannot name. One hook; null: none.
+void set_after_synchronize(void (*hook)()) noexcept;
+
 // The driver table for using a device: throws DeviceUnavailable (or the fork error) when CUDA is
 // not usable, and Error naming the entry point when the driver lacks one xp needs for this.
 const DriverApi& api_for_use();

@@ -1,5 +1,6 @@
 #include "xp/stream.hpp"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -71,10 +72,24 @@ bool Stream::owned() const noexcept {
   return state_->owned;
 }
 
+namespace {
+std::atomic<void (*)()> g_after_synchronize{nullptr};
+void after_synchronize() {
+  if (void (*hook)() = g_after_synchronize.load(std::memory_order_acquire)) hook();
+}
+}  // namespace
+
+namespace detail {
+void set_after_synchronize(void (*hook)()) noexcept {
+  g_after_synchronize.store(hook, std::memory_order_release);
+}
+}  // namespace detail
+
 void Stream::synchronize() const {
   state_->device.activate();
   const auto& api = detail::api_for_use();
   check(need(api.cuStreamSynchronize, "cuStreamSynchronize")(state_->handle), "cuStreamSynchronize");
+  after_synchronize();
 }
 
 struct Event::State {
@@ -131,6 +146,7 @@ void synchronize(const Device& device) {
   device.activate();
   const auto& api = detail::api_for_use();
   check(api.cuCtxSynchronize(), "cuCtxSynchronize");
+  after_synchronize();
 }
 
 }  // namespace xp
