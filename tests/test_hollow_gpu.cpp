@@ -4,6 +4,7 @@
 // what the host side does (what is compiled, what is launched, where memory goes, which errors come
 // out), never what a kernel computes. Copies are real, so transfers keep their values. Runs in CI,
 // without a GPU; each case in a process of its own with an empty kernel cache.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -463,10 +464,6 @@ TEST_F(HollowGpu, ForeignMemoryOnTheSecondDeviceStaysThere) {
   EXPECT_TRUE(*released) << "the keep-alive is dropped with the last array over the memory";
 }
 
-// Where cuBLAS cannot be used (here XP_CUBLAS names no file), float matmul of GPU arrays is computed
-// by the CPU backend: the data goes there and back (real copies on the hollow device), so the values
-// are the CPU's, bit for bit, and the result is on the operands' device. A child case, since the
-// library search runs once per process; the parent never calls cuBLAS (it would bring its own driver).
 // Memory of the second device, imported without naming a device, is asked of the driver before any
 // device is made current: the first device gets no context (on a GPU: no memory, no failure when it
 // cannot be used).
@@ -488,6 +485,10 @@ TEST_F(HollowGpu, ImportingMemoryOfTheSecondDeviceLeavesTheFirstAlone) {
   fake.foreign_free(p);
 }
 
+// Where cuBLAS cannot be used (here XP_CUBLAS names no file), float matmul of GPU arrays is computed
+// by the CPU backend: the data goes there and back (real copies on the hollow device), so the values
+// are the CPU's, bit for bit, and the result is on the operands' device. A child case, since the
+// library search runs once per process; the parent never calls cuBLAS (it would bring its own driver).
 TEST_F(HollowGpu, FloatMatmulWithoutCublasIsTheCpusOnTheSameDevice) {
   const xp_test::ProcessResult r = xp_test::run_child_case("HollowGpu.DISABLED_MatmulWithoutCublas",
                                                            {{"XP_CUBLAS", "/nonexistent/libcublas.so.13"}}, {"XP_LOG"});
@@ -517,6 +518,51 @@ TEST_F(HollowGpu, DISABLED_MatmulWithoutCublas) {
           << name(t) << ", " << to_string(p);
     }
   }
+}
+
+// cuBLAS's handle, against a fake cuBLAS (tests/fake_driver/fake_cublas.cpp: no GEMM runs). Set up
+// once per device, its 32 MiB workspace counted in use for the life of the process; when a step of
+// the setup fails the matmul is an error, and the handle is destroyed and its workspace given back,
+// so retries leak nothing. Child cases: the library search runs once per process.
+TEST_F(HollowGpu, ACublasHandleIsSetUpOnceAndAFailedSetupLeavesNothing) {
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("HollowGpu.DISABLED_CublasHandle",
+                                                   {{"XP_CUBLAS", XP_FAKE_CUBLAS_PATH}}, {"XP_FAKE_CUBLAS_FAIL"}));
+  for (const char* step : {"stream", "workspace", "math"}) {
+    SCOPED_TRACE(std::string("XP_FAKE_CUBLAS_FAIL=") + step);
+    EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case(
+        "HollowGpu.DISABLED_CublasHandle", {{"XP_CUBLAS", XP_FAKE_CUBLAS_PATH}, {"XP_FAKE_CUBLAS_FAIL", step}}));
+  }
+}
+
+TEST_F(HollowGpu, DISABLED_CublasHandle) {
+  ASSERT_TRUE(blas_report().unavailable.empty())
+      << "run by ACublasHandleIsSetUpOnceAndAFailedSetupLeavesNothing: " << blas_report().unavailable;
+  void* lib = ::dlopen(XP_FAKE_CUBLAS_PATH, RTLD_NOW | RTLD_NOLOAD);  // loaded by xp's search
+  ASSERT_NE(lib, nullptr);
+  const auto creates = reinterpret_cast<long (*)()>(::dlsym(lib, "xp_fake_cublas_creates"));
+  const auto destroys = reinterpret_cast<long (*)()>(::dlsym(lib, "xp_fake_cublas_destroys"));
+  const auto gemms = reinterpret_cast<long (*)()>(::dlsym(lib, "xp_fake_cublas_gemms"));
+  ASSERT_TRUE(creates != nullptr && destroys != nullptr && gemms != nullptr);
+  const char* fail = std::getenv("XP_FAKE_CUBLAS_FAIL");
+  const Array a = empty({64, 64}, DType::float32, gpu1), b = empty({64, 64}, DType::float32, gpu1);
+  const std::uint64_t before = memory_stats(gpu1).bytes_in_use;
+  constexpr std::uint64_t kWorkspace = std::uint64_t{32} << 20;  // Hopper's (the fake is sm_90)
+  for (int i = 1; i <= 4; ++i) {
+    if (fail == nullptr) {
+      const Array c = matmul(a, b);
+      EXPECT_EQ(gemms(), i);
+      EXPECT_EQ(creates(), 1) << "one handle per device";
+      EXPECT_EQ(memory_stats(gpu1).bytes_in_use, before + kWorkspace + static_cast<std::uint64_t>(c.nbytes()))
+          << "the workspace stays";
+    } else {
+      EXPECT_THROW(matmul(a, b).eval(), Error);
+      EXPECT_EQ(gemms(), 0);
+      EXPECT_EQ(creates(), i) << "each attempt sets a new handle up";
+      EXPECT_EQ(destroys(), i) << "and destroys it when the setup fails";
+      EXPECT_EQ(memory_stats(gpu1).bytes_in_use, before) << "nothing kept from the failed setups";
+    }
+  }
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, 0u) << "cuda:0 untouched";
 }
 
 namespace {

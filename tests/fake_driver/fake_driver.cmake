@@ -10,6 +10,16 @@ set_target_properties(xp_fake_cuda PROPERTIES
 target_link_libraries(xp_fake_cuda PRIVATE xp_flags)
 target_link_options(xp_fake_cuda PRIVATE -Wl,--no-undefined)
 
+# libxp_fake_cublas.so: the cuBLAS entry points xp resolves, for tests on hollow devices (no GEMM
+# runs; XP_FAKE_CUBLAS_FAIL makes one call fail): see fake_cublas.cpp.
+add_library(xp_fake_cublas SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_cublas.cpp)
+set_target_properties(xp_fake_cublas PROPERTIES
+  OUTPUT_NAME xp_fake_cublas
+  CXX_VISIBILITY_PRESET hidden
+  VISIBILITY_INLINES_HIDDEN ON)
+target_link_libraries(xp_fake_cublas PRIVATE xp_flags)
+target_link_options(xp_fake_cublas PRIVATE -Wl,--no-undefined)
+
 # Each case runs `xp doctor --json` in a process of its own with the fault it names.
 xp_add_test(test_fault_matrix SOURCES test_fault_matrix.cpp)
 
@@ -41,4 +51,6 @@ xp_fake_driver_env(test_fake_device "devices=2")
 # loaded and launched through the fake, none run (what is compiled, launched and allocated).
 xp_add_test(test_hollow_gpu SOURCES test_hollow_gpu.cpp)
 target_link_libraries(test_hollow_gpu PRIVATE ${CMAKE_DL_LIBS})
+target_compile_definitions(test_hollow_gpu PRIVATE XP_FAKE_CUBLAS_PATH="$<TARGET_FILE:xp_fake_cublas>")
+add_dependencies(test_hollow_gpu xp_fake_cublas)
 xp_fake_driver_env(test_hollow_gpu "devices=2,hollow,memory=1073741824")

@@ -42,6 +42,7 @@ Api table_of(const DynLib& lib, std::string& missing) {
   resolve(lib, "cublasGemmStridedBatchedEx", api.cublasGemmStridedBatchedEx, missing);
   std::string optional;
   resolve(lib, "cublasGetStatusName", api.cublasGetStatusName, optional);
+  resolve(lib, "cublasDestroy_v2", api.cublasDestroy_v2, optional);
   return api;
 }
 
@@ -264,7 +265,7 @@ std::size_t workspace_bytes(int cc_major) noexcept {
   return cc_major >= 9 ? std::size_t{32} << 20 : std::size_t{4} << 20;
 }
 
-Handle& handle_for(const Device& device, const std::function<void*(std::size_t)>& allocate) {
+Handle& handle_for(const Device& device, const std::function<std::shared_ptr<void>(std::size_t)>& allocate) {
   static std::mutex m;
   static auto* handles = new std::map<int, Handle*>();  // never destroyed (see the header)
   std::lock_guard<std::mutex> lock(m);
@@ -277,15 +278,23 @@ Handle& handle_for(const Device& device, const std::function<void*(std::size_t)>
   const Stream stream = Stream::default_for(device);
   cublasHandle_t h = nullptr;
   check(api.cublasCreate_v2(&h), "cublasCreate");
-  // The stream first: setting a stream resets the workspace to cuBLAS's own pool.
-  check(api.cublasSetStream_v2(h, static_cast<cudaStream_t>(stream.handle())), "cublasSetStream");
-  const std::size_t bytes = workspace_bytes(gpu_info(device).cc_major);
-  void* workspace = allocate(bytes);  // null: no room (a tight memory limit); cuBLAS then does without
-  check(api.cublasSetWorkspace_v2(h, workspace, workspace != nullptr ? bytes : 0), "cublasSetWorkspace");
-  check(api.cublasSetMathMode(h, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION),
-        "cublasSetMathMode");
+  std::shared_ptr<void> workspace;  // null: no room (a tight memory limit); cuBLAS then does without
+  try {
+    // The stream first: setting a stream resets the workspace to cuBLAS's own pool.
+    check(api.cublasSetStream_v2(h, static_cast<cudaStream_t>(stream.handle())), "cublasSetStream");
+    const std::size_t bytes = workspace_bytes(gpu_info(device).cc_major);
+    workspace = allocate(bytes);
+    check(api.cublasSetWorkspace_v2(h, workspace.get(), workspace != nullptr ? bytes : 0), "cublasSetWorkspace");
+    check(api.cublasSetMathMode(h, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION),
+          "cublasSetMathMode");
+  } catch (...) {
+    // Nothing ran with this handle: it goes (when the library can destroy one), then its workspace.
+    if (api.cublasDestroy_v2 != nullptr) api.cublasDestroy_v2(h);
+    throw;
+  }
   auto* handle = new Handle;
   handle->handle = h;
+  handle->workspace = std::move(workspace);
   handles->emplace(device.index(), handle);
   return *handle;
 }

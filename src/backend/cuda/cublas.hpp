@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -55,6 +56,7 @@ constexpr int MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2;
 
 using PFN_cublasGetProperty = cublasStatus_t (*)(int type, int* value);
 using PFN_cublasCreate_v2 = cublasStatus_t (*)(cublasHandle_t*);
+using PFN_cublasDestroy_v2 = cublasStatus_t (*)(cublasHandle_t);
 using PFN_cublasSetStream_v2 = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
 using PFN_cublasSetWorkspace_v2 = cublasStatus_t (*)(cublasHandle_t, void*, std::size_t);
 using PFN_cublasSetMathMode = cublasStatus_t (*)(cublasHandle_t, int);
@@ -75,6 +77,7 @@ struct Api {
   PFN_cublasSetMathMode cublasSetMathMode = nullptr;
   PFN_cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx = nullptr;
   PFN_cublasGetStatusName cublasGetStatusName = nullptr;  // optional (names come from xp's table otherwise)
+  PFN_cublasDestroy_v2 cublasDestroy_v2 = nullptr;        // optional: only a handle whose setup failed is destroyed
 };
 
 // Where to look: the explicit path (XP_CUBLAS) and the foreign variables, as read from config().
@@ -126,14 +129,15 @@ std::size_t workspace_bytes(int cc_major) noexcept;
 
 // A device's handle, created on first use with its stream set to Stream::default_for(device), the
 // math mode set (the compute type of each call decides TF32; no reduced-precision reductions) and
-// the workspace from `allocate`
-// (called once; the memory is kept for the life of the process; null: none). Throws DeviceUnavailable when
-// cuBLAS is unavailable, CudaError / Error when creating the handle fails. The mutex serialises
-// calls on the handle.
+// the workspace from `allocate` (its owner: kept with the handle for the life of the process;
+// null: none). Throws DeviceUnavailable when cuBLAS is unavailable, CudaError / Error when creating
+// or setting up the handle fails: that handle is destroyed and its workspace given back, so a
+// retry leaks nothing. The mutex serialises calls on the handle.
 struct Handle {
   cublasHandle_t handle = nullptr;
+  std::shared_ptr<void> workspace;
   std::mutex mutex;
 };
-Handle& handle_for(const Device& device, const std::function<void*(std::size_t)>& allocate);
+Handle& handle_for(const Device& device, const std::function<std::shared_ptr<void>(std::size_t)>& allocate);
 
 }  // namespace xp::detail::cublas

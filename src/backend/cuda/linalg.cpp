@@ -80,15 +80,15 @@ std::unique_ptr<Scratch> packed_copy(Backend& backend, const View& v, int nb) {
 
 // ---- cuBLAS
 
-// The workspaces handed to cuBLAS handles, kept for the life of the process.
-void* keep_workspace(Backend& backend, std::size_t bytes) {
-  static std::mutex m;
-  static auto* kept = new std::vector<Allocation>();
+// A workspace for a cuBLAS handle: its owner, which the handle keeps (null: no room).
+std::shared_ptr<void> workspace_for(Backend& backend, std::size_t bytes) {
   try {
     Allocation a = backend.allocate(bytes);
-    std::lock_guard<std::mutex> lock(m);
-    kept->push_back(a);
-    return a.data;
+    std::byte* data = a.data;
+    if (a.owner) return std::shared_ptr<void>(a.owner, data);  // the owner's lifetime, the block's address
+    return std::shared_ptr<void>(data, [release = a.release, n = a.bytes](void* p) {
+      if (release != nullptr) release(static_cast<std::byte*>(p), n);
+    });
   } catch (const OutOfMemory&) {
     return nullptr;  // under a tight memory limit cuBLAS runs without a workspace (fewer algorithms)
   }
@@ -99,7 +99,7 @@ void run_gemm(Backend& backend, const Device& device, const GemmCall& c, const V
   const GemmTypes types = gemm_types(a.dtype, precision);  // throws for a dtype cuBLAS is not given
   const cublas::Api& api = *cublas::library().api;
   cublas::Handle& h =
-      cublas::handle_for(device, [&backend](std::size_t bytes) { return keep_workspace(backend, bytes); });
+      cublas::handle_for(device, [&backend](std::size_t bytes) { return workspace_for(backend, bytes); });
   const int data_type = types.data_type, compute = types.compute_type;
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;

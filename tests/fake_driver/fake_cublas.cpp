@@ -1,0 +1,70 @@
+// A fake cuBLAS for tests on the fake driver's hollow devices (XP_CUBLAS points at it): the entry
+// points xp resolves, each succeeding without doing anything (no GEMM runs), except the one that
+// XP_FAKE_CUBLAS_FAIL names (create, stream, workspace, math or gemm), which returns
+// CUBLAS_STATUS_EXECUTION_FAILED (13). Reports CUDA 13.0. Counters for the tests:
+// xp_fake_cublas_creates(), _destroys(), _gemms(), _workspace_bytes() (of the last handle set up).
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+#define FAKE_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+std::atomic<long> g_creates{0}, g_destroys{0}, g_gemms{0};
+std::atomic<std::size_t> g_workspace_bytes{0};
+int handle_storage[64];
+std::atomic<int> g_next{0};
+
+int status_of(const char* call) {
+  const char* fail = std::getenv("XP_FAKE_CUBLAS_FAIL");
+  return fail != nullptr && std::strcmp(fail, call) == 0 ? 13 : 0;
+}
+}  // namespace
+
+FAKE_API int cublasGetProperty(int type, int* value) {
+  if (value == nullptr) return 7;  // CUBLAS_STATUS_INVALID_VALUE
+  *value = type == 0 ? 13 : 0;     // MAJOR_VERSION 13, MINOR_VERSION 0, PATCH_LEVEL 0
+  return 0;
+}
+FAKE_API int cublasCreate_v2(void** handle) {
+  if (handle == nullptr) return 7;
+  if (const int s = status_of("create"); s != 0) return s;
+  ++g_creates;
+  *handle = &handle_storage[g_next++ % 64];
+  return 0;
+}
+FAKE_API int cublasDestroy_v2(void*) {
+  ++g_destroys;
+  return 0;
+}
+FAKE_API int cublasSetStream_v2(void*, void*) {
+  return status_of("stream");
+}
+FAKE_API int cublasSetWorkspace_v2(void*, void*, std::size_t bytes) {
+  g_workspace_bytes = bytes;
+  return status_of("workspace");
+}
+FAKE_API int cublasSetMathMode(void*, int) {
+  return status_of("math");
+}
+FAKE_API int cublasGemmStridedBatchedEx(void*, int, int, int, int, int, const void*, const void*, int, int, long long,
+                                        const void*, int, int, long long, const void*, void*, int, int, long long, int,
+                                        int, int) {
+  if (const int s = status_of("gemm"); s != 0) return s;
+  ++g_gemms;
+  return 0;
+}
+
+FAKE_API long xp_fake_cublas_creates() {
+  return g_creates;
+}
+FAKE_API long xp_fake_cublas_destroys() {
+  return g_destroys;
+}
+FAKE_API long xp_fake_cublas_gemms() {
+  return g_gemms;
+}
+FAKE_API std::size_t xp_fake_cublas_workspace_bytes() {
+  return g_workspace_bytes;
+}
