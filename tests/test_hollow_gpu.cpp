@@ -374,6 +374,29 @@ TEST_F(HollowGpu, TheDriversOutOfMemoryFreesTheCacheAndRetriesOnce) {
 }
 
 // XP_GPU_MEMORY_LIMIT is read once per process: the case runs in a child with the variable set.
+// xp::Buffer takes plain driver memory: when the driver refuses, the blocks xp's arrays left cached
+// go back to it first (free_all), then the allocation is tried once more.
+TEST_F(HollowGpu, ABufferTheDriverRefusesFirstGetsTheCachedBlocksBack) {
+  constexpr std::int64_t kMiB = 1 << 20;
+  free_all(gpu0);
+  const long long driver0 = fake.bytes_allocated(0);
+  {
+    std::vector<Array> held;
+    for (int i = 0; i < 3; ++i) held.push_back(empty({256 * kMiB}, DType::uint8, gpu0));
+  }
+  ASSERT_EQ(memory_stats(gpu0).bytes_cached, std::uint64_t{768} * kMiB);
+  const Buffer buf(gpu0, 512 * kMiB);
+  EXPECT_EQ(buf.size(), std::size_t{512} * kMiB);
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, 0u);
+  EXPECT_EQ(fake.bytes_allocated(0), driver0 + 512 * kMiB);
+  try {
+    const Buffer too_big(gpu0, std::size_t{2048} * kMiB);
+    ADD_FAILURE() << "2 GiB on a device of 1 GiB";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(e.code(), 2) << e.what();  // CUDA_ERROR_OUT_OF_MEMORY
+  }
+}
+
 TEST_F(HollowGpu, AMemoryLimitInPercentIsAShareOfEachDevicesMemory) {
   EXPECT_CHILD_CASE_PASSED(
       xp_test::run_child_case("HollowGpu.DISABLED_QuarterOfTheMemory", {{"XP_GPU_MEMORY_LIMIT", "25%"}}));

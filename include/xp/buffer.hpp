@@ -17,7 +17,8 @@ class XP_API Buffer {
  public:
   Buffer() = default;
   // Throws ValueError for a CPU device, CudaError when the driver refuses (out of memory keeps
-  // CUDA_ERROR_OUT_OF_MEMORY (2) with the bytes asked).
+  // CUDA_ERROR_OUT_OF_MEMORY (2) with the bytes asked; first the device's cached array blocks are
+  // given back to the driver, free_all, and the allocation tried once more).
   Buffer(const Device& device, std::size_t bytes);
 
   std::size_t size() const noexcept;

@@ -1,5 +1,7 @@
 // Creating arrays: filled, ranges, host data, wrapped memory, .npy files, joins, gathers, random.
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -30,10 +32,17 @@ Array filled(const Shape& shape, DType dtype, const Device& device, const Scalar
 }
 
 // n host values, zeroed: "array is too big" (ValueError) past what an array may hold, and
-// OutOfMemory (not std::bad_alloc) when the host cannot give them.
+// OutOfMemory (not std::bad_alloc) when the host cannot give them: at once past the machine's
+// physical memory, which no allocation is then asked for.
 template <class T>
 std::vector<T> host_values(std::int64_t n) {
   detail::checked_size(Shape{n});
+  const std::uint64_t bytes = static_cast<std::uint64_t>(n) * sizeof(T);
+  static const std::uint64_t physical = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+  }();
+  if (physical > 0 && bytes > physical) throw OutOfMemory("cpu", bytes);
   try {
     return std::vector<T>(static_cast<std::size_t>(n));
   } catch (const std::bad_alloc&) {

@@ -2,6 +2,7 @@
 
 #include "runtime/driver.hpp"
 #include "xp/error.hpp"
+#include "xp/memory.hpp"
 
 namespace xp {
 
@@ -35,7 +36,13 @@ Buffer::Buffer(const Device& device, std::size_t bytes) {
   s->device = device;
   s->bytes = bytes;
   if (bytes > 0) {
-    const cu::CUresult r = need(api.cuMemAlloc, "cuMemAlloc")(&s->ptr, bytes);
+    const auto mem_alloc = need(api.cuMemAlloc, "cuMemAlloc");
+    cu::CUresult r = mem_alloc(&s->ptr, bytes);
+    if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
+      // The blocks xp's arrays left cached on the device go back to the driver, then once more.
+      free_all(device);
+      r = mem_alloc(&s->ptr, bytes);
+    }
     if (r != cu::CUDA_SUCCESS)
       throw CudaError(
           r, detail::driver_error_name(r),
