@@ -878,7 +878,15 @@ void build_elementwise(Suite& s) {
                         {"fn", "clip"},
                         {"args", {rand_arr(d, {3, 8}, Prof::general, r), rand_arr(d, {8}, Prof::small, r), s_int(5)}}});
     for (const auto& [lo, hi] : std::vector<std::pair<json, json>>{
-             {s_int(0), s_int(5)}, {s_float(-1.5), s_float(2.5)}, {s_bool(false), s_bool(true)}})
+             {s_int(0), s_int(5)},
+             {s_float(-1.5), s_float(2.5)},
+             {s_bool(false), s_bool(true)},
+             // Integer bounds beyond the dtype: dropped on their own side, an error on the other.
+             {s_int(-1), s_int(300)},
+             {s_int(-129), s_uint(~0ull)},
+             {s_int(3), s_int(300)},
+             {s_int(300), s_int(400)},
+             {s_int(-5), s_int(-1)}})
       s.add("ew_scalar", {{"kind", "ew"}, {"fn", "clip"}, {"args", {rand_arr(d, {12}, Prof::small, r), lo, hi}}});
     s.add("ew_same", {{"kind", "ew"},
                       {"fn", "where"},

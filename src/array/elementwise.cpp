@@ -2,6 +2,7 @@
 // explicit casts, float16/bfloat16 computed in float32 and rounded back after every operation.
 
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "array/array_impl.hpp"
@@ -463,8 +464,36 @@ Array positive(const Operand& x, const Out& out) {
   return detail::apply(detail::Op::cast, Rule::arith_no_bool, "positive", {&x}, out);
 }
 
+namespace {
+// NumPy 2's clip drops an integer bound beyond an integer dtype on the bound's own side
+// (`clip(uint8, -1, 300)` clips nothing, though `maximum(uint8, -1)` is an error): such a bound
+// becomes the dtype's own limit. A bound beyond the other side (`clip(uint8, 300, 400)`) stays an
+// error. The dtype is that of the array operands: an integer scalar does not change an integer one.
+Operand clip_bound(const Operand& bound, const Operand& x, const Operand& other, bool lower) {
+  if (bound.is_array() || bound.scalar().kind() != ScalarKind::integer) return bound;
+  std::optional<DType> t;
+  if (x.is_array() && other.is_array()) {
+    t = result_type(x, other);
+  } else if (x.is_array() || other.is_array()) {
+    t = (x.is_array() ? x : other).array().dtype();
+  }
+  if (!t || (kind(*t) != DTypeKind::signed_integer && kind(*t) != DTypeKind::unsigned_integer)) return bound;
+  const Scalar& v = bound.scalar();
+  if (v.is_large_unsigned() ? value_fits(*t, v.as_uint()) : value_fits(*t, v.as_int())) return bound;
+  const bool below = !v.is_large_unsigned() && v.as_int() < 0;
+  if (below != lower) return bound;  // beyond the other side: the usual error
+  const unsigned bits = 8 * static_cast<unsigned>(itemsize(*t));
+  if (kind(*t) == DTypeKind::unsigned_integer) {
+    return lower ? Scalar(0) : Scalar(bits == 64 ? ~0ULL : (1ULL << bits) - 1);
+  }
+  const long long top = static_cast<long long>((1ULL << (bits - 1)) - 1);
+  return lower ? Scalar(-top - 1) : Scalar(top);
+}
+}  // namespace
+
 Array clip(const Operand& x, const Operand& min, const Operand& max, const Out& out) {
-  return detail::apply(detail::Op::clip, Rule::arith, "clip", {&x, &min, &max}, out);
+  const Operand lo = clip_bound(min, x, max, true), hi = clip_bound(max, x, min, false);
+  return detail::apply(detail::Op::clip, Rule::arith, "clip", {&x, &lo, &hi}, out);
 }
 Array where(const Operand& condition, const Operand& x, const Operand& y, const Out& out) {
   return detail::apply(detail::Op::where, Rule::where, "where", {&condition, &x, &y}, out);
