@@ -419,6 +419,20 @@ TEST_F(HollowGpu, DISABLED_QuarterOfTheMemory) {
   }
   EXPECT_EQ(fake.bytes_allocated(0), driver) << "the driver was not asked";
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, before.bytes_in_use);
+  // 129 MiB rounds up to a block of 256 MiB, more than is left under the limit: the message names
+  // the block, so that its numbers explain the refusal.
+  try {
+    Array b = empty({129 * kMiB}, DType::uint8, gpu0);
+    ADD_FAILURE() << "a block of 256 MiB beside 128 MiB passed a limit of 256 MiB";
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.requested(), std::uint64_t{129} * kMiB);
+    EXPECT_EQ(e.block(), std::uint64_t{256} * kMiB);
+    EXPECT_EQ(e.free(), std::uint64_t{256} * kMiB - before.bytes_in_use);
+    EXPECT_NE(std::string(e.what()).find("135266304 bytes requested (a block of 268435456), " +
+                                         std::to_string(e.free()) + " free"),
+              std::string::npos)
+        << e.what();
+  }
   // The other device has a limit of its own, which a block rounded up to it fills exactly.
   Array c = empty({200 * kMiB}, DType::uint8, gpu1);
   EXPECT_EQ(memory_stats(gpu1).bytes_in_use, std::uint64_t{256} * kMiB);

@@ -98,16 +98,20 @@ class XP_API DeviceMismatch : public ValueError {
 // An allocation failed: the bytes asked for, and (where known, else 0) the bytes free and the limit.
 class XP_API OutOfMemory : public Error {
  public:
-  OutOfMemory(std::string device, std::uint64_t requested, std::uint64_t free = 0, std::uint64_t limit = 0);
+  OutOfMemory(std::string device, std::uint64_t requested, std::uint64_t free = 0, std::uint64_t limit = 0,
+              std::uint64_t block = 0);
   ~OutOfMemory() override;
   const std::string& device() const noexcept { return device_; }
   std::uint64_t requested() const noexcept { return requested_; }
   std::uint64_t free() const noexcept { return free_; }
   std::uint64_t limit() const noexcept { return limit_; }
+  // The bytes the allocator asked for: `requested` rounded up to its block size (which is what had
+  // to fit in `free`); equal to `requested` where nothing is rounded.
+  std::uint64_t block() const noexcept { return block_; }
 
  private:
   std::string device_;
-  std::uint64_t requested_, free_, limit_;
+  std::uint64_t requested_, free_, limit_, block_;
 };
 
 }  // namespace xp

@@ -52,14 +52,17 @@ DeviceMismatch::DeviceMismatch(const std::string& operation, const std::string& 
                  " (xp never copies between devices silently: use to_device)") {}
 DeviceMismatch::~DeviceMismatch() = default;
 
-OutOfMemory::OutOfMemory(std::string device, std::uint64_t requested, std::uint64_t free, std::uint64_t limit)
+OutOfMemory::OutOfMemory(std::string device, std::uint64_t requested, std::uint64_t free, std::uint64_t limit,
+                         std::uint64_t block)
     : Error("out of memory on " + device + ": " + std::to_string(requested) + " bytes requested" +
+            (block > requested ? " (a block of " + std::to_string(block) + ")" : std::string()) +
             (free != 0 ? ", " + std::to_string(free) + " free" : std::string()) +
             (limit != 0 ? ", limit " + std::to_string(limit) : std::string())),
       device_(std::move(device)),
       requested_(requested),
       free_(free),
-      limit_(limit) {}
+      limit_(limit),
+      block_(block > requested ? block : requested) {}
 OutOfMemory::~OutOfMemory() = default;
 
 }  // namespace xp

@@ -209,7 +209,7 @@ class CpuBackend final : public Backend {
     if (p == nullptr) {
       if (posix_memalign(&p, align, rounded) != 0 || p == nullptr) {
         blocks_.release_big();
-        if (posix_memalign(&p, align, rounded) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes);
+        if (posix_memalign(&p, align, rounded) != 0 || p == nullptr) throw OutOfMemory("cpu", bytes, 0, 0, rounded);
       }
       if (huge) madvise(p, rounded, MADV_HUGEPAGE);
       blocks_.note_fresh(rounded);

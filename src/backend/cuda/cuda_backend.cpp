@@ -160,7 +160,8 @@ class CudaBackend final : public Backend {
         cache_->release_all();
         if (!cache_->reserve(size)) {
           const MemoryStats s = cache_->stats();
-          throw OutOfMemory(device_.str(), bytes, room_under_limit(s.bytes_in_use, s.bytes_cached, s.limit), s.limit);
+          throw OutOfMemory(device_.str(), bytes, room_under_limit(s.bytes_in_use, s.bytes_cached, s.limit), s.limit,
+                            size);
         }
       }
       cu::CUresult r = mem_alloc(&p, size);
@@ -180,7 +181,7 @@ class CudaBackend final : public Backend {
         if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
           std::size_t free = 0, total = 0;
           api.cuMemGetInfo(&free, &total);
-          throw OutOfMemory(device_.str(), bytes, free, cache_->limit());
+          throw OutOfMemory(device_.str(), bytes, free, cache_->limit(), size);
         }
         check(r, "cuMemAlloc");
       }
