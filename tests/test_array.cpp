@@ -651,6 +651,40 @@ TEST(Threads, ReductionsGiveTheSameBitsForAnyThreadCount) {
   EXPECT_THROW(set_num_threads(0), ValueError);
 }
 
+// Two threads build lazy arrays from one input they share (allowed: reading an array from several
+// threads) and evaluate them at their own pace. Each new reader of the input's memory prunes the
+// list of readers, which looks at the other thread's arrays: whether they are still lazy is read
+// from an atomic flag (ArrayImpl::evaluated), never from the node their thread resets. A data race
+// there shows under ThreadSanitizer; here the values and the pruning are checked.
+TEST(Threads, TwoThreadsGraphsReadingOneInputEvaluateIndependently) {
+  Array x = arange(0, 64, 1, DType::float32, kCpu);
+  x.eval();
+  std::atomic<int> wrong{0};
+  auto work = [&](float k) {
+    std::vector<std::pair<Array, int>> pending;
+    for (int i = 0; i < 2000; ++i) {
+      pending.emplace_back(x * k + static_cast<float>(i), i);
+      if (pending.size() == 24) {  // evaluate one, drop the rest
+        const auto& [a, j] = pending[12];
+        if (a.slice({5}).item<float>() != 5.0f * k + static_cast<float>(j)) ++wrong;
+        pending.clear();
+      }
+    }
+  };
+  std::thread t1(work, 2.0f), t2(work, 3.0f);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // Every reader above is evaluated or destroyed: the next reader prunes the list to itself.
+  const detail::ImplPtr& xi = detail::impl_of(x);
+  std::vector<Array> keep;
+  for (int i = 0; i < 17; ++i) keep.push_back(x + 1.0f);
+  for (auto& a : keep) a.eval();
+  const Array last = x + 2.0f;
+  std::lock_guard<detail::SpinLock> lock(xi->storage->mutex);
+  EXPECT_EQ(xi->storage->readers.size(), 1u);
+}
+
 TEST(Threads, ChildAfterForkDoesNotHang) {
   random::Generator g(5);
   Array x = g.uniform({1 << 22}, DType::float32, 0, 1, kCpu);

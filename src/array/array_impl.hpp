@@ -3,6 +3,7 @@
 // The inside of an Array: a materialized array is (storage, offset, strides); a lazy one is an
 // elementwise node over other arrays and constants, evaluated on demand (lazy.cpp).
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,9 @@ struct ArrayImpl {
   Backend* backend = nullptr;
   std::shared_ptr<Storage> storage;  // null while lazy
   std::optional<Node> node;          // set while lazy (inline: one allocation fewer per operation)
+  // Set once a lazy array is evaluated. Other threads read it (prune_readers, on an input two
+  // threads share) where reading `node` would race with the owner's evaluation.
+  std::atomic<bool> evaluated{false};
 
   std::int64_t size() const noexcept {
     std::int64_t n = 1;

@@ -27,10 +27,12 @@ bool lazy_enabled() {
 }
 
 // Drops entries of arrays destroyed or (when `evaluated` too) evaluated: they need nothing more.
+// Drops the entries of arrays destroyed or evaluated since. A reader may belong to another thread
+// (two threads' graphs reading one input), hence the atomic flag rather than lazy().
 void prune_readers(std::vector<std::weak_ptr<ArrayImpl>>& readers) {
   std::erase_if(readers, [](const std::weak_ptr<ArrayImpl>& w) {
     auto p = w.lock();
-    return !p || !p->lazy();
+    return !p || p->evaluated.load(std::memory_order_relaxed);
   });
 }
 
@@ -263,6 +265,7 @@ void materialize(ArrayImpl& a) {
   a.strides = std::move(strides);
   a.offset = 0;
   a.node.reset();
+  a.evaluated.store(true, std::memory_order_relaxed);
 }
 
 bool reduce_lazy(ArrayImpl& a, ReduceOp op, std::span<const int> axes, const View& out, int correction) {
@@ -318,7 +321,10 @@ void materialize_together(std::span<ArrayImpl* const> arrays) {
       group[i]->strides = std::move(strides[i]);
       group[i]->offset = 0;
     }
-    for (ArrayImpl* a : group) a->node.reset();  // after all: a later root may share an earlier one's node
+    for (ArrayImpl* a : group) {  // after all: a later root may share an earlier one's node
+      a->node.reset();
+      a->evaluated.store(true, std::memory_order_relaxed);
+    }
   }
 }
 
