@@ -512,6 +512,7 @@ TEST(BadInput, TypedErrorsAndNothingWrittenToOut) {
   EXPECT_THROW(f.slice({0, 0}), IndexError);
   EXPECT_THROW(f.slice({Slice(0, 2, 0)}), ValueError);
   EXPECT_THROW(take(f, asarray(std::vector<std::int64_t>{0, 3}, std::nullopt, kCpu)), IndexError);
+  EXPECT_THROW(take(f, ones({2}, DType::bool_, kCpu)), TypeError);  // integers only (docs/semantics.md)
   EXPECT_THROW((void)matmul(ones({2, 3}, DType::float32, kCpu), ones({2, 3}, DType::float32, kCpu)), ValueError);
   // out= of the wrong dtype or shape: an error before anything is written.
   Array out_i = full({3}, 5, DType::int32, kCpu);
