@@ -26,7 +26,6 @@ bool lazy_enabled() {
   return v == 1;
 }
 
-// Drops entries of arrays destroyed or (when `evaluated` too) evaluated: they need nothing more.
 // Drops the entries of arrays destroyed or evaluated since. A reader may belong to another thread
 // (two threads' graphs reading one input), hence the atomic flag rather than lazy().
 void prune_readers(std::vector<std::weak_ptr<ArrayImpl>>& readers) {
