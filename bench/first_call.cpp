@@ -19,6 +19,8 @@
 //     the executable segments of libxp (xp), of the CUDA driver (cuda) or of both (all) are filled
 //     (madvise MADV_POPULATE_READ, else one read per page): what the first call's page faults on
 //     code cost, measured by taking them away.
+// The line ends with XP_PRELOAD_KERNELS: with it above 0 (the default), the kernels of earlier
+// processes are loaded on a thread of xp's own from the device's first use, here the uploads.
 // The result is checked (1.5 + 1.5 = 3 everywhere, or twice the 0x3f3f3f3f float); a mismatch exits 1.
 #include <link.h>
 #include <sys/mman.h>
@@ -174,9 +176,10 @@ int main(int argc, char** argv) {
   std::printf(
       "%s n=%ld default_device %.1f ms, activate %.1f ms, compiler_info %.3f ms, uploads %.3f ms, first a+b %.3f ms, "
       "then first a*b %.3f ms (%s, %s); first a+b: %ld minor, %ld major faults, %ld voluntary, %ld involuntary "
-      "switches; prefault %s %zu KiB in %.3f ms\n",
+      "switches; prefault %s %zu KiB in %.3f ms; XP_PRELOAD_KERNELS %zu\n",
       mode.c_str(), n, ms(t0, t_detect), ms(t_detect, t1), setup_ms, ms(t_up, t_up_done), ms(t2, t3), ms(t3, t4),
       dev.str().c_str(), bad < 0 ? "a + b checked" : "a + b WRONG", u1.minflt - u0.minflt, u1.majflt - u0.majflt,
-      u1.nvcsw - u0.nvcsw, u1.nivcsw - u0.nivcsw, prefault.c_str(), prefaulted / 1024, prefault_ms);
+      u1.nvcsw - u0.nvcsw, u1.nivcsw - u0.nivcsw, prefault.c_str(), prefaulted / 1024, prefault_ms,
+      xp::config().preload_kernels);
   return bad < 0 ? 0 : 1;
 }

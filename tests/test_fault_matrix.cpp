@@ -31,6 +31,7 @@ const std::vector<std::string> kScrubbed = {"XP_DEVICE",
                                             "XP_CACHE_DIR",
                                             "XP_LAZY",
                                             "XP_NUM_THREADS",
+                                            "XP_PRELOAD_KERNELS",
                                             "XP_LOG",
                                             "XP_FAKE_CUDA",
                                             "XP_CACHE_MAX_BYTES",
@@ -447,7 +448,8 @@ INSTANTIATE_TEST_SUITE_P(Fault, FaultMatrixConfig,
                          ::testing::Values(Malformed{"XP_DEVICE", "gpu"}, Malformed{"FORCE_CPU", "maybe"},
                                            Malformed{"XP_CACHE_MAX_BYTES", "12Q"},
                                            Malformed{"XP_GPU_MEMORY_LIMIT", "150%"}, Malformed{"XP_NUM_THREADS", "0"},
-                                           Malformed{"XP_LOG", "loud"}, Malformed{"XP_LAZY", "2"}),
+                                           Malformed{"XP_PRELOAD_KERNELS", "1025"}, Malformed{"XP_LOG", "loud"},
+                                           Malformed{"XP_LAZY", "2"}),
                          [](const ::testing::TestParamInfo<Malformed>& i) { return std::string(i.param.variable); });
 
 // --- NVRTC against the driver and the GPU --------------------------------------------------------

@@ -20,7 +20,7 @@ xp_test::ProcessResult run(const std::vector<std::string>& args) {
 const std::regex kLine(
     R"(plain n=4099 .*first a\+b ([0-9.]+) ms, then first a\*b ([0-9.]+) ms \(cpu, a \+ b checked\); first a\+b: )"
     R"((\d+) minor, (\d+) major faults, (\d+) voluntary, (\d+) involuntary switches; prefault (\w+) (\d+) KiB in )"
-    R"(([0-9.]+) ms)");
+    R"(([0-9.]+) ms; XP_PRELOAD_KERNELS (\d+))");
 
 }  // namespace
 
@@ -32,6 +32,7 @@ TEST(FirstCallBench, ReportsTheCheckedResultAndWhatTheFirstCallCost) {
   EXPECT_GT(std::stod(m[1]), 0.0);
   EXPECT_EQ(m[7], "none");
   EXPECT_EQ(m[8], "0");
+  EXPECT_EQ(m[10], "16") << "the default";
 }
 
 TEST(FirstCallBench, FillsTheCodeItIsAskedFor) {

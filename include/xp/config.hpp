@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +37,7 @@ struct Config {
   std::optional<MemoryLimit> gpu_memory_limit;             // XP_GPU_MEMORY_LIMIT
   bool lazy = true;                                        // XP_LAZY
   int num_threads = 0;                                     // XP_NUM_THREADS; 0 = the cores this process may use
+  std::size_t preload_kernels = 16;                        // XP_PRELOAD_KERNELS; 0 = none
   LogLevel log = LogLevel::warn;                           // XP_LOG
 };
 

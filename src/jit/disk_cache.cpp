@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <string_view>
 
 #include "jit/hash.hpp"
 #include "runtime/log.hpp"
@@ -169,6 +170,39 @@ std::string DiskCache::file_for(const Hash128& key_hash) const {
   return folder_ + "/" + key_hash.hex() + kSuffix;
 }
 
+namespace {
+
+// The parts of an entry's bytes, or false when they are not a whole, intact entry of this format.
+struct EntryParts {
+  std::string_view key;
+  const char* payload = nullptr;
+  std::size_t payload_len = 0;
+};
+bool parse_entry(const char* data, std::size_t size, EntryParts& out) {
+  const size_t header = 8 + 8 + 8;
+  if (size < header || std::memcmp(data, kMagic, 8) != 0 || get_u64(data + 8) != kFormat) return false;
+  const std::uint64_t key_len = get_u64(data + 16);
+  if (key_len > size - header || size - header - key_len < 8 + 16) return false;
+  const char* p = data + header;
+  out.key = std::string_view(p, key_len);
+  p += key_len;
+  const std::uint64_t payload_len = get_u64(p);
+  p += 8;
+  const Hash128 stored{get_u64(p), get_u64(p + 8)};
+  p += 16;
+  if (payload_len != static_cast<std::uint64_t>(data + size - p)) return false;
+  if (hash128_bytes(p, payload_len, 0x78702d6361636865ull) != stored) return false;
+  out.payload = p;
+  out.payload_len = payload_len;
+  return true;
+}
+
+bool owned_regular_file(const struct stat& st) {
+  return S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 022) == 0;
+}
+
+}  // namespace
+
 DiskCache::Lookup DiskCache::load(const std::string& key, const Hash128& key_hash, std::vector<char>& payload,
                                   std::string* file_out) {
   if (!usable_) return Lookup::disabled;
@@ -180,8 +214,7 @@ DiskCache::Lookup DiskCache::load(const std::string& key, const Hash128& key_has
   std::size_t size = 0;
   struct stat st {};
   const bool ok = ::fstat(fd, &st) == 0 && read_all(fd, bytes, size);
-  if (ok && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 022) == 0 &&
-      ::time(nullptr) - st.st_mtim.tv_sec > kTouchAfterSeconds) {
+  if (ok && owned_regular_file(st) && ::time(nullptr) - st.st_mtim.tv_sec > kTouchAfterSeconds) {
     // Touch the entry: least recently used eviction reads the modification time. Within a minute
     // of the last touch the order is close enough, and a hit then costs no write.
     ::futimens(fd, nullptr);
@@ -191,23 +224,42 @@ DiskCache::Lookup DiskCache::load(const std::string& key, const Hash128& key_has
     ::unlink(file.c_str());
     return Lookup::corrupt_removed;
   };
-  if (!ok || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) return remove_corrupt();
+  if (!ok || !owned_regular_file(st)) return remove_corrupt();
+  EntryParts parts;
   const char* const data = bytes.get();
   const size_t header = 8 + 8 + 8;
-  if (size < header || std::memcmp(data, kMagic, 8) != 0 || get_u64(data + 8) != kFormat) return remove_corrupt();
-  const std::uint64_t key_len = get_u64(data + 16);
-  if (key_len > size - header || size - header - key_len < 8 + 16) return remove_corrupt();
-  const char* p = data + header;
-  if (key_len != key.size() || std::memcmp(p, key.data(), key.size()) != 0) return Lookup::foreign;
-  p += key_len;
-  const std::uint64_t payload_len = get_u64(p);
-  p += 8;
-  const Hash128 stored{get_u64(p), get_u64(p + 8)};
-  p += 16;
-  if (payload_len != static_cast<std::uint64_t>(data + size - p)) return remove_corrupt();
-  if (hash128_bytes(p, payload_len, 0x78702d6361636865ull) != stored) return remove_corrupt();
-  payload.assign(p, p + payload_len);
+  // A key of another length or other bytes is foreign (a hash collision, or a planted file), and
+  // left in place; only an entry that is not whole is removed.
+  if (size >= header && std::memcmp(data, kMagic, 8) == 0 && get_u64(data + 8) == kFormat) {
+    const std::uint64_t key_len = get_u64(data + 16);
+    if (key_len <= size - header && size - header - key_len >= 8 + 16 &&
+        (key_len != key.size() || std::memcmp(data + header, key.data(), key.size()) != 0))
+      return Lookup::foreign;
+  }
+  if (!parse_entry(data, size, parts)) return remove_corrupt();
+  payload.assign(parts.payload, parts.payload + parts.payload_len);
   return Lookup::hit;
+}
+
+bool DiskCache::read_entry(const std::string& file, std::string& key, std::vector<char>& payload) const {
+  if (!usable_) return false;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::unique_ptr<char[]> bytes;
+  std::size_t size = 0;
+  struct stat st {};
+  const bool ok = ::fstat(fd, &st) == 0 && owned_regular_file(st) && read_all(fd, bytes, size);
+  ::close(fd);
+  EntryParts parts;
+  if (!ok || !parse_entry(bytes.get(), size, parts)) return false;
+  key.assign(parts.key);
+  payload.assign(parts.payload, parts.payload + parts.payload_len);
+  return true;
+}
+
+void DiskCache::touch(const std::string& file) const {
+  if (!usable_ || file.empty()) return;
+  ::utimensat(AT_FDCWD, file.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
 }
 
 std::string DiskCache::store(const std::string& key, const Hash128& key_hash, const std::vector<char>& payload) {

@@ -51,6 +51,13 @@ class DiskCache {
   }
   std::string store(const std::string& key, const Hash128& key_hash, const std::vector<char>& payload);
 
+  // One entry's key material and payload, read from its file without knowing its key: false when
+  // the file is missing, not a whole entry, or not the user's own regular file. Nothing is removed
+  // or touched (the preload of recently used kernels reads entries it may never use).
+  bool read_entry(const std::string& file, std::string& key, std::vector<char>& payload) const;
+  // Marks an entry as used now, for least recently used eviction (a kernel read before its use).
+  void touch(const std::string& file) const;
+
   std::string file_for(const std::string& key) const { return file_for(hash128(key)); }
   std::string file_for(const Hash128& key_hash) const;
   std::vector<Entry> entries() const;

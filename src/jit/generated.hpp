@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,26 @@ Kernel generated_kernel(const std::string& generator_key, const std::function<st
 // the build ID, the chosen NVRTC and the disk cache's folder. The CUDA backend calls it when it is
 // created for a device. Never throws: the same calls report a problem where a kernel is needed.
 void prepare_generated_kernels(const Device& device) noexcept;
+
+// What a preload of recently used kernels did on one device.
+struct PreloadReport {
+  bool ran = false;              // false: none ran for the device (XP_PRELOAD_KERNELS=0, or not yet)
+  std::size_t entries_read = 0;  // disk entries read whole (the newest first)
+  std::size_t modules = 0;       // modules loaded onto the device
+  std::size_t kernels = 0;       // generated kernels looked up in them, with their limits
+  std::size_t failed = 0;        // entries whose module or kernel the driver refused (note: the last error)
+  double ms = 0;
+  std::string note;  // why it stopped early or did nothing, if it did
+};
+
+// The CUDA backend's start on a device: prepare_generated_kernels, then, on a thread of its own,
+// the XP_PRELOAD_KERNELS most recently used entries of the disk cache that fit this xp, NVRTC and
+// device loaded onto it, generated kernels looked up too, so that a process's first use of them
+// reads no file and calls no driver function but the launch. What it loads serves every later
+// lookup, which touches the entry then. Never throws; the thread is waited for at exit.
+void start_kernel_preload(const Device& device) noexcept;
+// Waits until no preload runs, and says what the last one on `device` did (for tests).
+PreloadReport wait_for_kernel_preload(const Device& device);
 
 // The key material generated_kernel uses for a device of this architecture (sm number: 90); ""
 // without a build ID. Exposed for tests.

@@ -3,9 +3,15 @@
 #include "xp/program.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "jit/build_id.hpp"
@@ -16,6 +22,8 @@
 #include "jit/kernel_state.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/log.hpp"
+#include "xp/config.hpp"
 #include "xp/runtime.hpp"
 #include "xp/version.hpp"
 
@@ -88,7 +96,17 @@ struct Compiled {
   ModuleInfo info;
   std::vector<std::pair<std::string, std::string>> lowered;
   std::string log;
+  // Read ahead of its use by the preload of recently used kernels: the disk entry it came from,
+  // touched (for least recently used eviction) when the process first uses it, as a disk hit is.
+  std::string preloaded_file;
+  mutable std::atomic<bool> touch_pending{false};
 };
+
+// The first use of code the preload read: its disk entry touched now.
+void note_use(const Compiled& c) {
+  if (c.touch_pending.load(std::memory_order_relaxed) && c.touch_pending.exchange(false))
+    DiskCache::instance().touch(c.preloaded_file);
+}
 
 namespace {
 
@@ -193,6 +211,32 @@ const std::string& Program::name() const {
   return state_->options.name;
 }
 
+namespace detail {
+
+// The key material of a program's disk entry up to its options: everything but the program.
+std::string program_key_head(const NvrtcCompiler& nvrtc, bool ptx, int target) {
+  std::string k = "xp-kernel-cache 1\n";
+  put_field(k, "xp", std::string(version()));
+  put_field(k, "nvrtc", nvrtc.library().version);
+  put_field(k, "toolkit-headers", nvrtc.headers_version());
+  put_field(k, "target", (ptx ? "compute_" : "sm_") + std::to_string(target));
+  return k;
+}
+
+// The same for a generated kernel's entry; "" without a build ID.
+std::string generated_key_head(const NvrtcCompiler& nvrtc, bool ptx, int target) {
+  const std::string& id = build_id();
+  if (id.empty()) return {};
+  std::string k = "xp-generated-kernel 1\n";
+  put_field(k, "build", id);
+  put_field(k, "xp", std::string(version()));
+  put_field(k, "nvrtc", nvrtc.library().version);
+  put_field(k, "target", (ptx ? "compute_" : "sm_") + std::to_string(target));
+  return k;
+}
+
+}  // namespace detail
+
 namespace {
 
 int device_arch(const Device& device) {
@@ -263,11 +307,7 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
 
   std::string key;
   key.reserve(256 + st.key_base.size());
-  key += "xp-kernel-cache 1\n";
-  put_field(key, "xp", std::string(version()));
-  put_field(key, "nvrtc", nvrtc.library().version);
-  put_field(key, "toolkit-headers", nvrtc.headers_version());
-  put_field(key, "target", (ptx ? "compute_" : "sm_") + std::to_string(target));
+  key += detail::program_key_head(nvrtc, ptx, target);
   key += st.key_base;
   const detail::Hash128 key_hash = detail::hash128(key);
   const std::string hash = key_hash.hex();
@@ -281,6 +321,7 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
       stats.memory_hit = true;
     }
   }
+  if (result) detail::note_use(*result);
   if (!result) {
     auto& disk = detail::DiskCache::checked();
     std::vector<char> payload;
@@ -413,6 +454,13 @@ struct KernelAccess {
     return k;
   }
 
+  // in_module, with the kernel's own limits asked of the driver now rather than at its first launch.
+  static void look_up_ahead(const std::shared_ptr<Module>& module, std::string_view name,
+                            const std::string& program_name) {
+    const Kernel k = in_module(module, name, program_name);
+    (void)function_limits(*k.state_);
+  }
+
   static Kernel generated(const std::string& generator_key, const std::function<std::string()>& make_source,
                           const ProgramOptions& options, std::string_view kernel_name, const Device& device);
 };
@@ -431,7 +479,13 @@ namespace {
 // and the code, the same object as Program's memory cache holds, so that one module serves both.
 struct GeneratedCache {
   std::mutex m;
-  std::unordered_map<std::string, std::pair<std::string, std::shared_ptr<const Compiled>>> by_hash;
+  struct Value {
+    std::string key;
+    std::shared_ptr<const Compiled> code;
+    // Set by the preload when the entry's time is to be renewed at the first use (cleared then).
+    std::string touch_file;
+  };
+  std::unordered_map<std::string, Value> by_hash;
 };
 GeneratedCache& generated_cache() {
   static GeneratedCache* c = new GeneratedCache();  // never destroyed, as the memory cache
@@ -442,17 +496,12 @@ GeneratedCache& generated_cache() {
 
 std::string generated_key_material(const std::string& generator_key, const ProgramOptions& options,
                                    std::string_view kernel_name, int arch) {
-  const std::string& id = build_id();
-  if (id.empty() || arch <= 0) return {};
+  if (build_id().empty() || arch <= 0) return {};
   const NvrtcCompiler& nvrtc = NvrtcCompiler::instance();
   if (!nvrtc.supports(arch)) return {};  // xp::Program says why
   const bool ptx = options.ptx || arch > nvrtc.newest_arch();
   const int target = std::min(arch, nvrtc.newest_arch());
-  std::string k = "xp-generated-kernel 1\n";
-  put_field(k, "build", id);
-  put_field(k, "xp", std::string(version()));
-  put_field(k, "nvrtc", nvrtc.library().version);
-  put_field(k, "target", (ptx ? "compute_" : "sm_") + std::to_string(target));
+  std::string k = generated_key_head(nvrtc, ptx, target);
   put_options(k, options);
   put_field(k, "kernel", std::string(kernel_name));
   put_field(k, "generator", generator_key);
@@ -472,11 +521,16 @@ Kernel KernelAccess::generated(const std::string& generator_key, const std::func
   const std::string hash = key_hash.hex();
   auto& cache = generated_cache();
   std::shared_ptr<const Compiled> code;
+  std::string touch_file;
   {
     std::lock_guard<std::mutex> lock(cache.m);
-    if (auto it = cache.by_hash.find(hash); it != cache.by_hash.end() && it->second.first == key)
-      code = it->second.second;
+    if (auto it = cache.by_hash.find(hash); it != cache.by_hash.end() && it->second.key == key) {
+      code = it->second.code;
+      if (!it->second.touch_file.empty()) touch_file = std::move(it->second.touch_file);
+      it->second.touch_file.clear();
+    }
   }
+  if (!touch_file.empty()) DiskCache::instance().touch(touch_file);
   auto& disk = DiskCache::checked();
   if (!code) {
     std::vector<char> payload;
@@ -485,7 +539,7 @@ Kernel KernelAccess::generated(const std::string& generator_key, const std::func
       c->key = key;
       code = c;
       std::lock_guard<std::mutex> lock(cache.m);
-      cache.by_hash[hash] = {key, code};
+      cache.by_hash[hash] = GeneratedCache::Value{key, code, {}};
     }
   }
   if (code) return in_module(module_of(code, device), kernel_name, options.name);
@@ -495,7 +549,7 @@ Kernel KernelAccess::generated(const std::string& generator_key, const std::func
   disk.store(key, key_hash, pack_payload(*module->code));
   {
     std::lock_guard<std::mutex> lock(cache.m);
-    cache.by_hash[hash] = {key, module->code};
+    cache.by_hash[hash] = GeneratedCache::Value{key, module->code, {}};
   }
   return in_module(module, kernel_name, options.name);
 }
@@ -512,6 +566,209 @@ void prepare_generated_kernels(const Device& device) noexcept {
 Kernel generated_kernel(const std::string& generator_key, const std::function<std::string()>& make_source,
                         const ProgramOptions& options, std::string_view kernel_name, const Device& device) {
   return KernelAccess::generated(generator_key, make_source, options, kernel_name, device);
+}
+
+// ---- the preload of recently used kernels ----
+
+namespace {
+
+// The value of the field `label` of key material written by put_field, read from `from` on (past
+// the material's first line); nullopt when absent or when the fields do not parse.
+std::optional<std::string_view> field_value(std::string_view k, std::string_view label, std::size_t from) {
+  std::size_t pos = from;
+  while (pos < k.size()) {
+    const std::size_t sp = k.find(' ', pos), nl = k.find('\n', pos);
+    if (sp == std::string_view::npos || nl == std::string_view::npos || sp > nl || nl == sp + 1) return std::nullopt;
+    std::uint64_t len = 0;
+    for (std::size_t i = sp + 1; i < nl; ++i) {
+      if (k[i] < '0' || k[i] > '9' || len > (std::uint64_t{1} << 40)) return std::nullopt;
+      len = len * 10 + static_cast<std::uint64_t>(k[i] - '0');
+    }
+    if (len > k.size() - nl - 1 || k.size() - nl - 1 - len < 1 || k[nl + 1 + len] != '\n') return std::nullopt;
+    if (k.substr(pos, sp - pos) == label) return k.substr(nl + 1, len);
+    pos = nl + 1 + len + 1;
+  }
+  return std::nullopt;
+}
+
+struct PreloadState {
+  std::mutex m;
+  std::condition_variable done;
+  int running = 0;
+  bool exit_hook = false;
+  std::atomic<bool> stop{false};
+  std::map<int, PreloadReport> reports;  // by device ordinal, once its preload has ended
+};
+PreloadState& preload_state() {
+  static PreloadState* s = new PreloadState();  // never destroyed: the exit hook and threads use it
+  return *s;
+}
+
+// At exit, a preload still running is told to stop and waited for, so that it is not inside the
+// driver while the process tears the driver down. The hook is registered after cuInit (a device is
+// in use), so it runs before anything the driver registered. A forked child has no such thread.
+void wait_for_preloads_at_exit() {
+  if (forked_after_init()) return;
+  auto& s = preload_state();
+  s.stop = true;
+  std::unique_lock<std::mutex> lock(s.m);
+  s.done.wait(lock, [&] { return s.running == 0; });
+}
+
+PreloadReport preload(const Device& device, std::size_t max_modules) {
+  PreloadReport r;
+  const auto t0 = Clock::now();
+  auto& disk = DiskCache::instance();
+  if (!disk.usable()) {
+    r.note = "no disk cache: " + disk.problem();
+    return r;
+  }
+  const int arch = device_arch(device);
+  const NvrtcCompiler& nvrtc = NvrtcCompiler::instance();
+  if (!nvrtc.supports(arch)) {
+    r.note = "NVRTC " + nvrtc.library().version + " cannot compile for sm_" + std::to_string(arch);
+    return r;
+  }
+  const bool ptx = arch > nvrtc.newest_arch();
+  const int target = std::min(arch, nvrtc.newest_arch());
+  const std::string generated_head = generated_key_head(nvrtc, ptx, target);
+  std::string program_head;
+  try {
+    program_head = program_key_head(nvrtc, ptx, target);
+  } catch (const std::exception&) {  // the toolkit's headers not found: programs are then not preloaded
+  }
+  auto entries = disk.entries();
+  std::sort(entries.begin(), entries.end(), [](const DiskCache::Entry& a, const DiskCache::Entry& b) {
+    return a.modified_ns != b.modified_ns ? a.modified_ns > b.modified_ns : a.file < b.file;
+  });
+  // Entries of other builds, NVRTC versions or GPUs are skipped; the scan ends after this many reads.
+  const std::size_t max_reads = std::max<std::size_t>(64, 4 * max_modules);
+  const std::int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // Code by its binary. A generated kernel is stored under two keys with one binary: its generator's
+  // and its program's. Its first lookup (a miss) makes one Compiled, keyed by the program, that both
+  // caches hold; the preload does the same, whichever of the two entries it reads first.
+  std::vector<std::pair<Hash128, std::shared_ptr<Compiled>>> seen;
+  auto& preload_s = preload_state();
+  for (const auto& e : entries) {
+    if (r.modules >= max_modules || r.entries_read >= max_reads) break;
+    if (preload_s.stop.load()) {
+      r.note = "stopped at exit";
+      break;
+    }
+    std::string key;
+    std::vector<char> payload;
+    if (!disk.read_entry(e.file, key, payload)) continue;
+    ++r.entries_read;
+    const bool generated = !generated_head.empty() && key.starts_with(generated_head);
+    const bool program = !generated && !program_head.empty() && key.starts_with(program_head);
+    if (!generated && !program) continue;
+    auto c = std::make_shared<Compiled>();
+    if (!unpack_payload(payload, *c)) continue;
+    const Hash128 binary_hash = hash128_bytes(c->binary.data(), c->binary.size(), 0);
+    std::shared_ptr<Compiled> code;
+    for (const auto& [h, known] : seen)
+      if (h == binary_hash && known->binary == c->binary) code = known;
+    if (code && program) continue;  // the generated kernel's program: its code is loaded already
+    // Touched at its first use unless it was touched within the minute (as a disk hit does).
+    const bool touch = now_ns - e.modified_ns > std::int64_t{60} * 1000000000;
+    const Hash128 key_hash = hash128(key);
+    std::optional<std::string_view> kernel_name, program_name;
+    if (generated) {
+      kernel_name = field_value(key, "kernel", generated_head.size());
+      program_name = field_value(key, "name", generated_head.size());
+      if (!kernel_name || !program_name) continue;
+      if (!code) {
+        code = c;
+        code->key = key;
+      }
+      auto& cache = generated_cache();
+      std::lock_guard<std::mutex> lock(cache.m);
+      const auto [it, fresh] =
+          cache.by_hash.try_emplace(key_hash.hex(), GeneratedCache::Value{key, code, touch ? e.file : std::string()});
+      if (!fresh) continue;  // the process found it first
+    } else {
+      code = c;
+      code->key = std::move(key);
+      code->preloaded_file = e.file;
+      code->touch_pending = touch;
+      auto& mem = memory_cache();
+      std::lock_guard<std::mutex> lock(mem.m);
+      const auto [it, fresh] = mem.by_hash.try_emplace(key_hash.hex(), code);
+      if (!fresh) continue;
+    }
+    const bool new_module =
+        seen.end() == std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.second == code; });
+    if (new_module) seen.emplace_back(binary_hash, code);
+    try {
+      const auto module = module_of(code, device);
+      r.modules += new_module ? 1 : 0;
+      if (generated) {
+        KernelAccess::look_up_ahead(module, *kernel_name, std::string(*program_name));
+        ++r.kernels;
+      }
+    } catch (const std::exception& ex) {  // the kernel's own lookup tries again and reports it
+      ++r.failed;
+      r.note = ex.what();
+    }
+  }
+  r.ms = ms_since(t0);
+  return r;
+}
+
+}  // namespace
+
+void start_kernel_preload(const Device& device) noexcept {
+  prepare_generated_kernels(device);
+  try {
+    const std::size_t n = config().preload_kernels;
+    if (!device.is_cuda() || n == 0) return;
+    auto& s = preload_state();
+    {
+      std::lock_guard<std::mutex> lock(s.m);
+      if (s.stop) return;
+      if (!s.exit_hook) {
+        if (std::atexit(wait_for_preloads_at_exit) != 0) return;
+        s.exit_hook = true;
+      }
+      ++s.running;
+    }
+    try {
+      std::thread([device, n] {
+        PreloadReport r;
+        try {
+          r = preload(device, n);
+        } catch (const std::exception& e) {  // what it loaded stays loaded; a kernel's own lookup reports
+          r.note = e.what();
+        } catch (...) {
+          r.note = "stopped by an unknown exception";
+        }
+        r.ran = true;
+        log(LogLevel::debug, "preloaded " + std::to_string(r.modules) + " modules (" + std::to_string(r.kernels) +
+                                 " generated kernels) of " + std::to_string(r.entries_read) +
+                                 " cache entries read onto " + device.str() + " in " + std::to_string(r.ms) + " ms" +
+                                 (r.note.empty() ? "" : ": " + r.note));
+        auto& st = preload_state();
+        std::lock_guard<std::mutex> lock(st.m);
+        st.reports[device.index()] = r;
+        --st.running;
+        st.done.notify_all();
+      }).detach();
+    } catch (...) {  // no thread: nothing is preloaded
+      std::lock_guard<std::mutex> lock(s.m);
+      --s.running;
+      s.done.notify_all();
+    }
+  } catch (...) {  // a malformed XP_PRELOAD_KERNELS is reported where a kernel is needed
+  }
+}
+
+PreloadReport wait_for_kernel_preload(const Device& device) {
+  auto& s = preload_state();
+  std::unique_lock<std::mutex> lock(s.m);
+  s.done.wait(lock, [&] { return s.running == 0; });
+  const auto it = s.reports.find(device.index());
+  return it != s.reports.end() ? it->second : PreloadReport{};
 }
 
 }  // namespace detail

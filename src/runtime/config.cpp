@@ -171,6 +171,8 @@ constexpr VariableSpec kVariables[] = {
     {"XP_GPU_MEMORY_LIMIT", "GPU memory limit", "bytes (suffixes as XP_CACHE_MAX_BYTES) or a percentage such as 80%"},
     {"XP_LAZY", "0 = evaluate every operation eagerly", "1, 0, true, false, yes, no, on, off"},
     {"XP_NUM_THREADS", "CPU threads", "an integer from 1 to 4096"},
+    {"XP_PRELOAD_KERNELS", "recently used kernels loaded onto a GPU in the background when xp starts using it",
+     "an integer from 0 (none) to 1024"},
     {"XP_LOG", "log level", "error, warn, info, debug"},
 };
 
@@ -227,6 +229,10 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
     auto n = detail::parse_u64(detail::trim(value));
     if (!n || *n < 1 || *n > 4096) return "malformed";
     cfg.num_threads = static_cast<int>(*n);
+  } else if (name == "XP_PRELOAD_KERNELS") {
+    auto n = detail::parse_u64(detail::trim(value));
+    if (!n || *n > 1024) return "malformed";
+    cfg.preload_kernels = static_cast<std::size_t>(*n);
   } else if (name == "XP_LOG") {
     const std::string v = detail::lower(detail::trim(value));
     if (v == "error")

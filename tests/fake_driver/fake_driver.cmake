@@ -54,3 +54,7 @@ target_link_libraries(test_hollow_gpu PRIVATE ${CMAKE_DL_LIBS})
 target_compile_definitions(test_hollow_gpu PRIVATE XP_FAKE_CUBLAS_PATH="$<TARGET_FILE:xp_fake_cublas>")
 add_dependencies(test_hollow_gpu xp_fake_cublas)
 xp_fake_driver_env(test_hollow_gpu "devices=2,hollow,memory=1073741824")
+
+# The preload of recently used kernels, on the same hollow devices (white box: it reads the report).
+xp_add_test(test_kernel_preload WHITEBOX SOURCES test_kernel_preload.cpp)
+xp_fake_driver_env(test_kernel_preload "devices=2,hollow,memory=1073741824")

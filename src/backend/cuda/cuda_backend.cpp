@@ -141,8 +141,9 @@ class CudaBackend final : public Backend {
         staging_(new Staging(d)),
         sm_count_(info.sm_count) {
     // The lookup's one-time set-up (build ID, NVRTC, the disk cache's folder) here, where the
-    // context's creation already takes ~100 ms, rather than inside the device's first kernel.
-    detail::prepare_generated_kernels(d);
+    // context's creation already takes ~100 ms, rather than inside the device's first kernel; then
+    // the recently used kernels of the disk cache loaded in the background (XP_PRELOAD_KERNELS).
+    detail::start_kernel_preload(d);
   }
 
   const char* name() const noexcept override { return "cuda"; }

@@ -1,0 +1,302 @@
+// The preload of recently used kernels (XP_PRELOAD_KERNELS, src/jit/program.cpp) on the fake
+// driver's hollow devices: kernels are compiled by the real NVRTC, loaded through the fake, and none
+// runs. A child process fills this process's disk cache; this process then starts using a device,
+// and what the preload loaded is counted by the fake (modules) and by the cache (entries, times).
+// Each case runs in a process of its own, so the device is first used inside the case.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fake_driver/fake_handle.hpp"
+#include "jit/disk_cache.hpp"
+#include "jit/generated.hpp"
+#include "test_util.hpp"
+#include "xp/xp.hpp"
+
+using namespace xp;
+namespace fs = std::filesystem;
+
+namespace {
+
+const xp_test::ProcessCache process_cache;
+
+class Fake : public xp_test::FakeDriverHandle {
+ public:
+  long modules_loaded() const { return count("xp_fake_cuda_modules_loaded"); }
+  long launches() const { return count("xp_fake_cuda_launches"); }
+
+ private:
+  long count(const char* name) const {
+    const auto f = fn<long (*)()>(name);
+    return f != nullptr ? f() : -1;
+  }
+};
+
+// A program of the user's own, besides the generated kernels.
+constexpr const char* kUserSource = R"(extern "C" __global__ void twice(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+})";
+
+// An array uploaded from the host (no kernel makes it).
+Array uploaded(std::int64_t n, const Device& d) {
+  return asarray(std::vector<float>(static_cast<std::size_t>(n), 1.5f), Shape{n}, d);
+}
+
+std::vector<fs::path> entry_files() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(process_cache.folder))
+    if (e.path().extension() == ".xpk") out.push_back(e.path());
+  return out;
+}
+
+std::time_t modified(const fs::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 ? st.st_mtim.tv_sec : 0;
+}
+
+void set_modified(const fs::path& p, std::time_t t) {
+  const timespec times[2] = {{t, 0}, {t, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, p.c_str(), times, 0), 0) << p;
+}
+
+std::size_t recent_entries(std::time_t since) {
+  std::size_t n = 0;
+  for (const auto& f : entry_files()) n += modified(f) >= since ? 1 : 0;
+  return n;
+}
+
+// Skips without NVRTC (a failure where XP_TEST_REQUIRE_NVRTC=1, as in CI); the fake must be usable.
+#define REQUIRE_USABLE_FAKE()                                                                              \
+  do {                                                                                                     \
+    const CudaStatus s_ = cuda_status();                                                                   \
+    if (s_.reason == CudaReason::no_usable_nvrtc)                                                          \
+      XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NVRTC", "no usable NVRTC, so CUDA is not available: " + s_.detail); \
+    ASSERT_TRUE(s_.available) << to_string(s_.reason) << ": " << s_.detail;                                \
+  } while (0)
+
+class KernelPreload : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* driver = std::getenv("XP_CUDA_DRIVER");
+    ASSERT_TRUE(driver != nullptr && std::string(driver) == XP_FAKE_DRIVER_PATH)
+        << "run through ctest, which sets XP_CUDA_DRIVER=" << XP_FAKE_DRIVER_PATH;
+  }
+
+  // A child process runs a + b, a * b (float32) and the user's program on cuda:0 with this process's
+  // cache folder, and preloads nothing itself.
+  void seed(const std::string& case_name = "KernelPreload.DISABLED_SeedTheCache") {
+    const xp_test::ProcessResult r = xp_test::run_child_case(
+        case_name, {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}, {"XP_PRELOAD_KERNELS", "0"}},
+        {"FORCE_CPU", "XP_DEVICE"});
+    EXPECT_CHILD_CASE_PASSED(r);
+  }
+
+  // The child's report of its own preload (DISABLED_ReportThePreload), with `preload` as the variable.
+  std::string child_report(const std::string& preload) {
+    const xp_test::ProcessResult r =
+        xp_test::run_child_case("KernelPreload.DISABLED_ReportThePreload",
+                                {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}, {"XP_PRELOAD_KERNELS", preload}},
+                                {"FORCE_CPU", "XP_DEVICE"});
+    EXPECT_CHILD_CASE_PASSED(r);
+    const auto at = r.out.find("preload:");
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
+  }
+
+  const Device gpu0 = Device::cuda(0);
+  const Device gpu1 = Device::cuda(1);
+  Fake fake;
+};
+
+}  // namespace
+
+TEST_F(KernelPreload, DISABLED_SeedTheCache) {
+  const char* shared = std::getenv("XP_TEST_SHARED_CACHE_DIR");
+  ASSERT_NE(shared, nullptr);
+  ::setenv("XP_CACHE_DIR", shared, 1);
+  const Array a = uploaded(1000, gpu0), b = uploaded(1000, gpu0);
+  (a + b).eval();
+  (a * b).eval();
+  Program p(kUserSource, ProgramOptions{"twice"});
+  (void)p.kernel("twice", gpu0);
+  EXPECT_EQ(detail::wait_for_kernel_preload(gpu0).ran, false) << "XP_PRELOAD_KERNELS=0 runs none";
+  EXPECT_EQ(fake.modules_loaded(), 3);
+}
+
+TEST_F(KernelPreload, DISABLED_ReportThePreload) {
+  const char* shared = std::getenv("XP_TEST_SHARED_CACHE_DIR");
+  ASSERT_NE(shared, nullptr);
+  ::setenv("XP_CACHE_DIR", shared, 1);
+  (void)empty({16}, DType::float32, gpu0);  // the device's first use
+  const detail::PreloadReport r = detail::wait_for_kernel_preload(gpu0);
+  std::printf("preload: ran %d modules %zu kernels %zu loaded %ld\n", r.ran ? 1 : 0, r.modules, r.kernels,
+              fake.modules_loaded());
+}
+
+TEST_F(KernelPreload, DISABLED_ExitRightAfterTheDevicesFirstUse) {
+  const char* shared = std::getenv("XP_TEST_SHARED_CACHE_DIR");
+  ASSERT_NE(shared, nullptr);
+  ::setenv("XP_CACHE_DIR", shared, 1);
+  (void)empty({16}, DType::float32, gpu0);  // the preload starts; the process ends without waiting
+}
+
+// The kernels of the previous process are loaded when this one starts using the device, before it
+// asks for them: their first use loads no module and compiles nothing, and a kernel that was not
+// in the cache still loads its own.
+TEST_F(KernelPreload, RecentKernelsAreLoadedBeforeTheirFirstUse) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  const std::size_t entries = kernel_cache_info().entries;
+  ASSERT_EQ(entries, 5u) << "a + b and a * b under two keys each, and the user's program";
+  ASSERT_EQ(fake.modules_loaded(), 0);
+  const Array a = uploaded(5000, gpu0), b = uploaded(5000, gpu0);
+  const detail::PreloadReport r = detail::wait_for_kernel_preload(gpu0);
+  EXPECT_TRUE(r.ran);
+  EXPECT_EQ(r.modules, 3u) << "one module per binary: a generated kernel's two entries hold one (" << r.note << ")";
+  EXPECT_EQ(r.kernels, 2u) << r.note;
+  EXPECT_EQ(r.failed, 0u) << r.note;
+  EXPECT_EQ(r.entries_read, 5u);
+  EXPECT_EQ(fake.modules_loaded(), 3);
+
+  const long launches = fake.launches();
+  (a + b).eval();
+  (a * b).eval();
+  Program p(kUserSource, ProgramOptions{"twice"});
+  (void)p.kernel("twice", gpu0);
+  EXPECT_EQ(fake.launches(), launches + 2);
+  EXPECT_EQ(fake.modules_loaded(), 3) << "the preloaded modules served the first use";
+  EXPECT_EQ(kernel_cache_info().entries, entries) << "nothing was compiled";
+
+  (a - b).eval();
+  EXPECT_EQ(fake.modules_loaded(), 4) << "a kernel the cache did not hold is compiled and loaded";
+  EXPECT_EQ(kernel_cache_info().entries, entries + 2);
+}
+
+// A preload reads entries without marking them used; a kernel's first use marks its entry, as a
+// disk hit does, so least recently used eviction sees what the process used, not what it read.
+TEST_F(KernelPreload, OnlyTheEntriesOfKernelsUsedAreTouched) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  const std::time_t old = std::time(nullptr) - 3600;
+  for (const auto& f : entry_files()) set_modified(f, old);
+  const std::time_t start = std::time(nullptr);
+  const Array a = uploaded(64, gpu0), b = uploaded(64, gpu0);
+  ASSERT_EQ(detail::wait_for_kernel_preload(gpu0).modules, 3u);
+  EXPECT_EQ(recent_entries(start), 0u) << "the preload read every entry and touched none";
+  (a + b).eval();
+  EXPECT_EQ(recent_entries(start), 1u) << "a + b's entry, at its first use";
+  (a + b).eval();
+  (a * b).eval();
+  EXPECT_EQ(recent_entries(start), 2u);
+  EXPECT_EQ(fake.modules_loaded(), 3);
+}
+
+// XP_PRELOAD_KERNELS counts modules, the most recently used first; 0 runs no preload.
+TEST_F(KernelPreload, TheVariableCapsTheModules) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  // Distinct times: the user's program is the newest entry, then the two generated kernels' entries,
+  // then their programs' entries (whose binaries the generated entries hold as well).
+  const std::time_t now = std::time(nullptr);
+  std::time_t generated = now - 120, programs = now - 7200;
+  std::string key;
+  std::vector<char> payload;
+  detail::DiskCache cache(process_cache.folder, 1ull << 30);
+  for (const auto& f : entry_files()) {
+    ASSERT_TRUE(cache.read_entry(f.string(), key, payload)) << f;
+    if (key.rfind("xp-generated-kernel 1\n", 0) == 0)
+      set_modified(f, generated--);
+    else if (key.find(kUserSource) != std::string::npos)
+      set_modified(f, now - 60);
+    else
+      set_modified(f, programs--);
+  }
+  EXPECT_EQ(child_report("0"), "preload: ran 0 modules 0 kernels 0 loaded 0");
+  EXPECT_EQ(child_report("1"), "preload: ran 1 modules 1 kernels 0 loaded 1") << "the user's program only";
+  EXPECT_EQ(child_report("2"), "preload: ran 1 modules 2 kernels 1 loaded 2");
+  EXPECT_EQ(child_report("16"), "preload: ran 1 modules 3 kernels 2 loaded 3");
+}
+
+// Entries that do not fit are skipped and left as they are: another build's, another target's,
+// one that is not a whole entry; the preload goes on past them.
+TEST_F(KernelPreload, EntriesThatDoNotFitAreSkippedAndKept) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  const std::vector<fs::path> real = entry_files();
+  ASSERT_EQ(real.size(), 5u);
+  // Planted entries, newer than the real ones: keys of another build and another target with a
+  // real payload, and a truncated copy of a real entry.
+  std::string key, foreign_build, foreign_target;
+  std::vector<char> payload;
+  detail::DiskCache cache(process_cache.folder, 1ull << 30);
+  for (const auto& f : real) {
+    if (cache.read_entry(f.string(), key, payload) && key.rfind("xp-generated-kernel 1\n", 0) == 0) break;
+    key.clear();
+  }
+  ASSERT_FALSE(key.empty());
+  foreign_build = key;
+  const auto at = foreign_build.find("build ");
+  ASSERT_NE(at, std::string::npos);
+  foreign_build[foreign_build.find('\n', at) + 1] ^= 1;  // the build ID's first character
+  foreign_target = key;
+  const auto sm = foreign_target.find("sm_");
+  ASSERT_NE(sm, std::string::npos);
+  foreign_target.replace(sm, 5, "sm_75");
+  const std::string built = cache.store(foreign_build, payload);
+  const std::string targeted = cache.store(foreign_target, payload);
+  ASSERT_FALSE(built.empty());
+  ASSERT_FALSE(targeted.empty());
+  const std::vector<char> whole = detail::encode_cache_entry(key + "x", payload);
+  const fs::path truncated = fs::path(process_cache.folder) / "0123456789abcdef0123456789abcdef.xpk";
+  {
+    std::FILE* f = std::fopen(truncated.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(whole.data(), 1, whole.size() - 7, f);
+    std::fclose(f);
+    ASSERT_EQ(::chmod(truncated.c_str(), 0600), 0);
+  }
+  const std::time_t now = std::time(nullptr);
+  for (const auto& f : real) set_modified(f, now - 3600);
+
+  const Array a = uploaded(64, gpu0), b = uploaded(64, gpu0);
+  const detail::PreloadReport r = detail::wait_for_kernel_preload(gpu0);
+  EXPECT_EQ(r.modules, 3u) << r.note;
+  EXPECT_EQ(r.kernels, 2u) << r.note;
+  EXPECT_EQ(r.entries_read, 7u) << "the two foreign entries and the five real ones; the truncated one is unreadable";
+  EXPECT_TRUE(fs::exists(truncated)) << "the preload removes nothing";
+  EXPECT_TRUE(fs::exists(built));
+  EXPECT_TRUE(fs::exists(targeted));
+  (a + b).eval();
+  EXPECT_EQ(fake.modules_loaded(), 3);
+}
+
+// The second device gets its own preload; the kernels are the same code, loaded there too.
+TEST_F(KernelPreload, EachDeviceGetsItsOwn) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  const Array a = uploaded(64, gpu1), b = uploaded(64, gpu1);
+  const detail::PreloadReport r1 = detail::wait_for_kernel_preload(gpu1);
+  EXPECT_EQ(r1.modules, 3u) << r1.note;
+  EXPECT_FALSE(detail::wait_for_kernel_preload(gpu0).ran) << "cuda:0 is not in use";
+  (a + b).eval();
+  EXPECT_EQ(fake.modules_loaded(), 3);
+}
+
+// A process may end while its preload runs: the exit waits for it and the process ends cleanly.
+TEST_F(KernelPreload, AProcessThatEndsAtOnceEndsCleanly) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  for (int i = 0; i < 3; ++i) {
+    const xp_test::ProcessResult r = xp_test::run_child_case("KernelPreload.DISABLED_ExitRightAfterTheDevicesFirstUse",
+                                                             {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}},
+                                                             {"FORCE_CPU", "XP_DEVICE", "XP_PRELOAD_KERNELS"});
+    EXPECT_CHILD_CASE_PASSED(r);
+  }
+}
