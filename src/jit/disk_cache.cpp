@@ -305,12 +305,13 @@ void DiskCache::remove_stale_temporaries() const {
   ::closedir(d);
 }
 
-std::vector<DiskCache::Entry> DiskCache::entries() const {
+std::vector<DiskCache::Entry> DiskCache::entries(const std::atomic<bool>* stop) const {
   std::vector<Entry> out;
   if (!usable_) return out;
   DIR* d = ::opendir(folder_.c_str());
   if (d == nullptr) return out;
   while (const dirent* e = ::readdir(d)) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) break;
     const std::string name = e->d_name;
     if (name.size() < 4 || name.compare(name.size() - 4, 4, kSuffix) != 0 || name[0] == '.') continue;
     struct stat st {};

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -60,7 +61,8 @@ class DiskCache {
 
   std::string file_for(const std::string& key) const { return file_for(hash128(key)); }
   std::string file_for(const Hash128& key_hash) const;
-  std::vector<Entry> entries() const;
+  // Every entry; with `stop`, the listing ends early (with what it has) once *stop is true.
+  std::vector<Entry> entries(const std::atomic<bool>* stop = nullptr) const;
   std::uint64_t total_bytes() const;
   // Removes every entry, and the temporary files of writers that died (older than a minute): the
   // number of entries removed.

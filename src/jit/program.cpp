@@ -637,18 +637,26 @@ PreloadReport preload(const Device& device, std::size_t max_modules) {
     program_head = program_key_head(nvrtc, ptx, target);
   } catch (const std::exception&) {  // the toolkit's headers not found: programs are then not preloaded
   }
-  auto entries = disk.entries();
-  std::sort(entries.begin(), entries.end(), [](const DiskCache::Entry& a, const DiskCache::Entry& b) {
-    return a.modified_ns != b.modified_ns ? a.modified_ns > b.modified_ns : a.file < b.file;
-  });
   // Entries of other builds, NVRTC versions or GPUs are skipped; the scan ends after this many reads.
   const std::size_t max_reads = std::max<std::size_t>(64, 4 * max_modules);
+  auto entries = disk.entries(&preload_state().stop);
+  const std::size_t newest = std::min(entries.size(), max_reads);
+  std::partial_sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(newest), entries.end(),
+                    [](const DiskCache::Entry& a, const DiskCache::Entry& b) {
+                      return a.modified_ns != b.modified_ns ? a.modified_ns > b.modified_ns : a.file < b.file;
+                    });
+  entries.resize(newest);
   const std::int64_t now_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   // Code by its binary. A generated kernel is stored under two keys with one binary: its generator's
   // and its program's. Its first lookup (a miss) makes one Compiled, keyed by the program, that both
   // caches hold; the preload does the same, whichever of the two entries it reads first.
-  std::vector<std::pair<Hash128, std::shared_ptr<Compiled>>> seen;
+  std::vector<std::pair<Hash128, std::shared_ptr<const Compiled>>> seen;
+  auto known = [&](const Hash128& h, const std::vector<char>& binary) -> std::shared_ptr<const Compiled> {
+    for (const auto& [sh, code] : seen)
+      if (sh == h && code->binary == binary) return code;
+    return nullptr;
+  };
   auto& preload_s = preload_state();
   for (const auto& e : entries) {
     if (r.modules >= max_modules || r.entries_read >= max_reads) break;
@@ -666,39 +674,38 @@ PreloadReport preload(const Device& device, std::size_t max_modules) {
     auto c = std::make_shared<Compiled>();
     if (!unpack_payload(payload, *c)) continue;
     const Hash128 binary_hash = hash128_bytes(c->binary.data(), c->binary.size(), 0);
-    std::shared_ptr<Compiled> code;
-    for (const auto& [h, known] : seen)
-      if (h == binary_hash && known->binary == c->binary) code = known;
-    if (code && program) continue;  // the generated kernel's program: its code is loaded already
+    std::shared_ptr<const Compiled> code = known(binary_hash, c->binary);
+    if (code && program) continue;  // a generated kernel's program: its code is on the way already
     // Touched at its first use unless it was touched within the minute (as a disk hit does).
     const bool touch = now_ns - e.modified_ns > std::int64_t{60} * 1000000000;
-    const Hash128 key_hash = hash128(key);
+    const std::string hash = hash128(key).hex();
     std::optional<std::string_view> kernel_name, program_name;
     if (generated) {
       kernel_name = field_value(key, "kernel", generated_head.size());
       program_name = field_value(key, "name", generated_head.size());
       if (!kernel_name || !program_name) continue;
       if (!code) {
+        c->key = key;
         code = c;
-        code->key = key;
       }
       auto& cache = generated_cache();
       std::lock_guard<std::mutex> lock(cache.m);
       const auto [it, fresh] =
-          cache.by_hash.try_emplace(key_hash.hex(), GeneratedCache::Value{key, code, touch ? e.file : std::string()});
-      if (!fresh) continue;  // the process found it first
+          cache.by_hash.try_emplace(hash, GeneratedCache::Value{std::move(key), code, touch ? e.file : std::string()});
+      if (!fresh) {  // the process found it first: its program's entry is not needed either
+        if (!known(binary_hash, it->second.code->binary)) seen.emplace_back(binary_hash, it->second.code);
+        continue;
+      }
     } else {
+      c->key = std::move(key);
+      c->preloaded_file = e.file;
+      c->touch_pending = touch;
       code = c;
-      code->key = std::move(key);
-      code->preloaded_file = e.file;
-      code->touch_pending = touch;
       auto& mem = memory_cache();
       std::lock_guard<std::mutex> lock(mem.m);
-      const auto [it, fresh] = mem.by_hash.try_emplace(key_hash.hex(), code);
-      if (!fresh) continue;
+      if (!mem.by_hash.try_emplace(hash, code).second) continue;
     }
-    const bool new_module =
-        seen.end() == std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.second == code; });
+    const bool new_module = !known(binary_hash, code->binary);
     if (new_module) seen.emplace_back(binary_hash, code);
     try {
       const auto module = module_of(code, device);
