@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds xp and runs every test, twice: the release preset (build/release), then the sanitize
-# preset (build/sanitize: ASan with LeakSanitizer, and UBSan; any report fails the test).
+# preset (build/sanitize: ASan with LeakSanitizer, and UBSan; any report fails the test). Then the
+# tests of xp's own threads a third time, under ThreadSanitizer (the tsan preset, build/tsan).
 #
 # Setup as scripts/main.sh does it (missing Debian packages, .venv), except that NVRTC's wheel is
 # ALWAYS installed into .venv, so the tests exercise xp's wheel search even where a CUDA toolkit
@@ -94,11 +95,23 @@ else
   results+=("SKIP  sanitize: tests (no build)")
 fi
 
+# --- tsan -----------------------------------------------------------------------------------------
+# The tests whose point is threads (the kernel preload's thread beside the program's, two threads'
+# graphs sharing an input), built with ThreadSanitizer: a report fails the test (exit code 66).
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+if run_step "tsan: configure" cmake --preset tsan &&
+  run_step "tsan: build" cmake --build --preset tsan; then
+  run_step "tsan: tests" run_ctest tsan || true
+  add_test_results tsan
+else
+  results+=("SKIP  tsan: tests (no build)")
+fi
+
 elapsed=$((SECONDS - start))
 xp_log "summary"
 printf '  %s\n' "${results[@]}"
 if [ "$failed" -eq 0 ]; then
-  printf 'test.sh: PASSED: release and sanitize builds, all tests (%dm%02ds)\n' $((elapsed / 60)) $((elapsed % 60))
+  printf 'test.sh: PASSED: release and sanitize builds, all tests, and the thread tests under TSan (%dm%02ds)\n' $((elapsed / 60)) $((elapsed % 60))
 else
   printf 'test.sh: FAILED: see the FAIL lines above (%dm%02ds)\n' $((elapsed / 60)) $((elapsed % 60))
 fi

@@ -30,6 +30,7 @@
 #include "backend/cpu/tile_ops.hpp"
 #include "backend/cuda/ew_source.hpp"
 #include "backend/ir.hpp"
+#include "jit/generated.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -941,13 +942,17 @@ TEST(CudaCodegenGpu, ASecondProcessFindsTheKernelWithoutWritingItsSource) {
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
   auto child = [&] {
     return xp_test::run_child_case("CudaCodegenGpu.DISABLED_FirstAddOfAProcess", {{"XP_TEST_SHARED_CACHE_DIR", dir}},
-                                   {"FORCE_CPU", "XP_DEVICE"});
+                                   {"FORCE_CPU", "XP_DEVICE", "XP_PRELOAD_KERNELS"});
   };
   const auto first = child(), second = child();
   EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
   EXPECT_NE(first.out.find("sources written: 1"), std::string::npos) << first.out;
   EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
   EXPECT_NE(second.out.find("sources written: 0"), std::string::npos) << second.out;
+  // The first process found nothing to preload; the second found a + b there, loaded on the real
+  // driver before its use, and ran it.
+  EXPECT_NE(first.out.find("preloaded kernels: 0, failed: 0"), std::string::npos) << first.out;
+  EXPECT_NE(second.out.find("preloaded kernels: 1, failed: 0"), std::string::npos) << second.out;
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }
@@ -960,6 +965,9 @@ TEST(CudaCodegenGpu, DISABLED_FirstAddOfAProcess) {
   const xp::Device dev = xp::Device::cuda(0);
   const std::vector<float> h = {1.5f, -2.0f, 3.25f, 1e30f, 7.0f};
   const xp::Array a = xp::asarray(h, xp::Shape{5}, dev), b = xp::asarray(h, xp::Shape{5}, dev);
+  // The device's first use started the preload of the cache's recent kernels (XP_PRELOAD_KERNELS).
+  const xp::detail::PreloadReport preload = xp::detail::wait_for_kernel_preload(dev);
+  std::printf("preloaded kernels: %zu, failed: %zu %s\n", preload.kernels, preload.failed, preload.note.c_str());
   const std::uint64_t before = cg::sources_written();
   const std::vector<float> got = (a + b).to_vector<float>();
   std::printf("sources written: %llu\n", static_cast<unsigned long long>(cg::sources_written() - before));

@@ -179,6 +179,28 @@ TEST_F(KernelPreload, RecentKernelsAreLoadedBeforeTheirFirstUse) {
   EXPECT_EQ(kernel_cache_info().entries, entries + 2);
 }
 
+// The process may ask for the kernels while the preload is still loading them: each lookup gets a
+// kernel, whoever loads it, and nothing is compiled (run under ThreadSanitizer too).
+TEST_F(KernelPreload, KernelsAskedForDuringThePreloadAreFound) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  const std::size_t entries = kernel_cache_info().entries;
+  const long launches = fake.launches();
+  {
+    const Array a = uploaded(64, gpu0), b = uploaded(64, gpu0);
+    (a + b).eval();  // at once: the preload has just started
+    (a * b).eval();
+    Program p(kUserSource, ProgramOptions{"twice"});
+    (void)p.kernel("twice", gpu0);
+  }
+  const detail::PreloadReport r = detail::wait_for_kernel_preload(gpu0);
+  EXPECT_TRUE(r.ran);
+  EXPECT_EQ(r.failed, 0u) << r.note;
+  EXPECT_EQ(fake.launches(), launches + 2);
+  EXPECT_EQ(kernel_cache_info().entries, entries) << "nothing was compiled";
+  EXPECT_LE(fake.modules_loaded(), 6) << "at most each of the three modules twice, by the preload and the lookup";
+}
+
 // A preload reads entries without marking them used; a kernel's first use marks its entry, as a
 // disk hit does, so least recently used eviction sees what the process used, not what it read.
 TEST_F(KernelPreload, OnlyTheEntriesOfKernelsUsedAreTouched) {

@@ -528,8 +528,10 @@ void kernel(const void* const* in, void* out, int64_t n) {
 // add, subtract, multiply and divide of float32 and float64, the loops that small programs spend
 // their time in, also compiled for AVX2 and AVX-512F and picked when the library is loaded (GCC's
 // target_clones, x86-64 ELF only). Each element is one IEEE operation whatever the vector width, so
-// every path gives the same bits (-ffp-contract=off: never an FMA).
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
+// every path gives the same bits (-ffp-contract=off: never an FMA). Not under ThreadSanitizer: the
+// clones' resolvers run while the program is relocated, before TSan's runtime is set up, and their
+// instrumented code crashes there.
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define XP_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define XP_SIMD_CLONES
