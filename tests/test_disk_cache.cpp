@@ -821,3 +821,84 @@ TEST(GeneratedKernels, PreparingTheLookupNeverThrows) {
                    xp::ProgramOptions{}, "k", missing),
                xp::DeviceUnavailable);
 }
+
+// ---- the recent list (.recent): what the last processes used, for the preload ----
+
+namespace {
+std::string name_of(int i) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%032x", i);
+  return buf;
+}
+}  // namespace
+
+TEST(DiskCache, TheRecentListPutsTheLatestProcessFirstAndKeepsSixtyFour) {
+  TempDir tmp;
+  const std::string folder = tmp / "cache";
+  DiskCache cache(folder, kBig);
+  ASSERT_TRUE(cache.usable()) << cache.problem();
+  EXPECT_TRUE(cache.recent().empty()) << "no list yet";
+  EXPECT_FALSE(cache.remember({})) << "nothing used: nothing written";
+  EXPECT_FALSE(exists_no_follow(folder + "/.recent"));
+
+  ASSERT_TRUE(cache.remember({name_of(1), name_of(2), name_of(1), name_of(3)}));
+  EXPECT_EQ(cache.recent(), (std::vector<std::string>{name_of(1), name_of(2), name_of(3)})) << "each name once";
+  struct stat st {};
+  ASSERT_EQ(::lstat((folder + "/.recent").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(cache.entries().empty()) << "the list is not an entry";
+
+  // The next process's names go first; the others follow in their order.
+  ASSERT_TRUE(cache.remember({name_of(4), name_of(2)}));
+  EXPECT_EQ(cache.recent(), (std::vector<std::string>{name_of(4), name_of(2), name_of(1), name_of(3)}));
+  // Names the list already starts with, in its order: the file is left as it is.
+  const ino_t inode = st.st_ino;
+  EXPECT_FALSE(cache.remember({name_of(4), name_of(2)}));
+  ASSERT_EQ(::lstat((folder + "/.recent").c_str(), &st), 0);
+  EXPECT_NE(st.st_ino, inode) << "the second write renamed a new file into place";
+  const ino_t written = st.st_ino;
+  EXPECT_FALSE(cache.remember({name_of(4)}));
+  ASSERT_EQ(::lstat((folder + "/.recent").c_str(), &st), 0);
+  EXPECT_EQ(st.st_ino, written);
+
+  std::vector<std::string> many;
+  for (int i = 100; i < 200; ++i) many.push_back(name_of(i));
+  ASSERT_TRUE(cache.remember(many));
+  const auto list = cache.recent();
+  ASSERT_EQ(list.size(), DiskCache::kRecentNames);
+  EXPECT_EQ(list, std::vector<std::string>(many.begin(), many.begin() + 64));
+
+  EXPECT_EQ(cache.clear(), 0u);
+  EXPECT_FALSE(exists_no_follow(folder + "/.recent")) << "clear removes the list too";
+}
+
+TEST(DiskCache, ARecentListThatIsNotWholeOrNotTheUsersIsIgnored) {
+  TempDir tmp;
+  const std::string folder = tmp / "cache";
+  DiskCache cache(folder, kBig);
+  ASSERT_TRUE(cache.usable()) << cache.problem();
+  const std::string list = folder + "/.recent";
+  auto write = [&](const std::string& text, mode_t mode) {
+    ::unlink(list.c_str());
+    std::ofstream(list) << text;
+    ASSERT_EQ(::chmod(list.c_str(), mode), 0);
+  };
+  // Lines that are not names are skipped; a last line without its newline is not whole.
+  write("xp-recent 1\n" + name_of(1) + "\nNOT-A-NAME\n" + name_of(2) + "0\n" + name_of(3) + "\n" + name_of(4), 0600);
+  EXPECT_EQ(cache.recent(), (std::vector<std::string>{name_of(1), name_of(3)}));
+  write("xp-recent 2\n" + name_of(1) + "\n", 0600);
+  EXPECT_TRUE(cache.recent().empty()) << "another format";
+  write("xp-recent 1\n" + name_of(1) + "\n", 0622);
+  EXPECT_TRUE(cache.recent().empty()) << "others may write it";
+  // A link is not followed, and a new list replaces it rather than writing through it.
+  const std::string target = tmp / "elsewhere";
+  std::ofstream(target) << "xp-recent 1\n" + name_of(9) + "\n";
+  ::unlink(list.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), list.c_str()), 0);
+  EXPECT_TRUE(cache.recent().empty());
+  ASSERT_TRUE(cache.remember({name_of(5)}));
+  EXPECT_EQ(cache.recent(), std::vector<std::string>{name_of(5)});
+  std::ifstream in(target);
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "xp-recent 1\n" + name_of(9) + "\n");
+}

@@ -30,6 +30,9 @@ constexpr long kTouchAfterSeconds = 60;
 // a process that died in between.
 constexpr long kStaleTemporarySeconds = 60;
 constexpr const char* kTemporaryPrefix = ".tmp-";
+// The recent list: a header line, then one entry name per line.
+constexpr const char* kRecentFile = ".recent";
+constexpr const char* kRecentHeader = "xp-recent 1\n";
 
 void put_u64(std::vector<char>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -241,7 +244,8 @@ DiskCache::Lookup DiskCache::load(const std::string& key, const Hash128& key_has
   return Lookup::hit;
 }
 
-bool DiskCache::read_entry(const std::string& file, std::string& key, std::vector<char>& payload) const {
+bool DiskCache::read_entry(const std::string& file, std::string& key, std::vector<char>& payload,
+                           std::int64_t* modified_ns) const {
   if (!usable_) return false;
   const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
@@ -252,8 +256,65 @@ bool DiskCache::read_entry(const std::string& file, std::string& key, std::vecto
   ::close(fd);
   EntryParts parts;
   if (!ok || !parse_entry(bytes.get(), size, parts)) return false;
+  if (modified_ns != nullptr)
+    *modified_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   key.assign(parts.key);
   payload.assign(parts.payload, parts.payload + parts.payload_len);
+  return true;
+}
+
+std::string DiskCache::file_of_name(const std::string& name) const {
+  return folder_ + "/" + name + kSuffix;
+}
+
+std::vector<std::string> DiskCache::recent() const {
+  std::vector<std::string> out;
+  if (!usable_) return out;
+  const std::string file = folder_ + "/" + kRecentFile;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return out;
+  std::unique_ptr<char[]> bytes;
+  std::size_t size = 0;
+  struct stat st {};
+  const bool ok = ::fstat(fd, &st) == 0 && owned_regular_file(st) && st.st_size <= 65536 && read_all(fd, bytes, size);
+  ::close(fd);
+  if (!ok) return out;
+  const std::string_view text(bytes.get(), size);
+  if (!text.starts_with(kRecentHeader)) return out;
+  std::size_t pos = std::strlen(kRecentHeader);
+  while (pos < text.size() && out.size() < kRecentNames) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) break;  // a last line without its newline is not whole
+    const std::string_view name = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (name.size() != 32 || name.find_first_not_of("0123456789abcdef") != std::string_view::npos) continue;
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.emplace_back(name);
+  }
+  return out;
+}
+
+bool DiskCache::remember(const std::vector<std::string>& used) {
+  if (!usable_ || used.empty()) return false;
+  const std::vector<std::string> old = recent();
+  std::vector<std::string> list;
+  auto add = [&](const std::string& n) {
+    if (list.size() < kRecentNames && n.size() == 32 && std::find(list.begin(), list.end(), n) == list.end())
+      list.push_back(n);
+  };
+  for (const auto& n : used) add(n);
+  for (const auto& n : old) add(n);
+  if (list == old) return false;
+  std::string text = kRecentHeader;
+  for (const auto& n : list) text += n + '\n';
+  std::string tmpl = folder_ + "/" + kTemporaryPrefix + "recent-XXXXXX";
+  const int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = write_all(fd, std::vector<char>(text.begin(), text.end())) && ::fchmod(fd, 0600) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmpl.c_str(), (folder_ + "/" + kRecentFile).c_str()) != 0) {
+    ::unlink(tmpl.c_str());
+    return false;
+  }
   return true;
 }
 
@@ -305,13 +366,12 @@ void DiskCache::remove_stale_temporaries() const {
   ::closedir(d);
 }
 
-std::vector<DiskCache::Entry> DiskCache::entries(const std::atomic<bool>* stop) const {
+std::vector<DiskCache::Entry> DiskCache::entries() const {
   std::vector<Entry> out;
   if (!usable_) return out;
   DIR* d = ::opendir(folder_.c_str());
   if (d == nullptr) return out;
   while (const dirent* e = ::readdir(d)) {
-    if (stop != nullptr && stop->load(std::memory_order_relaxed)) break;
     const std::string name = e->d_name;
     if (name.size() < 4 || name.compare(name.size() - 4, 4, kSuffix) != 0 || name[0] == '.') continue;
     struct stat st {};
@@ -333,7 +393,10 @@ std::uint64_t DiskCache::total_bytes() const {
 std::size_t DiskCache::clear() {
   std::size_t n = 0;
   for (const auto& e : entries()) n += ::unlink(e.file.c_str()) == 0 ? 1 : 0;
-  if (usable_) remove_stale_temporaries();
+  if (usable_) {
+    ::unlink((folder_ + "/" + kRecentFile).c_str());
+    remove_stale_temporaries();
+  }
   return n;
 }
 

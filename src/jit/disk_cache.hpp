@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -55,16 +54,27 @@ class DiskCache {
   // One entry's key material and payload, read from its file without knowing its key: false when
   // the file is missing, not a whole entry, or not the user's own regular file. Nothing is removed
   // or touched (the preload of recently used kernels reads entries it may never use).
-  bool read_entry(const std::string& file, std::string& key, std::vector<char>& payload) const;
+  bool read_entry(const std::string& file, std::string& key, std::vector<char>& payload,
+                  std::int64_t* modified_ns = nullptr) const;
   // Marks an entry as used now, for least recently used eviction (a kernel read before its use).
   void touch(const std::string& file) const;
 
+  // The recent list (the file .recent in the folder): the names of the entries (file_for's, 32 hex
+  // digits without the suffix) that the last processes used, first used first, at most
+  // kRecentNames. The preload of recently used kernels reads it instead of listing the folder.
+  static constexpr std::size_t kRecentNames = 64;
+  std::vector<std::string> recent() const;
+  // Puts `used` (names, first used first) ahead of the recent list, keeps kRecentNames, and writes
+  // the list back only when that changes it (a temporary file renamed into place, as an entry).
+  // Returns whether it wrote.
+  bool remember(const std::vector<std::string>& used);
+  std::string file_of_name(const std::string& name) const;
+
   std::string file_for(const std::string& key) const { return file_for(hash128(key)); }
   std::string file_for(const Hash128& key_hash) const;
-  // Every entry; with `stop`, the listing ends early (with what it has) once *stop is true.
-  std::vector<Entry> entries(const std::atomic<bool>* stop = nullptr) const;
+  std::vector<Entry> entries() const;
   std::uint64_t total_bytes() const;
-  // Removes every entry, and the temporary files of writers that died (older than a minute): the
+  // Removes every entry, the recent list, and the temporary files of writers that died (older than a minute): the
   // number of entries removed.
   std::size_t clear();
   // Removes least recently used entries until the total is at most max_bytes (an entry another

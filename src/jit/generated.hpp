@@ -27,7 +27,7 @@ void prepare_generated_kernels(const Device& device) noexcept;
 // What a preload of recently used kernels did on one device.
 struct PreloadReport {
   bool ran = false;              // false: none ran for the device (XP_PRELOAD_KERNELS=0, or not yet)
-  std::size_t entries_read = 0;  // disk entries read whole (the newest first)
+  std::size_t entries_read = 0;  // entries of the recent list read whole, in its order
   std::size_t modules = 0;       // modules loaded onto the device
   std::size_t kernels = 0;       // generated kernels looked up in them, with their limits
   std::size_t failed = 0;        // entries whose module or kernel the driver refused (note: the last error)
@@ -35,11 +35,13 @@ struct PreloadReport {
   std::string note;  // why it stopped early or did nothing, if it did
 };
 
-// The CUDA backend's start on a device: prepare_generated_kernels, then, on a thread of its own,
-// the XP_PRELOAD_KERNELS most recently used entries of the disk cache that fit this xp, NVRTC and
-// device loaded onto it, generated kernels looked up too, so that a process's first use of them
-// reads no file and calls no driver function but the launch. What it loads serves every later
-// lookup, which touches the entry then. Never throws; the thread is waited for at exit.
+// The CUDA backend's start on a device: prepare_generated_kernels, then, on a thread of its own, the
+// first XP_PRELOAD_KERNELS modules of the disk cache's recent list (DiskCache::recent: what the last
+// processes used, first used first) that fit this xp, NVRTC and device loaded onto it, generated
+// kernels looked up too, so that a process's first use of them reads no file and calls no driver
+// function but the launch. A lookup that finds one notes and touches its entry then, as a disk hit
+// does. At exit the thread is stopped and waited for, and the entries the process used are put
+// ahead of the recent list (also with XP_PRELOAD_KERNELS=0). Never throws.
 void start_kernel_preload(const Device& device) noexcept;
 // Waits until no preload runs, and says what the last one on `device` did (for tests).
 PreloadReport wait_for_kernel_preload(const Device& device);

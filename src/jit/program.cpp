@@ -96,16 +96,42 @@ struct Compiled {
   ModuleInfo info;
   std::vector<std::pair<std::string, std::string>> lowered;
   std::string log;
-  // Read ahead of its use by the preload of recently used kernels: the disk entry it came from,
-  // touched (for least recently used eviction) when the process first uses it, as a disk hit is.
-  std::string preloaded_file;
-  mutable std::atomic<bool> touch_pending{false};
+  // Read ahead of its use by the preload of recently used kernels: the name of the disk entry it
+  // came from, noted as used when the process first uses it, and then touched (for least recently
+  // used eviction) when `touch`, as a disk hit is.
+  std::string preloaded_name;
+  bool touch = false;
+  mutable std::atomic<bool> first_use_pending{false};
 };
 
-// The first use of code the preload read: its disk entry touched now.
+// The disk entries this process used, by name, first used first: written ahead of the recent
+// list at exit (DiskCache::remember), for the next process's preload.
+struct UsedEntries {
+  std::mutex m;
+  std::vector<std::string> names;
+};
+UsedEntries& used_entries() {
+  static UsedEntries* u = new UsedEntries();  // never destroyed: read by the exit hook
+  return *u;
+}
+void note_entry_used(const std::string& name) {
+  auto& u = used_entries();
+  std::lock_guard<std::mutex> lock(u.m);
+  if (u.names.size() < DiskCache::kRecentNames && std::find(u.names.begin(), u.names.end(), name) == u.names.end())
+    u.names.push_back(name);
+}
+// The name of an entry's file (its hash in hex), or "" for a path that is not an entry's.
+std::string entry_name(const std::string& file) {
+  const auto slash = file.rfind('/');
+  const std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+  return base.size() == 36 && base.ends_with(".xpk") ? base.substr(0, 32) : std::string();
+}
+
+// The first use of code the preload read: noted, and its entry touched when due.
 void note_use(const Compiled& c) {
-  if (c.touch_pending.load(std::memory_order_relaxed) && c.touch_pending.exchange(false))
-    DiskCache::instance().touch(c.preloaded_file);
+  if (!c.first_use_pending.load(std::memory_order_relaxed) || !c.first_use_pending.exchange(false)) return;
+  note_entry_used(c.preloaded_name);
+  if (c.touch) DiskCache::instance().touch(DiskCache::instance().file_of_name(c.preloaded_name));
 }
 
 namespace {
@@ -404,7 +430,10 @@ std::shared_ptr<detail::Module> module_of(const std::shared_ptr<const detail::Co
   return cache.modules.emplace(std::make_pair(code.get(), device.index()), m).first->second;
 }
 
-std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st, const Device& device) {
+// `note`: a program of the user's (not one compiled for a generated kernel): the disk entry it came
+// from or went to is noted as used, for the recent list.
+std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st, const Device& device,
+                                           bool note = true) {
   if (!device.is_cuda())
     throw ValueError("a kernel runs on a CUDA device; " + device.str() + " is not one (xp::Program " + p.name() + ")");
   {
@@ -413,6 +442,9 @@ std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st,
   }
   CompileStats stats;
   auto m = module_of(build(st, Arch::sm(device_arch(device)), stats), device);
+  if (note && !stats.memory_hit) {
+    if (const std::string name = detail::entry_name(stats.cache_file); !name.empty()) detail::note_entry_used(name);
+  }
   std::lock_guard<std::mutex> lock(st.m);
   return st.modules.emplace(device.index(), m).first->second;
 }
@@ -482,8 +514,10 @@ struct GeneratedCache {
   struct Value {
     std::string key;
     std::shared_ptr<const Compiled> code;
-    // Set by the preload when the entry's time is to be renewed at the first use (cleared then).
-    std::string touch_file;
+    // Set by the preload: the entry's name, noted as used at the first use (cleared then), and
+    // whether its time is to be renewed then.
+    std::string preloaded_name;
+    bool touch = false;
   };
   std::unordered_map<std::string, Value> by_hash;
 };
@@ -521,32 +555,44 @@ Kernel KernelAccess::generated(const std::string& generator_key, const std::func
   const std::string hash = key_hash.hex();
   auto& cache = generated_cache();
   std::shared_ptr<const Compiled> code;
-  std::string touch_file;
+  std::string preloaded;
+  bool touch = false;
   {
     std::lock_guard<std::mutex> lock(cache.m);
     if (auto it = cache.by_hash.find(hash); it != cache.by_hash.end() && it->second.key == key) {
       code = it->second.code;
-      if (!it->second.touch_file.empty()) touch_file = std::move(it->second.touch_file);
-      it->second.touch_file.clear();
+      if (!it->second.preloaded_name.empty()) {
+        preloaded = std::move(it->second.preloaded_name);
+        it->second.preloaded_name.clear();
+        touch = it->second.touch;
+      }
     }
   }
-  if (!touch_file.empty()) DiskCache::instance().touch(touch_file);
+  if (!preloaded.empty()) {  // the first use of a kernel the preload loaded
+    note_entry_used(preloaded);
+    if (touch) DiskCache::instance().touch(DiskCache::instance().file_of_name(preloaded));
+  }
   auto& disk = DiskCache::checked();
   if (!code) {
     std::vector<char> payload;
     auto c = std::make_shared<Compiled>();
     if (disk.load(key, key_hash, payload) == DiskCache::Lookup::hit && unpack_payload(payload, *c)) {
       c->key = key;
-      code = c;
+      note_entry_used(hash);
       std::lock_guard<std::mutex> lock(cache.m);
-      cache.by_hash[hash] = GeneratedCache::Value{key, code, {}};
+      // The preload may have put the same code there meanwhile: that one is used (its module may be
+      // loaded already), and its first use is this one.
+      auto [it, fresh] = cache.by_hash.try_emplace(hash, GeneratedCache::Value{key, c, {}});
+      if (!fresh && it->second.key != key) it->second = GeneratedCache::Value{key, c, {}};
+      it->second.preloaded_name.clear();
+      code = it->second.code;
     }
   }
   if (code) return in_module(module_of(code, device), kernel_name, options.name);
   // A miss: the source, compiled (or found by it) through Program; the code stored under this key.
   Program prog(make_source(), options);
-  auto module = module_for(prog, *prog.state_, device);
-  disk.store(key, key_hash, pack_payload(*module->code));
+  auto module = module_for(prog, *prog.state_, device, false);
+  if (!disk.store(key, key_hash, pack_payload(*module->code)).empty()) note_entry_used(hash);
   {
     std::lock_guard<std::mutex> lock(cache.m);
     cache.by_hash[hash] = GeneratedCache::Value{key, module->code, {}};
@@ -605,14 +651,27 @@ PreloadState& preload_state() {
 }
 
 // At exit, a preload still running is told to stop and waited for, so that it is not inside the
-// driver while the process tears the driver down. The hook is registered after cuInit (a device is
-// in use), so it runs before anything the driver registered. A forked child has no such thread.
-void wait_for_preloads_at_exit() {
+// driver while the process tears the driver down; then the entries this process used go ahead of
+// the recent list. The hook is registered after cuInit (a device is in use), so it runs before
+// anything the driver registered. A forked child has no such thread and leaves the list alone.
+void at_exit() {
   if (forked_after_init()) return;
   auto& s = preload_state();
   s.stop = true;
-  std::unique_lock<std::mutex> lock(s.m);
-  s.done.wait(lock, [&] { return s.running == 0; });
+  {
+    std::unique_lock<std::mutex> lock(s.m);
+    s.done.wait(lock, [&] { return s.running == 0; });
+  }
+  try {
+    std::vector<std::string> used;
+    {
+      auto& u = used_entries();
+      std::lock_guard<std::mutex> lock(u.m);
+      used = u.names;
+    }
+    DiskCache::instance().remember(used);
+  } catch (...) {  // at exit: the list is only a hint
+  }
 }
 
 PreloadReport preload(const Device& device, std::size_t max_modules) {
@@ -637,48 +696,38 @@ PreloadReport preload(const Device& device, std::size_t max_modules) {
     program_head = program_key_head(nvrtc, ptx, target);
   } catch (const std::exception&) {  // the toolkit's headers not found: programs are then not preloaded
   }
-  // Entries of other builds, NVRTC versions or GPUs are skipped; the scan ends after this many reads.
-  const std::size_t max_reads = std::max<std::size_t>(64, 4 * max_modules);
-  auto entries = disk.entries(&preload_state().stop);
-  const std::size_t newest = std::min(entries.size(), max_reads);
-  std::partial_sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(newest), entries.end(),
-                    [](const DiskCache::Entry& a, const DiskCache::Entry& b) {
-                      return a.modified_ns != b.modified_ns ? a.modified_ns > b.modified_ns : a.file < b.file;
-                    });
-  entries.resize(newest);
   const std::int64_t now_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  // Code by its binary. A generated kernel is stored under two keys with one binary: its generator's
-  // and its program's. Its first lookup (a miss) makes one Compiled, keyed by the program, that both
-  // caches hold; the preload does the same, whichever of the two entries it reads first.
+  // Code by its binary: one module for one binary, should two names hold it.
   std::vector<std::pair<Hash128, std::shared_ptr<const Compiled>>> seen;
   auto known = [&](const Hash128& h, const std::vector<char>& binary) -> std::shared_ptr<const Compiled> {
     for (const auto& [sh, code] : seen)
       if (sh == h && code->binary == binary) return code;
     return nullptr;
   };
-  auto& preload_s = preload_state();
-  for (const auto& e : entries) {
-    if (r.modules >= max_modules || r.entries_read >= max_reads) break;
-    if (preload_s.stop.load()) {
+  for (const std::string& name : disk.recent()) {
+    if (r.modules >= max_modules) break;
+    if (preload_state().stop.load()) {
       r.note = "stopped at exit";
       break;
     }
     std::string key;
     std::vector<char> payload;
-    if (!disk.read_entry(e.file, key, payload)) continue;
+    std::int64_t modified_ns = 0;
+    if (!disk.read_entry(disk.file_of_name(name), key, payload, &modified_ns)) continue;  // evicted, or damaged
     ++r.entries_read;
+    // Entries of another build of xp, NVRTC version or GPU are not this process's.
     const bool generated = !generated_head.empty() && key.starts_with(generated_head);
     const bool program = !generated && !program_head.empty() && key.starts_with(program_head);
     if (!generated && !program) continue;
+    const std::string hash = hash128(key).hex();
+    if (hash != name) continue;  // a file under another entry's name
     auto c = std::make_shared<Compiled>();
     if (!unpack_payload(payload, *c)) continue;
     const Hash128 binary_hash = hash128_bytes(c->binary.data(), c->binary.size(), 0);
     std::shared_ptr<const Compiled> code = known(binary_hash, c->binary);
-    if (code && program) continue;  // a generated kernel's program: its code is on the way already
     // Touched at its first use unless it was touched within the minute (as a disk hit does).
-    const bool touch = now_ns - e.modified_ns > std::int64_t{60} * 1000000000;
-    const std::string hash = hash128(key).hex();
+    const bool touch = now_ns - modified_ns > std::int64_t{60} * 1000000000;
     std::optional<std::string_view> kernel_name, program_name;
     if (generated) {
       kernel_name = field_value(key, "kernel", generated_head.size());
@@ -690,16 +739,14 @@ PreloadReport preload(const Device& device, std::size_t max_modules) {
       }
       auto& cache = generated_cache();
       std::lock_guard<std::mutex> lock(cache.m);
-      const auto [it, fresh] =
-          cache.by_hash.try_emplace(hash, GeneratedCache::Value{std::move(key), code, touch ? e.file : std::string()});
-      if (!fresh) {  // the process found it first: its program's entry is not needed either
-        if (!known(binary_hash, it->second.code->binary)) seen.emplace_back(binary_hash, it->second.code);
-        continue;
-      }
+      if (!cache.by_hash.try_emplace(hash, GeneratedCache::Value{std::move(key), code, name, touch}).second)
+        continue;  // the process found it first
     } else {
+      if (code) continue;  // its binary is loaded already
       c->key = std::move(key);
-      c->preloaded_file = e.file;
-      c->touch_pending = touch;
+      c->preloaded_name = name;
+      c->touch = touch;
+      c->first_use_pending = true;
       code = c;
       auto& mem = memory_cache();
       std::lock_guard<std::mutex> lock(mem.m);
@@ -728,16 +775,20 @@ PreloadReport preload(const Device& device, std::size_t max_modules) {
 void start_kernel_preload(const Device& device) noexcept {
   prepare_generated_kernels(device);
   try {
-    const std::size_t n = config().preload_kernels;
-    if (!device.is_cuda() || n == 0) return;
+    if (!device.is_cuda()) return;
     auto& s = preload_state();
     {
       std::lock_guard<std::mutex> lock(s.m);
       if (s.stop) return;
-      if (!s.exit_hook) {
-        if (std::atexit(wait_for_preloads_at_exit) != 0) return;
+      if (!s.exit_hook) {  // registered even without a preload: the process's kernels are noted for the next
+        if (std::atexit(at_exit) != 0) return;
         s.exit_hook = true;
       }
+    }
+    const std::size_t n = config().preload_kernels;
+    if (n == 0) return;
+    {
+      std::lock_guard<std::mutex> lock(s.m);
       ++s.running;
     }
     try {
@@ -753,8 +804,8 @@ void start_kernel_preload(const Device& device) noexcept {
         r.ran = true;
         log(LogLevel::debug, "preloaded " + std::to_string(r.modules) + " modules (" + std::to_string(r.kernels) +
                                  " generated kernels) of " + std::to_string(r.entries_read) +
-                                 " cache entries read onto " + device.str() + " in " + std::to_string(r.ms) + " ms" +
-                                 (r.note.empty() ? "" : ": " + r.note));
+                                 " recently used cache entries read onto " + device.str() + " in " +
+                                 std::to_string(r.ms) + " ms" + (r.note.empty() ? "" : ": " + r.note));
         auto& st = preload_state();
         std::lock_guard<std::mutex> lock(st.m);
         st.reports[device.index()] = r;

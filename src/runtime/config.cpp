@@ -171,7 +171,8 @@ constexpr VariableSpec kVariables[] = {
     {"XP_GPU_MEMORY_LIMIT", "GPU memory limit", "bytes (suffixes as XP_CACHE_MAX_BYTES) or a percentage such as 80%"},
     {"XP_LAZY", "0 = evaluate every operation eagerly", "1, 0, true, false, yes, no, on, off"},
     {"XP_NUM_THREADS", "CPU threads", "an integer from 1 to 4096"},
-    {"XP_PRELOAD_KERNELS", "recently used kernels loaded onto a GPU in the background when xp starts using it",
+    {"XP_PRELOAD_KERNELS",
+     "modules of the kernels the last processes used, loaded onto a GPU in the background when xp starts using it",
      "an integer from 0 (none) to 1024"},
     {"XP_LOG", "log level", "error, warn, info, debug"},
 };
