@@ -322,6 +322,11 @@ TEST_F(KernelPreload, EachProcessPutsWhatItUsedFirstInTheList) {
   EXPECT_EQ(keys[0].rfind("xp-generated-kernel 1\n", 0), 0u);
   EXPECT_EQ(keys[1].rfind("xp-generated-kernel 1\n", 0), 0u);
   EXPECT_NE(keys[2].find(kUserSource), std::string::npos) << "the user's program, used last";
+  EXPECT_EQ(kernel_cache_info().recent, 3u);
+  const xp_test::ProcessResult info =
+      xp_test::run_process({XP_CLI_PATH, "cache", "info"}, {{"XP_CACHE_DIR", process_cache.folder}});
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("recent:  3 ("), std::string::npos) << info.out;
   // A process of a - b: its kernel goes first.
   seed("KernelPreload.DISABLED_Subtract");
   const std::vector<std::string> second = cache.recent();

@@ -16,6 +16,9 @@ struct KernelCacheInfo {
   std::uint64_t bytes = 0;
   std::uint64_t max_bytes = 0;
   std::size_t entries = 0;
+  // Names in the recent list: the entries the last processes used, first used first, whose kernels
+  // are loaded onto a GPU in the background when a process starts using it (XP_PRELOAD_KERNELS).
+  std::size_t recent = 0;
 };
 
 struct KernelCacheEntry {

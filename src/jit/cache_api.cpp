@@ -45,6 +45,7 @@ KernelCacheInfo kernel_cache_info() {
     i.bytes += e.bytes;
     ++i.entries;
   }
+  i.recent = c.recent().size();
   return i;
 }
 

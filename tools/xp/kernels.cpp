@@ -101,6 +101,10 @@ int cache(const std::string& action) {
     std::printf("folder:  %s\n", i.folder.c_str());
     std::printf("status:  %s\n", i.usable ? "in use" : ("disabled: " + i.problem).c_str());
     std::printf("entries: %zu\nsize:    %s of %s\n", i.entries, human(i.bytes).c_str(), human(i.max_bytes).c_str());
+    std::printf(
+        "recent:  %zu (entries the last processes used, first used first; up to XP_PRELOAD_KERNELS=%zu modules "
+        "of them are loaded onto a GPU in the background when a process starts using it)\n",
+        i.recent, xp::config().preload_kernels);
     return 0;
   }
   if (action == "list" || action == "clear") {
