@@ -134,6 +134,15 @@ TEST_F(KernelPreload, DISABLED_SeedTheCache) {
   EXPECT_LE(fake.modules_loaded(), 6);
 }
 
+TEST_F(KernelPreload, DISABLED_OnlyAProgram) {
+  const char* shared = std::getenv("XP_TEST_SHARED_CACHE_DIR");
+  ASSERT_NE(shared, nullptr);
+  ::setenv("XP_CACHE_DIR", shared, 1);
+  Program p(kUserSource, ProgramOptions{"twice"});
+  (void)p.kernel("twice", gpu0);  // no array: the CUDA backend is not started
+  EXPECT_FALSE(detail::wait_for_kernel_preload(gpu0).ran);
+}
+
 TEST_F(KernelPreload, DISABLED_Subtract) {
   const char* shared = std::getenv("XP_TEST_SHARED_CACHE_DIR");
   ASSERT_NE(shared, nullptr);
@@ -332,6 +341,25 @@ TEST_F(KernelPreload, EachProcessPutsWhatItUsedFirstInTheList) {
   const std::vector<std::string> second = cache.recent();
   ASSERT_EQ(second.size(), 4u);
   EXPECT_EQ(std::vector<std::string>(second.begin() + 1, second.end()), first);
+}
+
+// A process that uses kernels of its own only, without arrays, notes them too.
+TEST_F(KernelPreload, AProcessOfProgramsOnlyWritesTheListToo) {
+  REQUIRE_USABLE_FAKE();
+  seed("KernelPreload.DISABLED_OnlyAProgram");
+  detail::DiskCache cache(process_cache.folder, 1ull << 30);
+  const std::vector<std::string> list = cache.recent();
+  ASSERT_EQ(list.size(), 1u);
+  std::string key;
+  std::vector<char> payload;
+  ASSERT_TRUE(cache.read_entry(cache.file_of_name(list[0]), key, payload));
+  EXPECT_NE(key.find(kUserSource), std::string::npos);
+  // The next process that starts the backend preloads it, and the program finds it loaded.
+  const Array a = uploaded(64, gpu0);
+  EXPECT_EQ(detail::wait_for_kernel_preload(gpu0).modules, 1u);
+  Program p(kUserSource, ProgramOptions{"twice"});
+  (void)p.kernel("twice", gpu0);
+  EXPECT_EQ(fake.modules_loaded(), 1);
 }
 
 // A process that used the kernels of the list, in its order, leaves the file as it was.

@@ -114,11 +114,18 @@ UsedEntries& used_entries() {
   static UsedEntries* u = new UsedEntries();  // never destroyed: read by the exit hook
   return *u;
 }
+// Registers, once, the exit hook that writes the recent list (and stops a preload): false if the
+// C library refused it. Defined with the preload below.
+bool ensure_exit_hook();
 void note_entry_used(const std::string& name) {
-  auto& u = used_entries();
-  std::lock_guard<std::mutex> lock(u.m);
-  if (u.names.size() < DiskCache::kRecentNames && std::find(u.names.begin(), u.names.end(), name) == u.names.end())
+  {
+    auto& u = used_entries();
+    std::lock_guard<std::mutex> lock(u.m);
+    if (u.names.size() >= DiskCache::kRecentNames || std::find(u.names.begin(), u.names.end(), name) != u.names.end())
+      return;
     u.names.push_back(name);
+  }
+  ensure_exit_hook();  // a process may use kernels without arrays, so without the CUDA backend's start
 }
 // The name of an entry's file (its hash in hex), or "" for a path that is not an entry's.
 std::string entry_name(const std::string& file) {
@@ -674,6 +681,17 @@ void at_exit() {
   }
 }
 
+}  // namespace
+
+bool ensure_exit_hook() {
+  auto& s = preload_state();
+  std::lock_guard<std::mutex> lock(s.m);
+  if (!s.exit_hook && !s.stop) s.exit_hook = std::atexit(at_exit) == 0;
+  return s.exit_hook;
+}
+
+namespace {
+
 PreloadReport preload(const Device& device, std::size_t max_modules) {
   PreloadReport r;
   const auto t0 = Clock::now();
@@ -776,19 +794,14 @@ void start_kernel_preload(const Device& device) noexcept {
   prepare_generated_kernels(device);
   try {
     if (!device.is_cuda()) return;
+    // Registered even without a preload: the process's kernels are noted for the next.
+    if (!ensure_exit_hook()) return;
+    const std::size_t n = config().preload_kernels;
+    if (n == 0) return;
     auto& s = preload_state();
     {
       std::lock_guard<std::mutex> lock(s.m);
       if (s.stop) return;
-      if (!s.exit_hook) {  // registered even without a preload: the process's kernels are noted for the next
-        if (std::atexit(at_exit) != 0) return;
-        s.exit_hook = true;
-      }
-    }
-    const std::size_t n = config().preload_kernels;
-    if (n == 0) return;
-    {
-      std::lock_guard<std::mutex> lock(s.m);
       ++s.running;
     }
     try {
