@@ -378,16 +378,25 @@ TEST_F(KernelPreload, AProcessThatUsesTheSameKernelsLeavesTheListAlone) {
   EXPECT_EQ(after.st_ino, before.st_ino) << "not written again";
 }
 
-// The second device gets its own preload; the kernels are the same code, loaded there too.
+// Each device gets its own preload; a second device's finds the code the first one's read and
+// loads its modules there too.
 TEST_F(KernelPreload, EachDeviceGetsItsOwn) {
   REQUIRE_USABLE_FAKE();
   seed();
-  const Array a = uploaded(64, gpu1), b = uploaded(64, gpu1);
+  const Array a1 = uploaded(64, gpu1), b1 = uploaded(64, gpu1);
   const detail::PreloadReport r1 = detail::wait_for_kernel_preload(gpu1);
   EXPECT_EQ(r1.modules, 3u) << r1.note;
-  EXPECT_FALSE(detail::wait_for_kernel_preload(gpu0).ran) << "cuda:0 is not in use";
-  (a + b).eval();
+  EXPECT_FALSE(detail::wait_for_kernel_preload(gpu0).ran) << "cuda:0 is not in use yet";
   EXPECT_EQ(fake.modules_loaded(), 3);
+  const Array a0 = uploaded(64, gpu0), b0 = uploaded(64, gpu0);
+  const detail::PreloadReport r0 = detail::wait_for_kernel_preload(gpu0);
+  EXPECT_EQ(r0.modules, 3u) << r0.note;
+  EXPECT_EQ(r0.kernels, 2u) << r0.note;
+  EXPECT_EQ(fake.modules_loaded(), 6);
+  (a1 + b1).eval();
+  (a0 + b0).eval();
+  (a0 * b0).eval();
+  EXPECT_EQ(fake.modules_loaded(), 6) << "every first use found its module on its device";
 }
 
 // A process may end while its preload runs: the exit waits for it and the process ends cleanly.

@@ -439,6 +439,13 @@ std::shared_ptr<detail::Module> module_of(const std::shared_ptr<const detail::Co
 
 // `note`: a program of the user's (not one compiled for a generated kernel): the disk entry it came
 // from or went to is noted as used, for the recent list.
+// Whether this code's module is loaded on this device already.
+bool module_loaded(const detail::Compiled& code, const Device& device) {
+  auto& cache = module_cache();
+  std::lock_guard<std::mutex> lock(cache.m);
+  return cache.modules.count({&code, device.index()}) > 0;
+}
+
 std::shared_ptr<detail::Module> module_for(Program& p, detail::ProgramState& st, const Device& device,
                                            bool note = true) {
   if (!device.is_cuda())
@@ -755,26 +762,36 @@ PreloadReport preload(const Device& device, std::size_t max_modules) {
         c->key = key;
         code = c;
       }
+      // Code there already (the process found it first, or another device's preload did) is used
+      // as it is: its module is loaded on this device too.
       auto& cache = generated_cache();
       std::lock_guard<std::mutex> lock(cache.m);
-      if (!cache.by_hash.try_emplace(hash, GeneratedCache::Value{std::move(key), code, name, touch}).second)
-        continue;  // the process found it first
+      const auto [it, fresh] = cache.by_hash.try_emplace(hash, GeneratedCache::Value{key, code, name, touch});
+      if (!fresh) {
+        if (it->second.key != key) continue;
+        code = it->second.code;
+      }
     } else {
-      if (code) continue;  // its binary is loaded already
-      c->key = std::move(key);
-      c->preloaded_name = name;
-      c->touch = touch;
-      c->first_use_pending = true;
-      code = c;
+      if (code) continue;  // its binary is on the way already
       auto& mem = memory_cache();
       std::lock_guard<std::mutex> lock(mem.m);
-      if (!mem.by_hash.try_emplace(hash, code).second) continue;
+      auto it = mem.by_hash.find(hash);
+      if (it == mem.by_hash.end()) {
+        c->key = std::move(key);
+        c->preloaded_name = name;
+        c->touch = touch;
+        c->first_use_pending = true;
+        it = mem.by_hash.emplace(hash, c).first;
+      } else if (it->second->key != key) {
+        continue;
+      }
+      code = it->second;
     }
-    const bool new_module = !known(binary_hash, code->binary);
-    if (new_module) seen.emplace_back(binary_hash, code);
+    if (!known(binary_hash, code->binary)) seen.emplace_back(binary_hash, code);
     try {
+      const bool loaded = module_loaded(*code, device);
       const auto module = module_of(code, device);
-      r.modules += new_module ? 1 : 0;
+      r.modules += loaded ? 0 : 1;
       if (generated) {
         KernelAccess::look_up_ahead(module, *kernel_name, std::string(*program_name));
         ++r.kernels;
