@@ -399,6 +399,19 @@ TEST_F(KernelPreload, EachDeviceGetsItsOwn) {
   EXPECT_EQ(fake.modules_loaded(), 6) << "every first use found its module on its device";
 }
 
+// Two devices' preloads at once (run under ThreadSanitizer too): each loads every module once.
+TEST_F(KernelPreload, TwoDevicesPreloadAtOnce) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  const Array a0 = uploaded(64, gpu0), a1 = uploaded(64, gpu1);
+  const detail::PreloadReport r0 = detail::wait_for_kernel_preload(gpu0);
+  const detail::PreloadReport r1 = detail::wait_for_kernel_preload(gpu1);
+  EXPECT_EQ(r0.modules, 3u) << r0.note;
+  EXPECT_EQ(r1.modules, 3u) << r1.note;
+  EXPECT_EQ(r0.kernels + r1.kernels, 4u);
+  EXPECT_EQ(fake.modules_loaded(), 6);
+}
+
 // A process may end while its preload runs: the exit waits for it and the process ends cleanly.
 TEST_F(KernelPreload, AProcessThatEndsAtOnceEndsCleanly) {
   REQUIRE_USABLE_FAKE();
