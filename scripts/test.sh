@@ -69,14 +69,19 @@ add_test_results() {
     sed -nE 's/^[[:space:]]+[0-9]+ - (.*)$/\1/p')
 }
 
+# run_preset NAME: configures, builds and tests one preset, its results added to the summary.
+run_preset() {
+  if run_step "$1: configure" cmake --preset "$1" &&
+    run_step "$1: build" cmake --build --preset "$1"; then
+    run_step "$1: tests" run_ctest "$1" || true
+    add_test_results "$1"
+  else
+    results+=("SKIP  $1: tests (no build)")
+  fi
+}
+
 # --- release --------------------------------------------------------------------------------------
-if run_step "release: configure" cmake --preset release &&
-  run_step "release: build" cmake --build --preset release; then
-  run_step "release: tests" run_ctest release || true
-  add_test_results release
-else
-  results+=("SKIP  release: tests (no build)")
-fi
+run_preset release
 
 # --- sanitize -------------------------------------------------------------------------------------
 # Every sanitizer report is fatal. The same options apply while building, since gtest's test
@@ -87,25 +92,13 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 if [ -f "$XP_ROOT/tests/lsan.supp" ]; then
   export LSAN_OPTIONS="suppressions=$XP_ROOT/tests/lsan.supp:print_suppressions=0"
 fi
-if run_step "sanitize: configure" cmake --preset sanitize &&
-  run_step "sanitize: build" cmake --build --preset sanitize; then
-  run_step "sanitize: tests" run_ctest sanitize || true
-  add_test_results sanitize
-else
-  results+=("SKIP  sanitize: tests (no build)")
-fi
+run_preset sanitize
 
 # --- tsan -----------------------------------------------------------------------------------------
 # The tests whose point is threads (the kernel preload's thread beside the program's, two threads'
 # graphs sharing an input), built with ThreadSanitizer: a report fails the test (exit code 66).
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
-if run_step "tsan: configure" cmake --preset tsan &&
-  run_step "tsan: build" cmake --build --preset tsan; then
-  run_step "tsan: tests" run_ctest tsan || true
-  add_test_results tsan
-else
-  results+=("SKIP  tsan: tests (no build)")
-fi
+run_preset tsan
 
 elapsed=$((SECONDS - start))
 xp_log "summary"

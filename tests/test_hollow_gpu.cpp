@@ -28,8 +28,6 @@ const xp_test::ProcessCache process_cache;
 // The fake driver as xp loaded it, and what it counted.
 class Fake : public xp_test::FakeDriverHandle {
  public:
-  long modules_loaded() const { return count("xp_fake_cuda_modules_loaded"); }
-  long launches() const { return count("xp_fake_cuda_launches"); }
   long stream_waits() const { return count("xp_fake_cuda_stream_waits"); }
   int primary_ctx_refcount(int ordinal) const {
     const auto f = fn<int (*)(int)>("xp_fake_cuda_primary_ctx_refcount");
@@ -58,12 +56,6 @@ class Fake : public xp_test::FakeDriverHandle {
   void foreign_free(void* p) const {
     const auto f = fn<int (*)(unsigned long long)>("cuMemFree");
     if (f != nullptr) f(reinterpret_cast<std::uintptr_t>(p));
-  }
-
- private:
-  long count(const char* name) const {
-    const auto f = fn<long (*)()>(name);
-    return f != nullptr ? f() : -1;
   }
 };
 

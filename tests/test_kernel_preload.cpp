@@ -27,18 +27,6 @@ namespace {
 
 const xp_test::ProcessCache process_cache;
 
-class Fake : public xp_test::FakeDriverHandle {
- public:
-  long modules_loaded() const { return count("xp_fake_cuda_modules_loaded"); }
-  long launches() const { return count("xp_fake_cuda_launches"); }
-
- private:
-  long count(const char* name) const {
-    const auto f = fn<long (*)()>(name);
-    return f != nullptr ? f() : -1;
-  }
-};
-
 // A program of the user's own, besides the generated kernels.
 constexpr const char* kUserSource = R"(extern "C" __global__ void twice(float* x, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -112,7 +100,7 @@ class KernelPreload : public ::testing::Test {
 
   const Device gpu0 = Device::cuda(0);
   const Device gpu1 = Device::cuda(1);
-  Fake fake;
+  xp_test::FakeDriverHandle fake;
 };
 
 }  // namespace

@@ -21,6 +21,13 @@ class FakeDriverHandle {
   F fn(const char* name) const {
     return handle_ != nullptr ? reinterpret_cast<F>(dlsym(handle_, name)) : nullptr;
   }
+  // One of the fake's counters (xp_fake_cuda_modules_loaded, ...); -1 when it has no such counter.
+  long count(const char* name) const {
+    const auto f = fn<long (*)()>(name);
+    return f != nullptr ? f() : -1;
+  }
+  long modules_loaded() const { return count("xp_fake_cuda_modules_loaded"); }
+  long launches() const { return count("xp_fake_cuda_launches"); }
 
  private:
   void* handle_;
