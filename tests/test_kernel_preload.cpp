@@ -131,6 +131,16 @@ TEST_F(KernelPreload, DISABLED_OnlyAProgram) {
   EXPECT_FALSE(detail::wait_for_kernel_preload(gpu0).ran);
 }
 
+TEST_F(KernelPreload, DISABLED_AProgramThenArraysThenExit) {
+  const char* shared = std::getenv("XP_TEST_SHARED_CACHE_DIR");
+  ASSERT_NE(shared, nullptr);
+  ::setenv("XP_CACHE_DIR", shared, 1);
+  Program p(kUserSource, ProgramOptions{"twice"});
+  (void)p.kernel("twice", gpu0);             // the exit hook is registered here, before the backend starts
+  detail::set_preload_delay_for_tests(100);  // the preload starts late, as on a busy machine
+  (void)uploaded(16, gpu0);                  // the backend starts, and its preload with it
+}  // the process ends while the preload may still run: nothing it reads may be destroyed first
+
 TEST_F(KernelPreload, DISABLED_Subtract) {
   const char* shared = std::getenv("XP_TEST_SHARED_CACHE_DIR");
   ASSERT_NE(shared, nullptr);
@@ -398,6 +408,21 @@ TEST_F(KernelPreload, TwoDevicesPreloadAtOnce) {
   EXPECT_EQ(r1.modules, 3u) << r1.note;
   EXPECT_EQ(r0.kernels + r1.kernels, 4u);
   EXPECT_EQ(fake.modules_loaded(), 6);
+}
+
+// A process whose first kernel is a program's, before any array, ends cleanly while its preload
+// runs (under AddressSanitizer, a read of what exit had destroyed failed this).
+TEST_F(KernelPreload, AProcessThatUsedAProgramFirstEndsCleanly) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  for (int i = 0; i < 5; ++i) {
+    const xp_test::ProcessResult r = xp_test::run_child_case("KernelPreload.DISABLED_AProgramThenArraysThenExit",
+                                                             {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}},
+                                                             {"FORCE_CPU", "XP_DEVICE", "XP_PRELOAD_KERNELS"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("[ RUN      ] KernelPreload.DISABLED_AProgramThenArraysThenExit"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find("Sanitizer"), std::string::npos) << r.err;
+  }
 }
 
 // A process may end while its preload runs: the exit waits for it and the process ends cleanly.

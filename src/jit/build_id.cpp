@@ -55,13 +55,15 @@ int visit(dl_phdr_info* info, std::size_t, void* data) {
 }  // namespace
 
 const std::string& build_id() {
-  static const std::string id = [] {
+  // Never destroyed, as the kernel caches: a kernel may be looked up during static destruction, and
+  // the preload's thread reads it until the exit hook has stopped it.
+  static const std::string* id = [] {
     Search s;
     s.address = reinterpret_cast<std::uintptr_t>(&visit);
     dl_iterate_phdr(&visit, &s);
-    return s.id;
+    return new std::string(s.id);
   }();
-  return id;
+  return *id;
 }
 
 }  // namespace xp::detail

@@ -45,6 +45,9 @@ struct PreloadReport {
 void start_kernel_preload(const Device& device) noexcept;
 // Waits until no preload runs, and says what the last one on `device` did (for tests).
 PreloadReport wait_for_kernel_preload(const Device& device);
+// For tests: preloads started from now on pause this long once started, before they read anything
+// (a slow thread, as on a busy machine).
+void set_preload_delay_for_tests(int ms);
 
 // The key material generated_kernel uses for a device of this architecture (sm number: 90); ""
 // without a build ID. Exposed for tests.

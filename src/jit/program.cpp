@@ -668,14 +668,17 @@ PreloadState& preload_state() {
 // driver while the process tears the driver down; then the entries this process used go ahead of
 // the recent list. The hook is registered after cuInit (a device is in use), so it runs before
 // anything the driver registered. A forked child has no such thread and leaves the list alone.
-void at_exit() {
+void stop_preloads() {
   if (forked_after_init()) return;
   auto& s = preload_state();
   s.stop = true;
-  {
-    std::unique_lock<std::mutex> lock(s.m);
-    s.done.wait(lock, [&] { return s.running == 0; });
-  }
+  std::unique_lock<std::mutex> lock(s.m);
+  s.done.wait(lock, [&] { return s.running == 0; });
+}
+
+void at_exit() {
+  stop_preloads();
+  if (forked_after_init()) return;
   try {
     std::vector<std::string> used;
     {
@@ -699,9 +702,16 @@ bool ensure_exit_hook() {
 
 namespace {
 
+std::atomic<int> g_preload_delay_ms{0};  // set_preload_delay_for_tests
+
 PreloadReport preload(const Device& device, std::size_t max_modules) {
   PreloadReport r;
   const auto t0 = Clock::now();
+  if (preload_state().stop.load()) {
+    r.note = "stopped at exit";
+    return r;
+  }
+  if (const int ms = g_preload_delay_ms.load(); ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   auto& disk = DiskCache::instance();
   if (!disk.usable()) {
     r.note = "no disk cache: " + disk.problem();
@@ -815,6 +825,10 @@ void start_kernel_preload(const Device& device) noexcept {
     if (!ensure_exit_hook()) return;
     const std::size_t n = config().preload_kernels;
     if (n == 0) return;
+    // Also registered here, after prepare_generated_kernels: exit handlers run in reverse order, so
+    // this one stops the thread before anything made up to now is destroyed, even where the hook
+    // above came first (a process that used a program's kernel before any array).
+    if (std::atexit(stop_preloads) != 0) return;
     auto& s = preload_state();
     {
       std::lock_guard<std::mutex> lock(s.m);
@@ -849,6 +863,10 @@ void start_kernel_preload(const Device& device) noexcept {
     }
   } catch (...) {  // a malformed XP_PRELOAD_KERNELS is reported where a kernel is needed
   }
+}
+
+void set_preload_delay_for_tests(int ms) {
+  g_preload_delay_ms = ms;
 }
 
 PreloadReport wait_for_kernel_preload(const Device& device) {
