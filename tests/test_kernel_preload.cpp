@@ -117,7 +117,9 @@ TEST_F(KernelPreload, DISABLED_SeedTheCache) {
   const detail::PreloadReport r = detail::wait_for_kernel_preload(gpu0);
   EXPECT_EQ(r.ran, config().preload_kernels > 0);
   // With a preload, a kernel asked for while it was being loaded may have been loaded twice.
-  if (config().preload_kernels == 0) EXPECT_EQ(fake.modules_loaded(), 3);
+  if (config().preload_kernels == 0) {
+    EXPECT_EQ(fake.modules_loaded(), 3);
+  }
   EXPECT_GE(fake.modules_loaded(), 3);
   EXPECT_LE(fake.modules_loaded(), 6);
 }
