@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,21 +79,28 @@ class KernelPreload : public ::testing::Test {
         << "run through ctest, which sets XP_CUDA_DRIVER=" << XP_FAKE_DRIVER_PATH;
   }
 
+  // The child case `name` in a process of its own, on the default device, with this process's cache
+  // folder; XP_PRELOAD_KERNELS as `preload` ("": the default).
+  static xp_test::ProcessResult child(const std::string& name, const std::string& preload = "") {
+    std::map<std::string, std::string> set = {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}};
+    std::vector<std::string> unset = {"FORCE_CPU", "XP_DEVICE"};
+    if (preload.empty())
+      unset.push_back("XP_PRELOAD_KERNELS");
+    else
+      set["XP_PRELOAD_KERNELS"] = preload;
+    return xp_test::run_child_case("KernelPreload." + name, set, unset);
+  }
+
   // A child process runs a + b, a * b (float32) and the user's program on cuda:0 with this process's
   // cache folder, and preloads nothing itself.
-  void seed(const std::string& case_name = "KernelPreload.DISABLED_SeedTheCache") {
-    const xp_test::ProcessResult r = xp_test::run_child_case(
-        case_name, {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}, {"XP_PRELOAD_KERNELS", "0"}},
-        {"FORCE_CPU", "XP_DEVICE"});
+  void seed(const std::string& case_name = "DISABLED_SeedTheCache") {
+    const xp_test::ProcessResult r = child(case_name, "0");
     EXPECT_CHILD_CASE_PASSED(r);
   }
 
   // The child's report of its own preload (DISABLED_ReportThePreload), with `preload` as the variable.
   std::string child_report(const std::string& preload) {
-    const xp_test::ProcessResult r =
-        xp_test::run_child_case("KernelPreload.DISABLED_ReportThePreload",
-                                {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}, {"XP_PRELOAD_KERNELS", preload}},
-                                {"FORCE_CPU", "XP_DEVICE"});
+    const xp_test::ProcessResult r = child("DISABLED_ReportThePreload", preload);
     EXPECT_CHILD_CASE_PASSED(r);
     const auto at = r.out.find("preload:");
     return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
@@ -337,7 +345,7 @@ TEST_F(KernelPreload, EachProcessPutsWhatItUsedFirstInTheList) {
   EXPECT_EQ(info.exit_code, 0) << info.err;
   EXPECT_NE(info.out.find("recent:  3 ("), std::string::npos) << info.out;
   // A process of a - b: its kernel goes first.
-  seed("KernelPreload.DISABLED_Subtract");
+  seed("DISABLED_Subtract");
   const std::vector<std::string> second = cache.recent();
   ASSERT_EQ(second.size(), 4u);
   EXPECT_EQ(std::vector<std::string>(second.begin() + 1, second.end()), first);
@@ -346,7 +354,7 @@ TEST_F(KernelPreload, EachProcessPutsWhatItUsedFirstInTheList) {
 // A process that uses kernels of its own only, without arrays, notes them too.
 TEST_F(KernelPreload, AProcessOfProgramsOnlyWritesTheListToo) {
   REQUIRE_USABLE_FAKE();
-  seed("KernelPreload.DISABLED_OnlyAProgram");
+  seed("DISABLED_OnlyAProgram");
   detail::DiskCache cache(process_cache.folder, 1ull << 30);
   const std::vector<std::string> list = cache.recent();
   ASSERT_EQ(list.size(), 1u);
@@ -369,9 +377,7 @@ TEST_F(KernelPreload, AProcessThatUsesTheSameKernelsLeavesTheListAlone) {
   const fs::path list = fs::path(process_cache.folder) / ".recent";
   struct stat before {};
   ASSERT_EQ(::stat(list.c_str(), &before), 0);
-  const xp_test::ProcessResult r = xp_test::run_child_case("KernelPreload.DISABLED_SeedTheCache",
-                                                           {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}},
-                                                           {"FORCE_CPU", "XP_DEVICE", "XP_PRELOAD_KERNELS"});
+  const xp_test::ProcessResult r = child("DISABLED_SeedTheCache");
   EXPECT_CHILD_CASE_PASSED(r);
   struct stat after {};
   ASSERT_EQ(::stat(list.c_str(), &after), 0);
@@ -418,9 +424,7 @@ TEST_F(KernelPreload, AProcessThatUsedAProgramFirstEndsCleanly) {
   REQUIRE_USABLE_FAKE();
   seed();
   for (int i = 0; i < 5; ++i) {
-    const xp_test::ProcessResult r = xp_test::run_child_case("KernelPreload.DISABLED_AProgramThenArraysThenExit",
-                                                             {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}},
-                                                             {"FORCE_CPU", "XP_DEVICE", "XP_PRELOAD_KERNELS"});
+    const xp_test::ProcessResult r = child("DISABLED_AProgramThenArraysThenExit");
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("[ RUN      ] KernelPreload.DISABLED_AProgramThenArraysThenExit"), std::string::npos) << r.out;
     EXPECT_EQ(r.err.find("Sanitizer"), std::string::npos) << r.err;
@@ -432,9 +436,7 @@ TEST_F(KernelPreload, AProcessThatEndsAtOnceEndsCleanly) {
   REQUIRE_USABLE_FAKE();
   seed();
   for (int i = 0; i < 3; ++i) {
-    const xp_test::ProcessResult r = xp_test::run_child_case("KernelPreload.DISABLED_ExitRightAfterTheDevicesFirstUse",
-                                                             {{"XP_TEST_SHARED_CACHE_DIR", process_cache.folder}},
-                                                             {"FORCE_CPU", "XP_DEVICE", "XP_PRELOAD_KERNELS"});
+    const xp_test::ProcessResult r = child("DISABLED_ExitRightAfterTheDevicesFirstUse");
     EXPECT_CHILD_CASE_PASSED(r);
   }
 }
