@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -655,8 +656,8 @@ TEST(Threads, ReductionsGiveTheSameBitsForAnyThreadCount) {
 // Two threads build lazy arrays from one input they share (allowed: reading an array from several
 // threads) and evaluate them at their own pace. Each new reader of the input's memory prunes the
 // list of readers, which looks at the other thread's arrays: whether they are still lazy is read
-// from an atomic flag (ArrayImpl::evaluated), never from the node their thread resets. A data race
-// there shows under ThreadSanitizer; here the values and the pruning are checked.
+// from an atomic flag (ArrayImpl::evaluated), never from the node their thread resets. The values
+// and the pruning are checked; the next test makes the race itself visible to ThreadSanitizer.
 TEST(Threads, TwoThreadsGraphsReadingOneInputEvaluateIndependently) {
   Array x = arange(0, 64, 1, DType::float32, kCpu);
   x.eval();
@@ -684,6 +685,59 @@ TEST(Threads, TwoThreadsGraphsReadingOneInputEvaluateIndependently) {
   const Array last = x + 2.0f;
   std::lock_guard<detail::SpinLock> lock(xi->storage->mutex);
   EXPECT_EQ(xi->storage->readers.size(), 1u);
+}
+
+// The same race as above, caught by ThreadSanitizer on every run: thread A keeps adding readers of
+// x (each one makes x's storage prune its list, which holds B's array) while thread B evaluates its
+// reader of x and so resets that array's lazy node. They coordinate through relaxed atomics alone,
+// so nothing orders A's checks before B's reset. Reading B's node there (the code before the
+// `evaluated` flag) is a data race TSan reports; reading the flag is not. Everywhere, the values
+// and the pruning of B's evaluated array are checked. One thread per evaluation throughout:
+// OpenMP's own synchronization is not visible to TSan.
+TEST(Threads, TwoThreadsPruneWhileAnotherThreadEvaluates) {
+  const int saved = num_threads();
+  set_num_threads(1);
+  Array x = arange(0, 4096, 1, DType::float32, kCpu) * 1e-3f;
+  x.eval();
+  const detail::ImplPtr& xi = detail::impl_of(x);
+  std::atomic<bool> a_running{false}, b_done{false};
+  std::optional<Array> y;  // B's array, kept alive until the end
+  std::thread b([&] {
+    Array t = x * 3.0f;  // a direct reader of x's storage (a deeper graph's readers are its inner nodes)
+    // Lazy readers of t: its evaluation hands them on to its new storage after the kernel has run
+    // and before the node is reset, which widens the window in which A looks at t.
+    std::vector<Array> zs;
+    for (int i = 0; i < 600; ++i) zs.push_back(t + static_cast<float>(i));
+    while (!a_running.load(std::memory_order_relaxed)) std::this_thread::yield();
+    t.eval();
+    b_done.store(true, std::memory_order_relaxed);
+    y = std::move(t);
+  });
+  std::thread a([&] {
+    std::vector<Array> keep;
+    for (int i = 0; i < 14; ++i) keep.push_back(x + static_cast<float>(i));  // with B's: 15 readers
+    a_running.store(true, std::memory_order_relaxed);
+    while (!b_done.load(std::memory_order_relaxed)) {
+      Array r = x - 1.0f;  // the 16th reader: the next one prunes the list, B's array included
+    }
+  });
+  a.join();
+  b.join();
+  EXPECT_EQ(bits_of<float>(*y), bits_of<float>(x * 3.0f));
+  // Enough lazy readers to prune the list once more: B's evaluated array is dropped from it.
+  std::vector<Array> keep;
+  for (int i = 0; i < 17; ++i) keep.push_back(x + 1.0f);
+  {
+    std::lock_guard<detail::SpinLock> lock(xi->storage->mutex);
+    std::size_t lazy_readers = 0;
+    for (const auto& w : xi->storage->readers) {
+      const detail::ImplPtr p = w.lock();
+      EXPECT_NE(p.get(), detail::impl_of(*y).get());
+      lazy_readers += p && p->lazy() ? 1 : 0;
+    }
+    EXPECT_EQ(lazy_readers, 17u);
+  }
+  set_num_threads(saved);
 }
 
 TEST(Threads, ChildAfterForkDoesNotHang) {
