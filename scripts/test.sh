@@ -96,7 +96,10 @@ run_preset sanitize
 
 # --- tsan -----------------------------------------------------------------------------------------
 # The tests whose point is threads (the kernel preload's thread beside the program's, two threads'
-# graphs sharing an input), built with ThreadSanitizer: a report fails the test (exit code 66).
+# graphs sharing an input, processes and threads sharing the disk cache, per-thread activation on
+# the fake driver, threads allocating host blocks at once), built with ThreadSanitizer: a report
+# fails the test (exit code 66). Not the tests of the CPU kernels: OpenMP's barriers are not
+# visible to TSan, which then reports races that are not there.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 run_preset tsan
 
