@@ -96,10 +96,11 @@ run_preset sanitize
 
 # --- tsan -----------------------------------------------------------------------------------------
 # The tests whose point is threads (the kernel preload's thread beside the program's, two threads'
-# graphs sharing an input, processes and threads sharing the disk cache, per-thread activation on
-# the fake driver, threads allocating host blocks at once), built with ThreadSanitizer: a report
-# fails the test (exit code 66). Not the tests of the CPU kernels: OpenMP's barriers are not
-# visible to TSan, which then reports races that are not there.
+# graphs sharing an input, processes and threads sharing the disk cache, per-thread activation and
+# the CUDA backend on the fake driver's devices, threads allocating host blocks at once), built with
+# ThreadSanitizer: a report fails the test (exit code 66). The preset sets XP_NUM_THREADS=1: OpenMP's
+# barriers are not visible to TSan, which then reports races between a parallel loop's threads
+# that are not there; for the same reason the CPU kernels' own tests are not in this stage.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 run_preset tsan
 
