@@ -1046,9 +1046,11 @@ class ArrayOps {
  public:
   ArrayOps(const std::string& kind, const xp::Device& dev, const ArrayHostData& h) : kind_(kind), h_(h), timer_(dev) {
     const xp::Shape shape{static_cast<std::int64_t>(h.n)};
-    a_ = xp::asarray(h.a, shape, dev);
-    b_ = xp::asarray(h.b, shape, dev);
-    c_ = xp::asarray(h.c, shape, dev);
+    // The pointer form: g++ 13 warns (-Warray-bounds, a false positive) on the copy of a
+    // one-element Shape into the vector form's std::optional<Shape>.
+    a_ = xp::asarray(h.a.data(), xp::DType::float32, shape, dev);
+    b_ = xp::asarray(h.b.data(), xp::DType::float32, shape, dev);
+    c_ = xp::asarray(h.c.data(), xp::DType::float32, shape, dev);
     out_ = xp::empty(shape, xp::DType::float32, dev);
     std::vector<std::uint32_t> nan(h.n, 0xFFFFFFFFu);
     nan_ = xp::asarray(nan.data(), xp::DType::float32, shape, dev);
