@@ -245,8 +245,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("xp %s, CPU, %d threads; n = 2^%d float32; per call: median [min..max] of 5 batches of >= %.0f ms\n",
-              std::string(xp::version()).c_str(), threads, quick ? 20 : 24, min_ms);
+  std::printf(
+      "xp %s (source %s), CPU, %d threads; n = 2^%d float32; per call: median [min..max] of 5 batches of >= %.0f ms\n",
+      std::string(xp::version()).c_str(), std::string(xp::source_hash()).c_str(), threads, quick ? 20 : 24, min_ms);
   std::fflush(stdout);
 
   std::vector<Row> rows;
@@ -348,10 +349,11 @@ int main(int argc, char** argv) {
     const std::string compiler = "unknown";
 #endif
     std::fprintf(f,
-                 "{\n  \"xp_version\": \"%s\",\n  \"compiler\": \"%s\",\n  \"threads\": %d,\n  \"n\": %lld,\n  "
+                 "{\n  \"xp_version\": \"%s\",\n  \"xp_source\": \"%s\",\n  \"compiler\": \"%s\",\n  \"threads\": "
+                 "%d,\n  \"n\": %lld,\n  "
                  "\"min_ms\": %g,\n",
-                 json_escape(std::string(xp::version())).c_str(), json_escape(compiler).c_str(), threads,
-                 static_cast<long long>(n), min_ms);
+                 json_escape(std::string(xp::version())).c_str(), std::string(xp::source_hash()).c_str(),
+                 json_escape(compiler).c_str(), threads, static_cast<long long>(n), min_ms);
     std::fprintf(f, "  \"openblas\": {\"loaded\": %s, \"config\": \"%s\", \"threads\": %d, \"error\": \"%s\"},\n",
                  blas.ok() ? "true" : "false", json_escape(blas.config).c_str(),
                  blas.get_num_threads != nullptr ? blas.get_num_threads() : 0, json_escape(blas.error).c_str());

@@ -21,6 +21,7 @@
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "runtime/dynlib.hpp"
+#include "xp/version.hpp"
 
 namespace {
 
@@ -153,6 +154,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::printf("xp %s, source %s\n", std::string(xp::version()).c_str(), std::string(xp::source_hash()).c_str());
   xp::detail::DynLib lib = xp::detail::DynLib::open("libopenblas.so.0");
   if (!lib.ok()) lib = xp::detail::DynLib::open("libopenblas.so");
   const cpu::BlasInfo info = cpu::blas_info();  // xp opens the same library (one instance per process)

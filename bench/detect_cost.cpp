@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
     if (d > 0) raw.push_back(d);
   }
   const double budget_us = 5000.0;
-  std::printf("xp %s: first xp::cuda_status() in a fresh process, %d processes (reason: %s)\n",
-              std::string(xp::version()).c_str(), n, reason.c_str());
+  std::printf("xp %s (source %s): first xp::cuda_status() in a fresh process, %d processes (reason: %s)\n",
+              std::string(xp::version()).c_str(), std::string(xp::source_hash()).c_str(), n, reason.c_str());
   std::printf("  %-44s %10s %10s\n", "", "median us", "p90 us");
   std::printf("  %-44s %10.1f %10.1f\n", "baseline: one failed dlopen", median(base), quantile(base, 0.9));
   std::printf("  %-44s %10.1f %10.1f\n", "cuda_status(), first call", median(first), quantile(first, 0.9));

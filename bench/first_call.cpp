@@ -176,10 +176,10 @@ int main(int argc, char** argv) {
   std::printf(
       "%s n=%ld default_device %.1f ms, activate %.1f ms, compiler_info %.3f ms, uploads %.3f ms, first a+b %.3f ms, "
       "then first a*b %.3f ms (%s, %s); first a+b: %ld minor, %ld major faults, %ld voluntary, %ld involuntary "
-      "switches; prefault %s %zu KiB in %.3f ms; XP_PRELOAD_KERNELS %zu\n",
+      "switches; prefault %s %zu KiB in %.3f ms; XP_PRELOAD_KERNELS %zu; xp source %s\n",
       mode.c_str(), n, ms(t0, t_detect), ms(t_detect, t1), setup_ms, ms(t_up, t_up_done), ms(t2, t3), ms(t3, t4),
       dev.str().c_str(), bad < 0 ? "a + b checked" : "a + b WRONG", u1.minflt - u0.minflt, u1.majflt - u0.majflt,
       u1.nvcsw - u0.nvcsw, u1.nivcsw - u0.nivcsw, prefault.c_str(), prefaulted / 1024, prefault_ms,
-      xp::config().preload_kernels);
+      xp::config().preload_kernels, std::string(xp::source_hash()).c_str());
   return bad < 0 ? 0 : 1;
 }

@@ -32,6 +32,7 @@ Stat measure(int reps, const std::function<void()>& f, const std::function<void(
 }  // namespace
 
 int main() {
+  std::printf("xp %s, source %s\n", std::string(xp::version()).c_str(), std::string(xp::source_hash()).c_str());
   const Device gpu = Device::cuda(0);
   const Stream st = Stream::default_for(gpu);
   auto sync = [&] { st.synchronize(); };

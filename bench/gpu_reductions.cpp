@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const Device cpu = Device::cpu();
+  std::printf("xp %s, source %s\n", std::string(xp::version()).c_str(), std::string(xp::source_hash()).c_str());
   const std::int64_t bytes = (std::int64_t{1} << 30) / (quick ? 64 : 1);
   random::Generator g(7);
 

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     std::printf("skipped: no GPU (%s)\n", std::string(xp::to_string(xp::cuda_status().reason)).c_str());
     return 0;
   }
+  std::printf("xp %s, source %s\n", std::string(xp::version()).c_str(), std::string(xp::source_hash()).c_str());
   const xp::Device dev = xp::Device::cuda(0);
   dev.activate();
   const auto& nvrtc = xp::detail::NvrtcCompiler::instance();

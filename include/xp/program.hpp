@@ -42,8 +42,15 @@ class XP_API CompileError : public Error {
   std::string nvrtc_error_;
 };
 
+// The caches key a program by everything that decides its code: the source, these options, the
+// target, NVRTC's and the toolkit headers' versions, and the content of every file its #include
+// directives reach (followed as NVRTC resolves them: the folder of `name` for quoted includes, then
+// each -I folder; a place looked in and found empty counts too). A Program compiles once per
+// target; a new Program sees a header that changed since.
 struct ProgramOptions {
-  std::string name = "program.cu";                             // shown in NVRTC's messages
+  // Shown in NVRTC's messages; its folder part (relative to the working folder) is where the
+  // source's quoted includes are looked for first, as for a file of that path.
+  std::string name = "program.cu";
   std::vector<std::string> options{};                          // NVRTC options: "-std=c++17", "-DN=4", ...
   std::vector<std::string> name_expressions{};                 // "axpy<float>": templates to instantiate and find
   std::vector<std::pair<std::string, std::string>> headers{};  // (include name, content)
@@ -59,6 +66,10 @@ struct CompileStats {
   std::size_t binary_bytes = 0;
   std::string log;         // NVRTC's warnings, if any
   std::string cache_file;  // the disk entry, when the disk cache is in use
+  // Why neither cache was used, when so: an #include that xp cannot follow (one that names its file
+  // through a macro, a file that is not a regular one or is over 64 MiB). Such a program compiles
+  // each time a new Program asks for it.
+  std::string not_cached;
 };
 
 struct Dim3 {

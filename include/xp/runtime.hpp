@@ -68,6 +68,7 @@ struct Problem {
 // driver even when the user disabled CUDA. Never throws.
 struct SystemReport {
   std::string xp_version;
+  std::string xp_source;  // xp::source_hash(): the source tree of the loaded library
   CudaStatus status;
   LibraryInfo driver;
   std::vector<LibraryInfo> nvrtc;  // every NVRTC found or looked for; the one used has chosen=true

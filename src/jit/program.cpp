@@ -19,6 +19,7 @@
 #include "jit/disk_cache.hpp"
 #include "jit/generated.hpp"
 #include "jit/hash.hpp"
+#include "jit/includes.hpp"
 #include "jit/kernel_state.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "runtime/driver.hpp"
@@ -338,16 +339,23 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
   const bool ptx = want_ptx || arch.number > nvrtc.newest_arch();
   const int target = arch.number > nvrtc.newest_arch() ? nvrtc.newest_arch() : arch.number;
 
+  // The files the source includes are key material too: a changed header is a new kernel.
+  const detail::IncludeScan includes = detail::scan_includes(
+      {st.source(), st.options.name, &st.options.options, &st.options.headers, &nvrtc.include_dirs()});
   std::string key;
-  key.reserve(256 + st.key_base.size());
+  key.reserve(256 + st.key_base.size() + includes.key.size());
   key += detail::program_key_head(nvrtc, ptx, target);
   key += st.key_base;
+  if (!includes.key.empty()) put_field(key, "includes", includes.key);
   const detail::Hash128 key_hash = detail::hash128(key);
   const std::string hash = key_hash.hex();
+  // An include xp cannot follow: neither cache can know when this code is stale.
+  const bool cacheable = includes.cacheable;
+  if (!cacheable) stats.not_cached = includes.why_not;
 
   auto& mem = detail::memory_cache();
   std::shared_ptr<const detail::Compiled> result;
-  {
+  if (cacheable) {
     std::lock_guard<std::mutex> lock(mem.m);
     if (auto it = mem.by_hash.find(hash); it != mem.by_hash.end() && it->second->key == key) {
       result = it->second;
@@ -360,7 +368,7 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
     std::vector<char> payload;
     auto c = std::make_shared<detail::Compiled>();
     c->key = std::move(key);  // used as c->key from here on
-    if (disk.load(c->key, key_hash, payload, &stats.cache_file) == detail::DiskCache::Lookup::hit &&
+    if (cacheable && disk.load(c->key, key_hash, payload, &stats.cache_file) == detail::DiskCache::Lookup::hit &&
         detail::unpack_payload(payload, *c)) {
       stats.disk_hit = true;
     } else {
@@ -381,11 +389,13 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
       c->lowered = std::move(out.lowered_names);
       c->log = std::move(out.log);
       c->info = detail::inspect_module(c->binary.data(), c->binary.size());
-      stats.cache_file = disk.store(c->key, key_hash, detail::pack_payload(*c));
+      if (cacheable) stats.cache_file = disk.store(c->key, key_hash, detail::pack_payload(*c));
     }
     result = c;
-    std::lock_guard<std::mutex> lock(mem.m);
-    mem.by_hash[hash] = result;
+    if (cacheable) {
+      std::lock_guard<std::mutex> lock(mem.m);
+      mem.by_hash[hash] = result;
+    }
   }
   stats.log = result->log;
   {

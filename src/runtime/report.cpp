@@ -123,6 +123,7 @@ SystemReport system_report() noexcept {
   SystemReport r;
   try {
     r.xp_version = std::string(version());
+    r.xp_source = std::string(source_hash());
     r.status = cuda_status();
     r.config = config_variables();
     const auto env = detail::foreign_environment();

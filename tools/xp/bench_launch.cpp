@@ -2412,6 +2412,7 @@ json versions_of(const std::vector<Row>& rows) {
 
 void print_header(Report& out, const Setup& st, const char* what, std::size_t n, int runs, json& doc) {
   doc["xp_version"] = std::string(xp::version());
+  doc["xp_source"] = std::string(xp::source_hash());
   doc["threads"] = st.threads;
   if (!st.gpu) {
     out("xp bench %s: GPU rows skipped: %s\n", what, st.gpu_skip.c_str());
@@ -2452,7 +2453,7 @@ void print_header(Report& out, const Setup& st, const char* what, std::size_t n,
     doc["kernel_source"] = st.source;
     doc["nvcc_exe"] = st.nvcc_exe.empty() ? json(nullptr) : json(st.nvcc_exe.string());
   }
-  out("xp:     %s\n", std::string(xp::version()).c_str());
+  out("xp:     %s, source %s\n", std::string(xp::version()).c_str(), std::string(xp::source_hash()).c_str());
   if (!st.python_skip.empty()) {
     out("Python rows skipped: %s\n", st.python_skip.c_str());
     doc["python_skipped"] = st.python_skip;

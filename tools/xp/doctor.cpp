@@ -68,6 +68,7 @@ json report_json(const xp::SystemReport& r) {
   json j;
   j["schema"] = "xp.doctor/1";
   j["xp_version"] = r.xp_version;
+  j["xp_source"] = r.xp_source;
   j["verdict"] = {{"device", nullable(r.default_device)},
                   {"uses_gpu", r.default_device.rfind("cuda", 0) == 0},
                   {"error", nullable(r.default_device_error)}};
@@ -156,7 +157,7 @@ void print_library(const char* label, const xp::LibraryInfo& l) {
 }
 
 void print_text(const xp::SystemReport& r) {
-  std::cout << "xp " << r.xp_version << " doctor\n\nLibraries\n";
+  std::cout << "xp " << r.xp_version << " doctor (source " << r.xp_source.substr(0, 16) << ")\n\nLibraries\n";
   print_library("CUDA driver: ", r.driver);
   for (const auto& l : r.nvrtc) print_library("NVRTC:       ", l);
   print_library("NVML:        ", r.nvml);

@@ -28,11 +28,6 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-std::string base_name(const std::string& path) {
-  const auto p = path.rfind('/');
-  return p == std::string::npos ? path : path.substr(p + 1);
-}
-
 std::string human(std::uint64_t bytes) {
   char buf[32];
   if (bytes >= (1ull << 30))
@@ -50,7 +45,7 @@ std::string human(std::uint64_t bytes) {
 
 int compile(const CompileArgs& a) {
   xp::ProgramOptions opts;
-  opts.name = base_name(a.file);
+  opts.name = a.file;  // its folder is where the file's quoted includes are found, as NVRTC resolves them
   opts.options = a.options;
   opts.ptx = a.ptx;
   xp::Program prog(read_file(a.file), opts);

@@ -1,4 +1,4 @@
-// The xp command line: doctor (and, as later work lands, bench, cache, compile).
+// The xp command line: doctor, bench, cache, compile, version.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -10,7 +10,10 @@
 int main(int argc, char** argv) {
   CLI::App app{"xp: NumPy-style arrays and run-time CUDA kernels, on the GPU when there is one"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(xp::version()));
+  // The version and the hash of the source tree it was built from (scripts/source_hash.sh prints
+  // the same for a checkout).
+  const std::string version_line = std::string(xp::version()) + " (source " + std::string(xp::source_hash()) + ")";
+  app.set_version_flag("--version", version_line);
 
   bool json = false;
   auto* doctor = app.add_subcommand("doctor", "Say what xp found (driver, NVRTC, GPUs) and how to fix what is wrong");
@@ -96,7 +99,7 @@ int main(int argc, char** argv) {
     if (*compile) return xp_cli::compile(compile_args);
     if (*cache) return xp_cli::cache(cache_action);
     if (*version) {
-      std::cout << xp::version() << "\n";
+      std::cout << version_line << "\n";
       return 0;
     }
   } catch (const xp::CompileError& e) {
