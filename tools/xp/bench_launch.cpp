@@ -2243,8 +2243,13 @@ void print_table(Report& out, const std::vector<Row>& rows, bool second, bool gp
   }
 }
 
-void print_ratios(Report& out, const std::vector<Ratio>& ratios, json& ratio_json) {
+// A goal is judged on the medians of one run of at least kRunsForAVerdict processes per row, never
+// on fewer (nor on the best of several runs: when runs of one command disagree, each is reported).
+constexpr int kRunsForAVerdict = 5;
+
+void print_ratios(Report& out, const std::vector<Ratio>& ratios, int runs, json& ratio_json) {
   out("| figure | value | goal | verdict |\n|---|---:|---|---|\n");
+  const bool judged = runs >= kRunsForAVerdict;
   for (const auto& r : ratios) {
     std::string verdict = "n/a";
     bool met = false;
@@ -2262,7 +2267,10 @@ void print_ratios(Report& out, const std::vector<Ratio>& ratios, json& ratio_jso
       case Ratio::Kind::info:
         break;
     }
-    if (r.value && r.kind != Ratio::Kind::info) {
+    if (r.value && r.kind != Ratio::Kind::info && !judged) {
+      verdict = "not judged: " + std::to_string(runs) + " run" + (runs == 1 ? "" : "s") + " (a goal needs the medians of " +
+                std::to_string(kRunsForAVerdict) + ")";
+    } else if (r.value && r.kind != Ratio::Kind::info) {
       met = r.kind == Ratio::Kind::within    ? std::abs(*r.value - 1.0) <= r.goal
             : r.kind == Ratio::Kind::at_most ? *r.value <= r.goal
                                              : *r.value >= r.goal;
@@ -2275,7 +2283,7 @@ void print_ratios(Report& out, const std::vector<Ratio>& ratios, json& ratio_jso
     ratio_json.push_back({{"name", r.name},
                           {"value", r.value ? json(*r.value) : json(nullptr)},
                           {"goal", goal},
-                          {"met", r.value && r.kind != Ratio::Kind::info ? json(met) : json(nullptr)},
+                          {"met", r.value && r.kind != Ratio::Kind::info && judged ? json(met) : json(nullptr)},
                           {"note", r.note}});
   }
 }
@@ -2728,7 +2736,7 @@ int parent(const BenchLaunchArgs& args) {
   print_versions(out, versions);
   out("\n");
   json ratio_json = json::array();
-  print_ratios(out, ratios_of(rows, st.gpu, n), ratio_json);
+  print_ratios(out, ratios_of(rows, st.gpu, n), runs_done, ratio_json);
 
   bool bad = false;
   json rows_json = json::array();
