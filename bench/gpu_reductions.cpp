@@ -132,8 +132,9 @@ std::string compare(Op op, DType t, const Array& gpu, const Array& cpu) {
 // shape "N" (a vector) or "RxC" (a matrix), the axis "all", "1" (each row reduced: the last axis) or
 // "0" (each column: the first axis); the id is "<op>.<dtype>.<layout>.<size>", layout "all", "rowsLK"
 // or "colsLK" (rows of L KiB: the matrix's last axis is L KiB long in either case), size the nominal
-// total bytes (1M, 16M, 128M, 1G: --quick divides the shapes, never the ids). Lines that start with
-// '#' are comments.
+// total bytes (1M, 16M, 128M, 1G: a matrix has as many whole rows as fit, so 24, 40 and 96 KiB rows
+// come up to 6% short; --quick divides the shapes, never the ids). Lines that start with '#' are
+// comments.
 //
 // What is swept: ops sum, mean, max, min, argmax, argmin, var, std, prod of float32, float64,
 // float16, bfloat16, int8, uint8, int32, int64, and any, all of bool; each over the whole array, over
