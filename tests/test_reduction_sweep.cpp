@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -196,4 +197,31 @@ TEST(ReductionSweep, PythonSideJoinsAndReports) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("\nOK\n"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("skipped"), std::string::npos) << "every Python test ran: " << r.err;
+}
+
+TEST(ReductionSweep, ScriptRunsEverySideOnOneListAndWritesTheReport) {
+  if (access(XP_TEST_PYTHON, X_OK) != 0)
+    XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_NUMPY", std::string("no Python at ") + XP_TEST_PYTHON + " (.venv)");
+  const fs::path out = fs::temp_directory_path() / ("xp_sweep_out_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const auto r = xp_test::run_process(
+      {std::string(XP_SOURCE_DIR) + "/bench/reduction_sweep.sh", out.string(), XP_BINARY_DIR, "--python",
+       XP_TEST_PYTHON, "--cpu", "--quick", "--only", R"(^(sum|argmax)\.float32\.(rows24K|cols96K|all)\.1M )"},
+      {{"XP_NUM_THREADS", "1"}});
+  auto read = [&](const char* name) {
+    std::ifstream in(out / name);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string machine = read("machine.txt"), report = read("report.md"), cases = read("cases.txt");
+  EXPECT_NE(machine.find("\nxp: "), std::string::npos) << machine;
+  EXPECT_NE(machine.find("\ncases: 6\n"), std::string::npos) << machine;
+  EXPECT_NE(machine.find("\nxp: exit 0 in "), std::string::npos) << machine;
+  EXPECT_NE(cases.find("argmax.float32.cols96K.1M argmax float32 1x24576 0\n"), std::string::npos) << cases;
+  for (const char* id : {"sum.float32.rows24K.1M", "argmax.float32.cols96K.1M", "sum.float32.all.1M"})
+    EXPECT_NE(report.find(std::string("| ") + id + " | "), std::string::npos) << id << "\n" << report;
+  EXPECT_NE(report.find("\nworst ratio: "), std::string::npos) << report;
+  EXPECT_NE(report.find("\nfailed checks: 0\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("\nmissing cases: 0\n"), std::string::npos) << report;
+  fs::remove_all(out);
 }
