@@ -209,11 +209,68 @@ def is_float(dtype):
     return dtype.startswith("float") or dtype == "bfloat16"
 
 
+class Reference:
+    """NumPy's answers for one input (its host copy), with what several ops share made once: 16-bit
+    floats widened to float32 (exactly; NumPy's own float16 var overflows on long inputs), a
+    C-contiguous transpose for argmax and argmin over axis 0 of a matrix (NumPy's argmax over a
+    strided axis is slow), and for var and std of integers the exact sums of the values and of their squares
+    in int64 (Python integers for the whole array), taken a block at a time, instead of NumPy's
+    float64 copies of the input."""
+
+    BLOCK = 1 << 22  # elements per block of the integer moments
+
+    def __init__(self, dtype, host):
+        self.dtype = dtype
+        self.host = host.astype(np.float32) if ITEMSIZE[dtype] == 2 and is_float(dtype) else host
+        self.transposed = None
+        self.variances = {}
+
+    def __call__(self, op, axis):
+        x, along = self.host, axis
+        if op in ("argmax", "argmin") and axis == 0 and x.ndim == 2:
+            if self.transposed is None:
+                self.transposed = np.ascontiguousarray(x.T)
+            x, along = self.transposed, 1
+        if op in ("var", "std") and not is_float(self.dtype):
+            if axis not in self.variances:
+                self.variances[axis] = self.integer_variance(x, axis)
+            v = self.variances[axis]
+            return np.sqrt(v) if op == "std" else v
+        return np.asarray(getattr(np, op)(x, axis=along))
+
+    def integer_variance(self, x, axis):
+        """The population variance of integers over the whole array (axis None), each column (axis
+        0) or each row (axis 1): from exact sums S and Q of the values and of their squares,
+        (Q - S^2 / n) / n."""
+        # A square of an 8-bit integer fits 16 bits (int8: at most 2^14; uint8: below 2^16).
+        square = {np.dtype(np.int8): np.int16, np.dtype(np.uint8): np.uint16}.get(x.dtype, np.int64)
+        if axis is None:
+            flat = x.reshape(-1)
+            s = q = 0
+            for i in range(0, flat.size, self.BLOCK):
+                block = flat[i:i + self.BLOCK]
+                s += int(block.sum(dtype=np.int64))
+                q += int(np.multiply(block, block, dtype=square).sum(dtype=np.int64))
+            n = flat.size
+            return np.asarray((q * n - s * s) / (n * n))  # exact integers, rounded once
+        rows = max(1, self.BLOCK // x.shape[1])
+        s = np.zeros(x.shape[1 - axis], dtype=np.int64)
+        q = np.zeros(x.shape[1 - axis], dtype=np.int64)
+        for i in range(0, x.shape[0], rows):
+            block = x[i:i + rows]
+            if axis == 1:
+                s[i:i + rows] = block.sum(axis=1, dtype=np.int64)
+                q[i:i + rows] = np.multiply(block, block, dtype=square).sum(axis=1, dtype=np.int64)
+            else:
+                s += block.sum(axis=0, dtype=np.int64)
+                q += np.multiply(block, block, dtype=square).sum(axis=0, dtype=np.int64)
+        n = x.shape[axis]
+        return (q - s.astype(np.float64) ** 2 / n) / n
+
+
 def reference(op, dtype, host, axis):
-    """NumPy's answer on the host copy; 16-bit floats widened to float32 first (exactly)."""
-    if ITEMSIZE[dtype] == 2 and is_float(dtype):
-        host = host.astype(np.float32)
-    return np.asarray(getattr(np, op)(host, axis=axis))
+    """NumPy's answer on the host copy (Reference, for one op)."""
+    return Reference(dtype, host)(op, axis)
 
 
 def check(op, dtype, got, want):
@@ -241,8 +298,8 @@ def lacks(case):
 
 def run_sweep(cases, out=sys.stdout):
     """Runs the cases in order, a line each; returns the number of failed checks. An input is made
-    once for each (dtype, shape) in a row of cases, with its host copy (bool: all false for any,
-    all true for all)."""
+    once for each (dtype, shape) in a row of cases, with its host copy and Reference (bool: all
+    false for any, all true for all)."""
     t0 = time.perf_counter()
     if LIB == "torch":
         name = f"PyTorch {torch.__version__}"
@@ -257,7 +314,7 @@ def run_sweep(cases, out=sys.stdout):
         rng = cp.random.default_rng(7)
     else:
         rng = np.random.default_rng(7)
-    key, x, host, failures = None, None, None, 0
+    key, x, ref, failures = None, None, None, 0
     for c in cases:
         why = lacks(c)
         if why:
@@ -265,13 +322,13 @@ def run_sweep(cases, out=sys.stdout):
             continue
         case_key = (c.dtype, c.shape, c.op == "all")
         if case_key != key:
-            x = host = None  # the last input's memory goes first
+            x = ref = None  # the last input's memory goes first
             if c.dtype == "bool" and c.op == "all":
                 x = torch.ones(c.shape, dtype=torch.bool, device="cuda") if LIB == "torch" else (
                     cp.ones(c.shape, dtype=cp.bool_) if LIB == "cupy" else np.ones(c.shape, dtype=np.bool_))
             else:
                 x = make(rng, c.dtype, c.shape)
-            host, key = to_host(x), case_key
+            ref, key = Reference(c.dtype, to_host(x)), case_key
         try:
             apply(c.op, x, c.axis)
         except (RuntimeError, TypeError, NotImplementedError) as e:  # torch.var takes floats only, ...
@@ -279,7 +336,7 @@ def run_sweep(cases, out=sys.stdout):
             print(f"case {c.id} - - - unsupported {reason}", file=out, flush=True)
             continue
         m, lo, hi = measure(lambda: apply(c.op, x, c.axis))
-        diff = check(c.op, c.dtype, to_host(apply(c.op, x, c.axis)), reference(c.op, c.dtype, host, c.axis))
+        diff = check(c.op, c.dtype, to_host(apply(c.op, x, c.axis)), ref(c.op, c.axis))
         failures += 1 if diff else 0
         print(f"case {c.id} {m:.6f} {lo:.6f} {hi:.6f} {'BAD ' + diff if diff else 'ok'}", file=out, flush=True)
     print(f"# {len(cases)} cases in {time.perf_counter() - t0:.0f} s, {failures} failed checks", file=out, flush=True)

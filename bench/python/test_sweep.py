@@ -165,6 +165,31 @@ class GpuReductionsSweep(unittest.TestCase):
         self.assertAlmostEqual(float(gpu_reductions.reference("var", "float16", x + np.float16(0.5) * (
             np.arange(200000) % 2).astype(np.float16), None)), 0.0625, places=6)
 
+    def test_the_reference_agrees_with_numpys_own_answers(self):
+        import numpy as np
+        rng = np.random.default_rng(3)
+        old_block = gpu_reductions.Reference.BLOCK
+        gpu_reductions.Reference.BLOCK = 1000  # several blocks, the last one short
+        try:
+            for dtype in ("int8", "uint8", "int32", "int64", "float32"):
+                low = 0 if dtype == "uint8" else -100
+                x = rng.integers(low, 100, size=(37, 301)).astype(dtype) if dtype != "float32" else (
+                    rng.uniform(-1, 1, size=(37, 301)).astype(np.float32))
+                ref = gpu_reductions.Reference(dtype, x)
+                for op in ("sum", "mean", "max", "min", "argmax", "argmin", "var", "std", "prod"):
+                    for axis in (None, 0, 1):
+                        want = np.asarray(getattr(np, op)(x.astype(np.float64) if op in ("var", "std") else x,
+                                                          axis=axis))
+                        got = ref(op, axis)
+                        self.assertEqual(got.shape, want.shape, (dtype, op, axis))
+                        if op in ("var", "std", "mean") or dtype == "float32":
+                            np.testing.assert_allclose(got, want, rtol=1e-12 if dtype != "float32" else 1e-5, atol=0 if dtype != "float32" else 1e-5,
+                                                       err_msg=f"{dtype} {op} {axis}")
+                        else:
+                            np.testing.assert_array_equal(got, want, err_msg=f"{dtype} {op} {axis}")
+        finally:
+            gpu_reductions.Reference.BLOCK = old_block
+
     def test_the_sweep_runs_on_numpy_and_reports_what_it_lacks(self):
         gpu_reductions.load("numpy")
         cases = gpu_reductions.read_cases([
