@@ -37,6 +37,7 @@ def load(lib):
         import cupy as module
         cp = module
 
+
 ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1, "int32": 4,
             "int64": 8, "bool": 1}
 
