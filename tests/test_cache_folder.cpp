@@ -302,6 +302,28 @@ TEST(CacheFolder, XpCacheClearAndEvictionLeaveOtherProgramsFiles) {
   foreign.expect_intact("xp cache clear");
 }
 
+// A .recent that is not xp's list is neither read, nor replaced by the next list, nor cleared.
+TEST(CacheFolder, AnotherProgramsRecentFileIsLeftAlone) {
+  TempDir tmp;
+  const std::string folder = tmp / "cache";
+  DiskCache cache(folder, kBig);
+  ASSERT_TRUE(cache.usable()) << cache.problem();
+  ASSERT_FALSE(cache.store(key_of(1), payload_of(10, 1)).empty());
+  const std::string list = folder + "/.recent";
+  write_text(list, "recent documents\n");
+  EXPECT_TRUE(cache.recent().empty());
+  EXPECT_FALSE(cache.remember({std::string(32, 'a')}));
+  EXPECT_EQ(slurp(list), "recent documents\n");
+  EXPECT_EQ(cache.clear(), 1u);
+  EXPECT_EQ(slurp(list), "recent documents\n");
+  // xp's own list, of this format or another, is xp's to replace and clear.
+  write_text(list, "xp-recent 2\nwhatever\n");
+  EXPECT_TRUE(cache.remember({std::string(32, 'a')}));
+  EXPECT_EQ(cache.recent(), std::vector<std::string>{std::string(32, 'a')});
+  EXPECT_EQ(cache.clear(), 0u);
+  EXPECT_FALSE(exists_no_follow(list));
+}
+
 // ---- looking creates nothing ----
 
 TEST(CacheFolder, XpCacheInfoWithAMissingHomeCreatesNothing) {

@@ -38,6 +38,8 @@ constexpr const char* kRecentTemporaryName = "recent";
 // The recent list: a header line, then one entry name per line.
 constexpr const char* kRecentFile = ".recent";
 constexpr const char* kRecentHeader = "xp-recent 1\n";
+// What every version of the list begins with: a file named .recent without it is not xp's.
+constexpr std::string_view kRecentMagic = "xp-recent ";
 // The recent list holds kRecentNames lines of 33 bytes: a file claiming more is not read.
 constexpr std::uint64_t kMaxRecentBytes = 65536;
 
@@ -111,7 +113,7 @@ bool temporary_name(std::string_view name, std::string_view& header) {
   if (!name.starts_with(kTemporaryPrefix)) return false;
   name.remove_prefix(std::strlen(kTemporaryPrefix));
   if (name.starts_with(kRecentTemporaryName)) {
-    header = kRecentHeader;
+    header = kRecentMagic;
     name.remove_prefix(std::strlen(kRecentTemporaryName));
   } else if (name.size() >= 32 && is_hex32(name.substr(0, 32))) {
     header = std::string_view(kMagic, 8);
@@ -429,7 +431,14 @@ bool DiskCache::remember(const std::vector<std::string>& used) {
   if (fd < 0) return false;
   const bool ok = write_all(fd, std::vector<char>(text.begin(), text.end())) && ::fchmod(fd, 0600) == 0;
   ::close(fd);
-  if (!ok || ::rename(tmpl.c_str(), (folder_ + "/" + kRecentFile).c_str()) != 0) {
+  const std::string file = folder_ + "/" + kRecentFile;
+  // A regular file named .recent that is not a list of xp's (another program's) is not replaced.
+  const int existing = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st {};
+  const bool foreign =
+      existing >= 0 && ::fstat(existing, &st) == 0 && S_ISREG(st.st_mode) && !begins_with(existing, kRecentMagic);
+  if (existing >= 0) ::close(existing);
+  if (!ok || foreign || ::rename(tmpl.c_str(), file.c_str()) != 0) {
     ::unlink(tmpl.c_str());
     return false;
   }
@@ -563,7 +572,7 @@ std::size_t DiskCache::clear(std::vector<std::string>* failed) {
     const std::string recent = folder_ + "/" + kRecentFile;
     const int fd = ::open(recent.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st {};
-    const bool ours = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && begins_with(fd, kRecentHeader);
+    const bool ours = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && begins_with(fd, kRecentMagic);
     if (fd >= 0) ::close(fd);
     if (ours) ::unlink(recent.c_str());
     remove_stale_temporaries();
