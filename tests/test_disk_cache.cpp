@@ -145,24 +145,24 @@ TEST(Hash128, HexIs32LowercaseDigits) {
 
 TEST(DiskCache, StoreThenLoadAndPrivateModes) {
   TempDir tmp;
-  const mode_t old_umask = ::umask(0);  // 0700 must not depend on the umask
   DiskCache cache(tmp / "a/b/c", kBig);
-  ::umask(old_umask);
   ASSERT_TRUE(cache.usable()) << cache.problem();
   EXPECT_EQ(cache.problem(), "");
+  const std::string key = key_of(1);
+  const std::vector<char> payload = payload_of(1000, 1);
+  std::vector<char> got;
+  EXPECT_EQ(cache.load(key, got), Lookup::miss);
+  EXPECT_FALSE(exists_no_follow(tmp / "a")) << "only a store creates the folder";
+
+  const mode_t old_umask = ::umask(0);  // 0700 must not depend on the umask
+  const std::string file = cache.store(key, payload);
+  ::umask(old_umask);
   for (const char* part : {"a", "a/b", "a/b/c"}) {
     const mode_t m = mode_of(tmp / part);
     EXPECT_TRUE(S_ISDIR(m)) << part;
     EXPECT_EQ(m & 07777, 0700u) << part << std::oct << " mode " << (m & 07777);
   }
   EXPECT_EQ(mode_of(tmp.path()) & 07777, 0700u);  // an existing folder is left as it was
-
-  const std::string key = key_of(1);
-  const std::vector<char> payload = payload_of(1000, 1);
-  std::vector<char> got;
-  EXPECT_EQ(cache.load(key, got), Lookup::miss);
-
-  const std::string file = cache.store(key, payload);
   EXPECT_EQ(file, cache.file_for(key));
   EXPECT_EQ(file, tmp / "a/b/c/" + hash128(key).hex() + ".xpk");
   EXPECT_EQ(mode_of(file) & 07777, 0600u) << std::oct << (mode_of(file) & 07777);
@@ -242,10 +242,10 @@ TEST(DiskCache, CorruptEntriesAreRemoved) {
   expect_removed_when(
       [](const std::string& f) {
         auto b = read_bytes(f);
-        b[0] = 'Y';
+        b.resize(5);
         write_bytes(f, b);
       },
-      "a bad magic");
+      "an entry cut inside its magic");
   expect_removed_when(
       [](const std::string& f) {
         auto b = read_bytes(f);
@@ -267,6 +267,7 @@ TEST(DiskCache, ForeignEntryIsNotUsedAndGetsReplaced) {
   TempDir tmp;
   DiskCache cache(tmp / "cache", kBig);
   ASSERT_TRUE(cache.usable()) << cache.problem();
+  ASSERT_EQ(::mkdir(std::string(tmp / "cache").c_str(), 0700), 0);  // the folder, as a first store makes it
   const std::string key = key_of(4);
   const std::vector<char> payload = payload_of(500, 4);
   struct Case {
@@ -292,6 +293,29 @@ TEST(DiskCache, ForeignEntryIsNotUsedAndGetsReplaced) {
     EXPECT_EQ(got, payload);
     ::unlink(file.c_str());
   }
+}
+
+// A file under an entry's name that does not begin with xp's magic is another program's: a load
+// neither uses nor removes it, and a store does not replace it (the kernel is then not kept).
+TEST(DiskCache, AFileThatDoesNotBeginAsAnEntryIsNotXps) {
+  TempDir tmp;
+  DiskCache cache(tmp / "cache", kBig);
+  ASSERT_TRUE(cache.usable()) << cache.problem();
+  const std::string key = key_of(5);
+  const std::vector<char> payload = payload_of(400, 5);
+  const std::string file = cache.store(key, payload);
+  ASSERT_FALSE(file.empty());
+  auto planted = read_bytes(file);
+  planted[0] = 'Y';
+  write_bytes(file, planted);
+  std::vector<char> got;
+  EXPECT_EQ(cache.load(key, got), Lookup::foreign);
+  EXPECT_TRUE(got.empty());
+  EXPECT_EQ(cache.store(key, payload), "");
+  EXPECT_EQ(read_bytes(file), planted);
+  EXPECT_TRUE(cache.entries().empty()) << "not an entry of xp's";
+  EXPECT_EQ(cache.clear(), 0u);
+  EXPECT_EQ(read_bytes(file), planted);
 }
 
 // ---- concurrent writers ----
@@ -420,12 +444,19 @@ TEST(DiskCache, FolderThatCannotBeCreated) {
   for (const std::string& folder : {tmp / "plain_file/sub", std::string("/proc/xp-cache")}) {
     SCOPED_TRACE(folder);
     DiskCache cache(folder, kBig);
-    EXPECT_FALSE(cache.usable());
-    EXPECT_NE(cache.problem().find("cannot create"), std::string::npos) << cache.problem();
+    // The folder is made by the first store: a parent that is not a writable folder is seen at
+    // once; one that refuses the mkdir anyway (/proc, even to root) by the store, which keeps nothing.
     const std::string key = key_of(6);
-    EXPECT_EQ(cache.store(key, payload_of(10, 6)), "");
     std::vector<char> got;
-    EXPECT_EQ(cache.load(key, got), Lookup::disabled);
+    if (cache.usable()) {
+      EXPECT_EQ(folder, "/proc/xp-cache");
+      EXPECT_EQ(cache.load(key, got), Lookup::miss);
+    } else {
+      EXPECT_NE(cache.problem().find("cannot create"), std::string::npos) << cache.problem();
+      EXPECT_EQ(cache.load(key, got), Lookup::disabled);
+    }
+    EXPECT_EQ(cache.store(key, payload_of(10, 6)), "");
+    EXPECT_FALSE(exists_no_follow(folder));
     EXPECT_TRUE(cache.entries().empty());
     EXPECT_EQ(cache.total_bytes(), 0u);
     EXPECT_EQ(cache.clear(), 0u);
@@ -584,6 +615,7 @@ TEST(DiskCache, EntryThatIsALinkIsNotFollowed) {
   TempDir tmp;
   DiskCache cache(tmp / "cache", kBig);
   ASSERT_TRUE(cache.usable()) << cache.problem();
+  ASSERT_EQ(::mkdir(std::string(tmp / "cache").c_str(), 0700), 0);  // the folder, as a first store makes it
   const std::string key = key_of(10);
   // Even a perfectly valid entry is not read through a link.
   const std::vector<char> planted = encode_cache_entry(key, payload_of(300, 10));
@@ -708,10 +740,15 @@ TEST(DiskCache, TemporaryFilesOfWritersThatDiedAreRemoved) {
   const std::string folder = tmp / "cache";
   DiskCache cache(folder, kBig);
   ASSERT_TRUE(cache.usable()) << cache.problem();
+  ASSERT_EQ(::mkdir(folder.c_str(), 0700), 0);  // as another process's store made it
   const std::int64_t now = static_cast<std::int64_t>(::time(nullptr));
-  const std::string dead = folder + "/.tmp-0123abcd-Xq81Zp", live = folder + "/.tmp-4567ef01-Ab3dEf";
-  write_bytes(dead, payload_of(5000, 1));
-  write_bytes(live, payload_of(5000, 2));
+  // Temporary names as xp's writers make them (the entry's name, the pid, mkostemp's part), holding
+  // the start of an entry; one without the pid, as earlier versions of xp named them.
+  const std::string dead = folder + "/.tmp-0123456789abcdef0123456789abcdef-4242-Xq81Zp",
+                    live = folder + "/.tmp-456789abcdef0123456789abcdef0123-Ab3dEf";
+  const std::vector<char> entry_bytes = encode_cache_entry(key_of(7), payload_of(5000, 7));
+  write_bytes(dead, std::vector<char>(entry_bytes.begin(), entry_bytes.begin() + 3000));
+  write_bytes(live, {});  // a writer between mkostemp and its write
   write_bytes(folder + "/.other", payload_of(10, 3));
   set_mtime(dead, now - 3600);
   const std::string entry = cache.store(key_of(1), payload_of(100, 1));  // a store evicts
@@ -877,6 +914,7 @@ TEST(DiskCache, ARecentListThatIsNotWholeOrNotTheUsersIsIgnored) {
   const std::string folder = tmp / "cache";
   DiskCache cache(folder, kBig);
   ASSERT_TRUE(cache.usable()) << cache.problem();
+  ASSERT_EQ(::mkdir(folder.c_str(), 0700), 0);  // the folder, as a first store makes it
   const std::string list = folder + "/.recent";
   auto write = [&](const std::string& text, mode_t mode) {
     ::unlink(list.c_str());

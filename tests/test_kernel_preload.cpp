@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -439,4 +441,23 @@ TEST_F(KernelPreload, AProcessThatEndsAtOnceEndsCleanly) {
     const xp_test::ProcessResult r = child("DISABLED_ExitRightAfterTheDevicesFirstUse");
     EXPECT_CHILD_CASE_PASSED(r);
   }
+}
+
+// An entry of the recent list grown to 200 GB (a damaged or planted file, sparse: no disk used) is
+// skipped by the preload without allocating its claimed size, and the other entries are loaded.
+TEST_F(KernelPreload, AnEntryTooLargeToReadIsSkipped) {
+  REQUIRE_USABLE_FAKE();
+  seed();
+  auto& disk = detail::DiskCache::instance();
+  const std::vector<std::string> recent = disk.recent();
+  ASSERT_EQ(recent.size(), 3u);
+  const std::string huge = disk.file_of_name(recent.front());  // a + b's, used first
+  ASSERT_EQ(::truncate(huge.c_str(), off_t{200} << 30), 0) << huge << ": " << std::strerror(errno);
+  (void)uploaded(16, gpu0);
+  const detail::PreloadReport r = detail::wait_for_kernel_preload(gpu0);
+  EXPECT_TRUE(r.ran) << r.note;
+  EXPECT_EQ(r.entries_read, 2u) << r.note;
+  EXPECT_EQ(r.modules, 2u) << r.note;
+  EXPECT_EQ(r.failed, 0u) << r.note;
+  EXPECT_EQ(fake.modules_loaded(), 2);
 }

@@ -12,6 +12,8 @@ namespace xp {
 struct KernelCacheInfo {
   std::string folder;
   bool usable = false;
+  // Whether the folder exists: looking at the cache never creates it, the first kernel stored does.
+  bool folder_exists = false;
   std::string problem;  // why it is disabled, when it is
   std::uint64_t bytes = 0;
   std::uint64_t max_bytes = 0;
@@ -35,7 +37,10 @@ XP_API KernelCacheInfo kernel_cache_info();
 // Least recently used first. Throws ConfigError for a malformed XP_* variable.
 XP_API std::vector<KernelCacheEntry> kernel_cache_entries();
 // Removes every entry (and temporary files that writers which died left behind); returns how many
-// entries. Throws ConfigError for a malformed XP_* variable.
-XP_API std::size_t clear_kernel_cache();
+// entries. Only xp's files are removed: an entry's name (32 lowercase hex digits and .xpk) and
+// header, never other files in the folder. An entry another process removes or stores meanwhile is
+// no failure; `failed`, when given, gets "file: reason" for each entry that could not be removed.
+// Throws ConfigError for a malformed XP_* variable.
+XP_API std::size_t clear_kernel_cache(std::vector<std::string>* failed = nullptr);
 
 }  // namespace xp

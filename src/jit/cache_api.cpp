@@ -39,6 +39,7 @@ KernelCacheInfo kernel_cache_info() {
   KernelCacheInfo i;
   i.folder = c.folder();
   i.usable = c.usable();
+  i.folder_exists = c.folder_exists();
   i.problem = c.problem();
   i.max_bytes = c.max_bytes();
   for (const auto& e : c.entries()) {
@@ -64,8 +65,8 @@ std::vector<KernelCacheEntry> kernel_cache_entries() {
   return out;
 }
 
-std::size_t clear_kernel_cache() {
-  return detail::DiskCache::checked().clear();
+std::size_t clear_kernel_cache(std::vector<std::string>* failed) {
+  return detail::DiskCache::checked().clear(failed);
 }
 
 }  // namespace xp

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -15,9 +16,18 @@ namespace xp::detail {
 // An entry stores the whole key material and is used only when it matches byte for byte; its
 // payload carries a checksum. Entries are written to a temporary file and renamed into place, so
 // readers never see half an entry and concurrent writers of one key all succeed. The folder must
-// be the user's own and not writable by others (a cubin is code); links are not followed.
+// be the user's own and not writable by others (a cubin is code); links are not followed. Only a
+// store creates a missing folder. The folder may hold other programs' files: xp reads, replaces and
+// removes only files whose name is an entry's (32 lowercase hex digits and .xpk) and whose bytes
+// begin with an entry's magic, and temporary files of its own name pattern and header.
 class DiskCache {
  public:
+  // The largest entry read or stored. A cubin of even a very large program is a few MiB; an entry
+  // claiming more than this is damaged or not xp's (a sparse file of terabytes costs no disk), and
+  // allocating its claimed size would end the process with std::bad_alloc: it is treated as corrupt
+  // (a load removes it and the kernel is compiled again) and the preload skips it.
+  static constexpr std::uint64_t kMaxEntryBytes = std::uint64_t{256} << 20;
+
   struct Entry {
     std::string file;  // full path
     std::uint64_t bytes = 0;
@@ -37,6 +47,8 @@ class DiskCache {
   bool usable() const { return usable_; }
   const std::string& folder() const { return folder_; }
   std::uint64_t max_bytes() const { return max_bytes_; }
+  // Whether the folder exists now (a usable cache's folder may not yet: the first store makes it).
+  bool folder_exists() const { return usable_ && have_folder(false); }
   // Why the cache is disabled (empty when usable).
   const std::string& problem() const { return problem_; }
 
@@ -75,18 +87,25 @@ class DiskCache {
   std::vector<Entry> entries() const;
   std::uint64_t total_bytes() const;
   // Removes every entry, the recent list, and the temporary files of writers that died (older than a minute): the
-  // number of entries removed.
-  std::size_t clear();
+  // number of entries removed. An entry that another process removes meanwhile is not a failure, nor
+  // is one stored after the listing counted; `failed` gets "file: reason" for each entry that could
+  // not be removed.
+  std::size_t clear(std::vector<std::string>* failed = nullptr);
   // Removes least recently used entries until the total is at most max_bytes (an entry another
   // process removed first counts as removed), and the temporary files of writers that died.
   void evict();
 
  private:
   void open_folder();
+  // Whether the folder is there and fit for use (checked as the constructor checks it); with
+  // `create`, a missing folder is made first (0700 at every missing level).
+  bool have_folder(bool create) const;
+  std::string temporary_template(const std::string& name) const;
   void remove_stale_temporaries() const;
   std::string folder_;
   std::uint64_t max_bytes_;
   bool usable_ = false;
+  mutable std::atomic<bool> folder_exists_{false};
   std::string problem_;
   std::optional<ConfigError> config_error_;
   std::mutex mutex_;

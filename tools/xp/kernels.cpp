@@ -94,7 +94,10 @@ int cache(const std::string& action) {
   if (action == "info") {
     const xp::KernelCacheInfo i = xp::kernel_cache_info();
     std::printf("folder:  %s\n", i.folder.c_str());
-    std::printf("status:  %s\n", i.usable ? "in use" : ("disabled: " + i.problem).c_str());
+    std::printf("status:  %s\n", !i.usable         ? ("disabled: " + i.problem).c_str()
+                                 : i.folder_exists ? "in use"
+                                                   : "in use (the folder does not exist yet: the first kernel "
+                                                     "stored creates it)");
     std::printf("entries: %zu\nsize:    %s of %s\n", i.entries, human(i.bytes).c_str(), human(i.max_bytes).c_str());
     std::printf(
         "recent:  %zu (entries the last processes used, first used first; up to XP_PRELOAD_KERNELS=%zu modules "
@@ -117,9 +120,13 @@ int cache(const std::string& action) {
     return 0;
   }
   if (action == "clear") {
-    std::printf("removed %zu entries\n", xp::clear_kernel_cache());
-    if (const std::size_t left = xp::kernel_cache_info().entries; left > 0) {
-      std::fprintf(stderr, "xp cache clear: %zu entries could not be removed from %s\n", left,
+    // Failures are the entries this clear could not remove, not a count taken afterwards: other
+    // processes may store entries meanwhile, and those are theirs to keep.
+    std::vector<std::string> failed;
+    std::printf("removed %zu entries\n", xp::clear_kernel_cache(&failed));
+    for (const auto& f : failed) std::fprintf(stderr, "xp cache clear: cannot remove %s\n", f.c_str());
+    if (!failed.empty()) {
+      std::fprintf(stderr, "xp cache clear: %zu entries could not be removed from %s\n", failed.size(),
                    xp::kernel_cache_info().folder.c_str());
       return 1;
     }
