@@ -328,6 +328,34 @@ TEST_F(FileSafety, SavePermissionDeniedLeavesNothing) {
   EXPECT_EQ(read_file(ro + "/old.npy"), "old");
 }
 
+// `xp bench launch` writes its --json and --md files the same way: through a link to its target,
+// into a FIFO in place.
+TEST_F(FileSafety, BenchOutputsThroughALinkAndIntoAFifo) {
+  fs::create_directory(path("results"));
+  write_file(path("results/r.json"), "old");
+  fs::create_symlink("results/r.json", path("r.json"));
+  ASSERT_EQ(::mkfifo(path("md").c_str(), 0600), 0);
+  const int reader = ::open(path("md").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  const auto r =
+      xp_test::run_process({XP_CLI_PATH, "bench", "launch", "--cpu", "--n", "2048", "--runs", "1", "--python", "none",
+                            "--only", "xp-add", "--json", path("r.json"), "--md", path("md")});
+  std::string md(1 << 16, '\0');
+  const ssize_t n = ::read(reader, md.data(), md.size());
+  ::close(reader);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::is_symlink(path("r.json")));
+  EXPECT_TRUE(contains(read_file(path("results/r.json")), "xp.bench.launch/"));
+  ASSERT_GT(n, 0);
+  EXPECT_TRUE(contains(md.substr(0, static_cast<std::size_t>(n)), "xp c = a + b"))
+      << md.substr(0, static_cast<std::size_t>(n));
+  struct stat st {};
+  ASSERT_EQ(::lstat(path("md").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(list_dir(dir_), (std::set<std::string>{"md", "r.json", "results"}));
+  EXPECT_EQ(list_dir(path("results")), std::set<std::string>{"r.json"});
+}
+
 // ---- xp::load: only regular files, sizes checked before allocating ------------------------------
 
 TEST_F(FileSafety, LoadRefusesAFifoWithoutWaitingForAWriter) {
