@@ -10,12 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "array/npy.hpp"
@@ -232,6 +234,33 @@ TEST_F(FileSafety, SaveToAFifoWritesInPlaceForAReader) {
   ASSERT_EQ(::lstat(path("fifo").c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   EXPECT_EQ(list_dir(dir_), std::set<std::string>{"fifo"});
+}
+
+// A reader that leaves half way: a FileError (EPIPE), not a SIGPIPE that would end the process.
+TEST_F(FileSafety, SaveToAFifoWhoseReaderLeavesIsATypedError) {
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  const std::string p = path("fifo");
+  const int code = in_child([&] {
+    // O_RDWR (Linux): the reader is a writer too, so its read waits for data instead of seeing an
+    // end of file before xp opens the FIFO. It reads what arrives first, then closes: xp, blocked
+    // on the full pipe, is left without a reader and gets EPIPE.
+    const int reader = ::open(p.c_str(), O_RDWR);
+    if (reader < 0) return 2;
+    std::thread t([reader] {
+      char buf[100];
+      (void)!::read(reader, buf, sizeof buf);
+      ::close(reader);
+    });
+    const std::string reason = file_error(p, [&] { xp::save(p, xp::zeros({1 << 20}, xp::DType::float64)); });
+    t.join();
+    sigset_t pending;
+    ::sigemptyset(&pending);
+    ::sigpending(&pending);
+    if (::sigismember(&pending, SIGPIPE) == 1) return 3;
+    if (reason != "cannot write to it: Broken pipe") std::fprintf(stderr, "reason: %s\n", reason.c_str());
+    return reason == "cannot write to it: Broken pipe" ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0) << "1: wrong error; 2: no reader; 3: a SIGPIPE left pending; 141: killed by SIGPIPE";
 }
 
 TEST_F(FileSafety, SaveToAFifoWithoutAReaderFailsAtOnce) {

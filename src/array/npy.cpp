@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -479,6 +481,37 @@ class TempFile {
   int fd_ = -1;
 };
 
+// While alive, a write to a pipe whose reader has gone fails with EPIPE in this thread instead of
+// raising SIGPIPE, whose default action ends the process: the signal is blocked, and one that the
+// write raised is taken back before the old mask returns.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    ::sigemptyset(&pipe_);
+    ::sigaddset(&pipe_, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+    pending_before_ = pending();
+  }
+  ~SigpipeBlocked() {
+    if (!pending_before_ && pending()) {
+      const timespec zero{};
+      ::sigtimedwait(&pipe_, nullptr, &zero);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  static bool pending() {
+    sigset_t p;
+    ::sigemptyset(&p);
+    return ::sigpending(&p) == 0 && ::sigismember(&p, SIGPIPE) == 1;
+  }
+  sigset_t pipe_{}, old_{};
+  bool pending_before_ = false;
+};
+
 // Writes into what is at `path` as it is, for character devices and FIFOs (/dev/null,
 // /dev/stdout on a terminal or a pipe), and for files reached through /proc's fd links.
 class InPlaceFile {
@@ -511,6 +544,7 @@ class InPlaceFile {
   InPlaceFile& operator=(const InPlaceFile&) = delete;
 
   void write(const void* p, std::size_t n) {
+    const SigpipeBlocked no_sigpipe;  // a FIFO's reader that goes away is a FileError (EPIPE)
     const char* c = static_cast<const char*>(p);
     while (n > 0) {
       const ssize_t w = ::write(fd_, c, std::min<std::size_t>(n, 1u << 30));
