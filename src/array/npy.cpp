@@ -2,7 +2,11 @@
 #include "array/shape_text.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -404,10 +409,11 @@ std::string describe(DType t, std::span<const std::int64_t> shape) {
   return "shape " + shape_str(shape) + " of " + std::string(name(t));
 }
 
-// A temporary file beside the target, renamed over it on commit and removed otherwise.
+// A temporary file beside the target, renamed over it on commit and removed otherwise. `target`
+// is the file renamed over (the end of any symbolic links); errors name `shown`, the path given.
 class TempFile {
  public:
-  explicit TempFile(const std::string& target) : target_(target) {
+  TempFile(const std::string& shown, const std::string& target) : shown_(shown), target_(target) {
     const std::size_t slash = target.rfind('/');
     const std::string folder = slash == std::string::npos ? "." : target.substr(0, slash == 0 ? 1 : slash);
     std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
@@ -429,10 +435,10 @@ class TempFile {
         return;
       }
       if (errno != EEXIST) {
-        throw FileError(target, "cannot create a temporary file in the folder '" + folder + "': " + errno_text(errno));
+        throw FileError(shown, "cannot create a temporary file in the folder '" + folder + "': " + errno_text(errno));
       }
     }
-    throw FileError(target, "cannot create a temporary file in the folder '" + folder + "': every name tried exists");
+    throw FileError(shown, "cannot create a temporary file in the folder '" + folder + "': every name tried exists");
   }
   ~TempFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -452,20 +458,174 @@ class TempFile {
     }
   }
   void commit() {
-    // An existing target keeps its permission bits, as when np.save overwrites it.
+    // Only a regular file (or nothing) is renamed over: should the target have become something
+    // else since it was looked at, the old thing stays and the write fails.
     struct stat st {};
-    if (::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::fchmod(fd_, st.st_mode & 07777);
+    const bool exists = ::lstat(target_.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
+      throw FileError(shown_, "'" + target_ + "' is no longer a regular file: it was not replaced");
+    }
+    // An existing target keeps its permission bits, as when np.save overwrites it.
+    if (exists) ::fchmod(fd_, st.st_mode & 07777);
     const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) fail("cannot write the temporary file '" + temp_ + "'", errno);
-    if (::rename(temp_.c_str(), target_.c_str()) != 0) fail("cannot rename '" + temp_ + "' to it", errno);
+    if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+      fail("cannot rename '" + temp_ + "' to " + (target_ == shown_ ? "it" : "'" + target_ + "'"), errno);
+    }
     temp_.clear();
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what, int e) { throw FileError(target_, what + ": " + errno_text(e)); }
-  std::string target_, temp_;
+  [[noreturn]] void fail(const std::string& what, int e) { throw FileError(shown_, what + ": " + errno_text(e)); }
+  std::string shown_, target_, temp_;
   int fd_ = -1;
 };
+
+// While alive, a write to a pipe whose reader has gone fails with EPIPE in this thread instead of
+// raising SIGPIPE, whose default action ends the process: the signal is blocked, and one that the
+// write raised is taken back before the old mask returns.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    ::sigemptyset(&pipe_);
+    ::sigaddset(&pipe_, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+    pending_before_ = pending();
+  }
+  ~SigpipeBlocked() {
+    if (!pending_before_ && pending()) {
+      const timespec zero{};
+      ::sigtimedwait(&pipe_, nullptr, &zero);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  static bool pending() {
+    sigset_t p;
+    ::sigemptyset(&p);
+    return ::sigpending(&p) == 0 && ::sigismember(&p, SIGPIPE) == 1;
+  }
+  sigset_t pipe_{}, old_{};
+  bool pending_before_ = false;
+};
+
+// Writes into what is at `path` as it is, for character devices and FIFOs (/dev/null,
+// /dev/stdout on a terminal or a pipe), and for files reached through /proc's fd links.
+class InPlaceFile {
+ public:
+  // `regular_too`: the path is a /proc fd link, which may lead to a regular file (truncated then).
+  InPlaceFile(const std::string& path, bool regular_too) : path_(path) {
+    // O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO) instead of waiting for a reader.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd_ < 0) {
+      const int e = errno;
+      if (e == ENXIO) {
+        throw FileError(path,
+                        "cannot open it for writing: no process has it open for reading (a FIFO without a "
+                        "reader, or a socket): xp does not wait for a reader");
+      }
+      throw FileError(path, "cannot open it for writing: " + errno_text(e));
+    }
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail("cannot stat it", errno);
+    if (const char* why = refused_kind(st.st_mode)) throw FileError(path, why);
+    if (S_ISREG(st.st_mode) && !regular_too) throw FileError(path, "changed into a regular file while being saved");
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) != 0) fail("cannot set it to blocking writes", errno);
+    if (S_ISREG(st.st_mode) && ::ftruncate(fd_, 0) != 0) fail("cannot truncate it", errno);
+  }
+  ~InPlaceFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  InPlaceFile(const InPlaceFile&) = delete;
+  InPlaceFile& operator=(const InPlaceFile&) = delete;
+
+  void write(const void* p, std::size_t n) {
+    const SigpipeBlocked no_sigpipe;  // a FIFO's reader that goes away is a FileError (EPIPE)
+    const char* c = static_cast<const char*>(p);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, c, std::min<std::size_t>(n, 1u << 30));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) fail("cannot write to it", errno);
+      if (w == 0) fail("cannot write to it", ENOSPC);
+      c += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  }
+  void commit() {
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) fail("cannot write to it", errno);
+  }
+
+  // Why xp does not write to a file of this kind in place (nullptr when it does).
+  static const char* refused_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "is a folder: xp::save writes a file";
+    if (S_ISBLK(mode)) return "is a block device: xp::save does not write to block devices";
+    if (S_ISSOCK(mode)) return "is a socket: xp::save does not write to sockets";
+    if (S_ISCHR(mode) || S_ISFIFO(mode) || S_ISREG(mode)) return nullptr;
+    return "is not a file xp::save writes (a regular file, a character device or a FIFO)";
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int e) { throw FileError(path_, what + ": " + errno_text(e)); }
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Where write_npy puts its bytes: a regular file (or nothing yet) is replaced atomically at
+// `file`, the end of the symbolic links `path` goes through; a character device or a FIFO is
+// written in place.
+struct SaveTarget {
+  bool in_place = false;
+  bool proc_link = false;  // in place through a /proc fd link
+  std::string file;        // the file renamed over (the end of the links) when not in place
+};
+
+bool in_procfs(const std::string& path) {
+  struct statfs fs {};
+  return ::statfs(path.c_str(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+}
+
+std::string folder_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+SaveTarget save_target(const std::string& path) {
+  std::string p = path;
+  for (int hops = 0; hops <= 40; ++hops) {  // Linux's limit on links followed in one lookup
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) {
+      // Nothing there (also the end of a dangling link): created, as np.save does.
+      if (errno == ENOENT) return {false, false, p};
+      const int e = errno;
+      throw FileError(path, (p == path ? "cannot stat it: " : "cannot stat '" + p + "': ") + errno_text(e));
+    }
+    if (S_ISLNK(st.st_mode)) {
+      // /proc/self/fd/1 and its kin (/dev/stdout) name an open file, not a path: their text
+      // ("pipe:[123]") is not a place to rename to. What they lead to is written in place.
+      if (in_procfs(folder_of(p))) return {true, true, path};
+      std::string link(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
+      const ssize_t n = ::readlink(p.c_str(), link.data(), link.size());
+      if (n < 0) throw FileError(path, "cannot read the symbolic link '" + p + "': " + errno_text(errno));
+      if (static_cast<std::size_t>(n) >= link.size()) throw FileError(path, "the symbolic link '" + p + "' changed");
+      link.resize(static_cast<std::size_t>(n));
+      if (link.empty()) throw FileError(path, "the symbolic link '" + p + "' is empty");
+      p = link[0] == '/' ? link : folder_of(p) + "/" + link;
+      continue;
+    }
+    if (S_ISREG(st.st_mode)) return {false, false, p};
+    if (const char* why = InPlaceFile::refused_kind(st.st_mode)) {
+      throw FileError(path, p == path ? why : "leads to '" + p + "', which " + why);
+    }
+    return {true, false, p};  // a character device or a FIFO
+  }
+  throw FileError(path, "cannot resolve it: " + errno_text(ELOOP));
+}
 
 }  // namespace
 
@@ -546,12 +706,20 @@ std::string npy_preamble(DType dtype, std::span<const std::int64_t> shape, bool 
 }
 
 NpyArray read_npy(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO without a writer would otherwise wait for one, forever. Only a
+  // regular file is read; the flag is cleared before reading it.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (fd.get() < 0) throw FileError(path, "cannot open the file: " + errno_text(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw FileError(path, "cannot stat the file: " + errno_text(errno));
   if (S_ISDIR(st.st_mode)) throw FileError(path, "is a folder, not a .npy file");
-  if (!S_ISREG(st.st_mode)) throw FileError(path, "is not a regular file");
+  if (S_ISFIFO(st.st_mode)) throw FileError(path, "is a FIFO, not a regular file: xp::load reads regular files only");
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+    throw FileError(path, "is a device, not a regular file: xp::load reads regular files only");
+  }
+  if (!S_ISREG(st.st_mode)) throw FileError(path, "is not a regular file: xp::load reads regular files only");
+  if (const int flags = ::fcntl(fd.get(), F_GETFL); flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+    throw FileError(path, "cannot read the file: " + errno_text(errno));
   const std::uint64_t file_size = static_cast<std::uint64_t>(st.st_size);
 
   // Magic, version, and the header length (2 bytes in version 1.0, 4 after).
@@ -611,7 +779,14 @@ NpyArray read_npy(const std::string& path) {
   out.dtype = d.dtype;
   out.shape = h.shape;
   out.fortran_order = h.fortran_order;
-  out.data.resize(static_cast<std::size_t>(expected));
+  // The size is the file's own (checked against its length above), so only a file that big gets
+  // this far; should the memory still not be there, that is an error about this file.
+  try {
+    out.data.resize(static_cast<std::size_t>(expected));
+  } catch (const std::bad_alloc&) {
+    throw FileError(path, "cannot allocate " + std::to_string(expected) + " bytes for its data (" +
+                              describe(d.dtype, h.shape) + "): out of host memory");
+  }
   const std::size_t n = read_up_to(path, fd.get(), out.data.data(), out.data.size());
   if (n < out.data.size()) {
     throw FileError(path, "the data section is truncated: expected " + std::to_string(expected) + " bytes, found " +
@@ -639,10 +814,19 @@ void write_npy(const std::string& path, DType dtype, std::span<const std::int64_
   if (data == nullptr && *nbytes > 0) throw ValueError("write_npy: data is null for " + describe(dtype, shape));
   const std::string preamble = npy_preamble(dtype, shape, fortran_order);
 
-  TempFile f(path);
-  f.write(preamble.data(), preamble.size());
-  if (*nbytes > 0) f.write(data, static_cast<std::size_t>(*nbytes));
-  f.commit();
+  const SaveTarget target = save_target(path);
+  auto write_all = [&](auto& f) {
+    f.write(preamble.data(), preamble.size());
+    if (*nbytes > 0) f.write(data, static_cast<std::size_t>(*nbytes));
+    f.commit();
+  };
+  if (target.in_place) {
+    InPlaceFile f(path, target.proc_link);  // opened through the links, so errors name the path given
+    write_all(f);
+  } else {
+    TempFile f(path, target.file);
+    write_all(f);
+  }
 }
 
 }  // namespace xp::detail

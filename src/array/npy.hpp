@@ -25,9 +25,11 @@
 //
 // Writing produces exactly what np.save produces for the same array (version 1.0, the header
 // padded as NumPy 2 pads it; version 2.0 should the header not fit in 65,535 bytes, which needs
-// more dimensions than the 64 that xp and NumPy allow). Writing is atomic: the bytes go to a
-// temporary file in the target's folder, which is then renamed over the target, so a failed write
-// leaves neither a partial file nor a temporary one, and an existing file stays as it was.
+// more dimensions than the 64 that xp and NumPy allow). Writing a regular file is atomic: the bytes
+// go to a temporary file in the target's folder, which is then renamed over the target, so a failed
+// write leaves neither a partial file nor a temporary one, and an existing file stays as it was.
+// The target is the end of any symbolic links (the links stay); character devices and FIFOs are
+// written in place, folders, block devices and sockets refused (docs/semantics.md, "Files").
 // (Atomic against failures of the write, not against power loss: there is no fsync, as np.save.)
 
 #include <cstddef>

@@ -8,7 +8,9 @@
 namespace xp::detail {
 
 // What a compiled module says about itself, read without a GPU: the ELF header of a cubin (its SM)
-// and its entry-point symbols, or the .entry lines of PTX.
+// and its entry-point symbols, or the .entry lines of PTX. Every offset and size in a cubin is
+// checked against the buffer: a truncated or damaged image is `valid = false` with the reason in
+// `error`, and nothing outside [data, data + size) is read (PTX needs no terminating NUL).
 struct ModuleInfo {
   bool valid = false;
   bool is_ptx = false;

@@ -1636,8 +1636,26 @@ std::string version_text(int v) {
   return v <= 0 ? "unknown" : std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
-// Written whole or not at all: into a temporary file beside it, renamed over it.
-void write_text(const std::string& file, const std::string& text) {
+// Written whole or not at all: into a temporary file beside it, renamed over it. A symbolic link
+// is followed to the file it ends at, which is renamed over (the link stays a link); a device or a
+// FIFO (--json /dev/stdout) is written in place, never renamed over.
+void write_text(const std::string& requested, const std::string& text) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(requested, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    if (fs::is_directory(st)) throw std::runtime_error("cannot write " + requested + ": it is a folder");
+    std::ofstream f(requested, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f) throw std::runtime_error("cannot write " + requested);
+    return;
+  }
+  std::string file = requested;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(file, ec)); ++hops) {
+    const fs::path link = fs::read_symlink(file, ec);
+    if (ec) break;
+    file = (link.is_absolute() ? link : fs::path(file).parent_path() / link).string();
+  }
   const std::string part = file + ".part";
   {
     std::ofstream f(part, std::ios::binary);
@@ -1663,6 +1681,11 @@ void check_output(const char* option, const std::string& file) {
   if (!fs::is_directory(dir, ec))
     throw xp::ValueError(std::string(option) + " " + file + ": there is no folder " + dir.string());
   if (fs::is_directory(p, ec)) throw xp::ValueError(std::string(option) + " " + file + " is a folder");
+  // A device or a FIFO (/dev/stdout) is written in place: its folder need not be writable.
+  if (const auto st = fs::status(p, ec); fs::exists(st) && !fs::is_regular_file(st)) {
+    if (::access(file.c_str(), W_OK) != 0) throw xp::ValueError(std::string(option) + " " + file + ": cannot write it");
+    return;
+  }
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw xp::ValueError(std::string(option) + " " + file + ": cannot write in " + dir.string());
 }
