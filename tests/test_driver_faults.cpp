@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -26,7 +27,17 @@ using namespace xp;
 
 namespace {
 
-const xp_test::ProcessCache process_cache;
+// This process's kernel cache in a folder of its own (as xp_test::ProcessCache), unless the parent
+// names one for a sweep of children (XP_TEST_FAULTS_CACHE): they then compile each kernel once.
+struct FaultsCache {
+  xp_test::TempDir dir;
+  std::string folder = dir / "kernels";
+  FaultsCache() {
+    const char* shared = std::getenv("XP_TEST_FAULTS_CACHE");
+    ::setenv("XP_CACHE_DIR", shared != nullptr ? shared : folder.c_str(), 1);
+  }
+};
+const FaultsCache process_cache;
 
 constexpr const char* kBase = "devices=1,hollow,memory=1073741824";
 
@@ -395,6 +406,92 @@ TEST_F(DriverFaults, DISABLED_ArraysDeviceTooSmall) {
   EXPECT_EQ(fake.launches(), 1);
   EXPECT_EQ(memory_stats(gpu).bytes_in_use, static_cast<std::uint64_t>(3 * n) * 4u);
   EXPECT_EQ(b.to_device(Device::cpu()).to_vector<float>(), ramp_values(n));
+}
+
+// One fault (not sticky) at each call in turn of an entry point, across a run of array operations
+// (elementwise, reductions plain and fused, var, a scan, take, argmax, random draws, copies both
+// ways): the operation that meets it is CudaError with that call and code, leaves no memory in use
+// and a random generator where it was, and the same operation tried again works. The sweep goes on
+// until a run meets no fault (every call was faulted once).
+TEST_F(DriverFaults, ArraysAFaultAtAnyCallLeavesNothingBehind) {
+  const std::vector<std::pair<std::string, std::string>> calls = {{"cuLaunchKernel", "701"},
+                                                                  {"cuModuleLoadData", "218"},
+                                                                  {"cuMemcpyHtoDAsync", "999"},
+                                                                  {"cuMemcpyDtoHAsync", "999"}};
+  const xp_test::TempDir shared;  // one kernel cache for the sweep's children
+  for (const auto& [call, code] : calls) {
+    int n = 1;
+    for (; n <= 60; ++n) {
+      SCOPED_TRACE(call + " @" + std::to_string(n));
+      const xp_test::ProcessResult r = run_faulty(
+          "DriverFaults.DISABLED_ArraysFaultSweep", "fail=" + call + ":" + code + "@" + std::to_string(n),
+          {{"XP_TEST_FAULT_CALL", call}, {"XP_TEST_FAULT_CODE", code}, {"XP_TEST_FAULTS_CACHE", shared / "kernels"}});
+      EXPECT_CLEAN_CHILD(r);
+      if (HasFailure() || r.out.find("[faulted: 0]") != std::string::npos) break;
+    }
+    EXPECT_GT(n, 1) << call << ": the run made no such call";
+    EXPECT_LE(n, 60) << call << ": still faulting after 60 calls";
+  }
+}
+
+TEST_F(DriverFaults, DISABLED_ArraysFaultSweep) {
+  const std::string call = std::getenv("XP_TEST_FAULT_CALL");
+  const int code = std::atoi(std::getenv("XP_TEST_FAULT_CODE"));
+  expect_faults("fail=" + call + ":");
+  constexpr std::int64_t n = 1 << 20;
+  random::Generator g(7);
+  Array x, idx;
+  const std::vector<std::pair<const char*, std::function<Array()>>> ops = {
+      {"upload", [&] { return x = ramp(n, gpu); }},
+      {"upload indices",
+       [&] {
+         return idx = asarray(std::vector<std::int64_t>{3, 1, 4, 1, 5}, std::nullopt, gpu);
+       }},
+      {"elementwise", [&] { return (x * 2.0f + 1.0f).eval(); }},
+      {"sum", [&] { return sum(x); }},
+      {"fused sum", [&] { return sum(x * 3.0f); }},
+      {"var", [&] { return var(x); }},
+      {"cumulative_sum", [&] { return cumulative_sum(x); }},
+      {"take", [&] { return take(x, idx); }},
+      {"argmax", [&] { return argmax(x); }},
+      {"normal", [&] { return g.normal({4096}, DType::float32, 0, 1, gpu); }},
+      {"integers", [&] { return g.integers(0, 10, {4096}, DType::int64, gpu); }},
+      {"download", [&] { return x.to_device(Device::cpu()); }},
+      {"download a sum", [&] { return sum(x).to_device(Device::cpu()); }},
+      {"download again",
+       [&] {
+         Array back = x.to_device(Device::cpu());
+         EXPECT_EQ(back.to_vector<float>(), ramp_values(n)) << "the data is intact";
+         return back;
+       }},
+  };
+  int faulted = 0;
+  for (const auto& [what, op] : ops) {
+    SCOPED_TRACE(what);
+    const std::uint64_t in_use = memory_stats(gpu).bytes_in_use;
+    const std::uint64_t position = g.position();
+    try {
+      op();
+      continue;
+    } catch (const CudaError& e) {
+      ++faulted;
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_EQ(e.call(), call) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not CudaError: " << e.what();
+      continue;
+    }
+    EXPECT_EQ(memory_stats(gpu).bytes_in_use, in_use) << "nothing of the failed operation stays in use";
+    EXPECT_EQ(g.position(), position) << "a failed draw takes no stream";
+    try {
+      op();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "tried again: " << e.what();
+    }
+  }
+  EXPECT_LE(faulted, 1);
+  EXPECT_EQ(g.position(), 2u);
+  std::printf("[faulted: %d]\n", faulted);
 }
 
 // ---- through kernels (xp::Program, Kernel::launch)
