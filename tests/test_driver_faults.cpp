@@ -494,6 +494,29 @@ TEST_F(DriverFaults, DISABLED_ArraysFaultSweep) {
   std::printf("[faulted: %d]\n", faulted);
 }
 
+// The device unavailable when xp first takes it (46 at cuDevicePrimaryCtxRetain, as for a device in
+// exclusive-process mode held by another process): CudaError naming the call and code, nothing kept
+// of the attempt; once the device answers, arrays and kernels use it.
+TEST_F(DriverFaults, ADeviceUnavailableAtFirstUseIsAnErrorAndIsTriedAgain) {
+  EXPECT_CLEAN_CHILD(
+      run_faulty("DriverFaults.DISABLED_DeviceUnavailableAtFirstUse", "fail=cuDevicePrimaryCtxRetain:46@1"));
+}
+
+TEST_F(DriverFaults, DISABLED_DeviceUnavailableAtFirstUse) {
+  expect_faults("fail=cuDevicePrimaryCtxRetain:46@1");
+  ASSERT_EQ(fake.calls("cuDevicePrimaryCtxRetain"), 0) << "detection takes no context";
+  EXPECT_TRUE(FailsWith([&] { (void)ramp(1000, gpu); }, 46, kDeviceUnavailable, "cuDevicePrimaryCtxRetain"));
+  Program program(kSetSource, {.name = "faults_set.cu"});
+  const Kernel k = program.kernel("set", gpu);  // the second retain works
+  const Array a = ramp(1000, gpu);
+  Array y = empty({1000}, DType::float32, gpu);
+  k.launch({.grid = 4, .block = 256}, y, 1000, 1.0f);
+  EXPECT_EQ((a + a).eval().device(), gpu);
+  EXPECT_EQ(fake.launches(), 2);
+  EXPECT_EQ(fake.calls("cuDevicePrimaryCtxRetain"), 2) << "retained once it worked, never again";
+  EXPECT_EQ(a.to_device(Device::cpu()).to_vector<float>(), ramp_values(1000));
+}
+
 // ---- through kernels (xp::Program, Kernel::launch)
 
 // A refused launch (701, not sticky): CudaError with the call and code; the launch's temporary is
