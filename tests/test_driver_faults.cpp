@@ -413,16 +413,16 @@ TEST_F(DriverFaults, DISABLED_ArraysDeviceTooSmall) {
   EXPECT_EQ(b.to_device(Device::cpu()).to_vector<float>(), ramp_values(n));
 }
 
-// One fault (not sticky) at each call in turn of an entry point, across a run of array operations
-// (elementwise, reductions plain and fused, var, a scan, take, argmax, random draws, copies both
-// ways): the operation that meets it is CudaError with that call and code, leaves no memory in use
-// and a random generator where it was, and the same operation tried again works. The sweep goes on
-// until a run meets no fault (every call was faulted once).
+// One fault (not sticky) at each call in turn of an entry point (launches, module loads, copies,
+// stream synchronizes, allocations), across a run of array operations (elementwise, reductions
+// plain and fused, var, a scan, take, argmax, random draws, copies both ways): the operation that
+// meets it is CudaError with that call and code, leaves no memory in use and a random generator
+// where it was, and the same operation tried again works. The sweep goes on until a run meets no
+// fault (every call was faulted once).
 TEST_F(DriverFaults, ArraysAFaultAtAnyCallLeavesNothingBehind) {
-  const std::vector<std::pair<std::string, std::string>> calls = {{"cuLaunchKernel", "701"},
-                                                                  {"cuModuleLoadData", "218"},
-                                                                  {"cuMemcpyHtoDAsync", "999"},
-                                                                  {"cuMemcpyDtoHAsync", "999"}};
+  const std::vector<std::pair<std::string, std::string>> calls = {
+      {"cuLaunchKernel", "701"},      {"cuModuleLoadData", "218"}, {"cuMemcpyHtoDAsync", "999"},
+      {"cuStreamSynchronize", "999"}, {"cuMemAlloc", "999"},       {"cuMemcpyDtoHAsync", "999"}};
   const xp_test::TempDir shared;  // one kernel cache for the sweep's children
   for (const auto& [call, code] : calls) {
     int n = 1;
@@ -434,6 +434,7 @@ TEST_F(DriverFaults, ArraysAFaultAtAnyCallLeavesNothingBehind) {
       EXPECT_CLEAN_CHILD(r);
       if (HasFailure() || r.out.find("[faulted: 0]") != std::string::npos) break;
     }
+    std::printf("%s: faulted at each of its %d calls in turn\n", call.c_str(), n - 1);
     EXPECT_GT(n, 1) << call << ": the run made no such call";
     EXPECT_LE(n, 60) << call << ": still faulting after 60 calls";
   }
