@@ -24,12 +24,13 @@
 //                  Any entry point but cuGetProcAddress_v2, cuGetErrorName and cuGetErrorString.
 //                  Repeat for several faults; the first that applies answers. Suffixes of N:
 //     @N+          every call of CALL from the Nth on returns CODE (a resource that stays short).
-//     @N!          sticky: the Nth call returns CODE and the context is broken: from then on every
-//                  call on a context (memory, copies, streams, events, modules, functions, launches,
-//                  cuCtxSynchronize, cuMemGetInfo) returns CODE too, as after a kernel fault
-//                  (700 CUDA_ERROR_ILLEGAL_ADDRESS, 719 CUDA_ERROR_LAUNCH_FAILED) or a device gone
-//                  (46 CUDA_ERROR_DEVICE_UNAVAILABLE). Device queries, cuInit, primary context
-//                  retain/release and cuCtxGetCurrent/SetCurrent keep working.
+//     @N!          sticky: the Nth call returns CODE and the context is broken (every device's, in
+//                  this fake): from then on every call on a context (memory, copies, streams, events,
+//                  modules, functions, launches, cuCtxSynchronize, cuMemGetInfo) returns CODE too,
+//                  as after a kernel fault (700 CUDA_ERROR_ILLEGAL_ADDRESS, 719
+//                  CUDA_ERROR_LAUNCH_FAILED) or a device gone (46 CUDA_ERROR_DEVICE_UNAVAILABLE).
+//                  Device queries, cuInit, primary context retain/release and
+//                  cuCtxGetCurrent/SetCurrent keep working.
 //     @N~          the Nth call succeeds, and the context is broken from the next call on: a kernel
 //                  launched fine that faults on the device, reported by whatever call comes next
 //                  (cuStreamSynchronize, cuEventSynchronize, a copy...).
