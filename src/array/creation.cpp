@@ -381,7 +381,8 @@ Array Generator::uniform(const Shape& shape, DType dtype, double low, double hig
   need_float(dtype, "uniform");
   if (!(low <= high) || !std::isfinite(high - low)) throw ValueError("uniform: needs low <= high, both finite");
   detail::checked_size(shape);
-  Array u = draw(detail::RandomKind::uniform, seed_, stream_++, dtype, shape, device);
+  Array u = draw(detail::RandomKind::uniform, seed_, stream_, dtype, shape, device);
+  ++stream_;  // only once drawn: a draw that fails (no memory, a driver error) takes no stream
   if (low == 0 && high == 1) return u;
   return add(low, multiply(high - low, u));
 }
@@ -390,7 +391,8 @@ Array Generator::normal(const Shape& shape, DType dtype, double loc, double scal
   need_float(dtype, "normal");
   if (!(scale >= 0)) throw ValueError("normal: scale must be non-negative");
   detail::checked_size(shape);
-  Array z = draw(detail::RandomKind::normal, seed_, stream_++, dtype, shape, device);
+  Array z = draw(detail::RandomKind::normal, seed_, stream_, dtype, shape, device);
+  ++stream_;
   if (loc == 0 && scale == 1) return z;
   return add(loc, multiply(scale, z));
 }
@@ -408,7 +410,9 @@ Array Generator::integers(std::int64_t low, std::int64_t high, const Shape& shap
                      std::string(name(dtype)));
   }
   detail::checked_size(shape);
-  return draw(detail::RandomKind::integers, seed_, stream_++, dtype, shape, device, low, high);
+  Array r = draw(detail::RandomKind::integers, seed_, stream_, dtype, shape, device, low, high);
+  ++stream_;
+  return r;
 }
 
 }  // namespace random

@@ -19,6 +19,26 @@
 //   pending        with hollow: a recorded event stays CUDA_ERROR_NOT_READY until it, its stream or
 //                  the context is synchronized, as if the device were slow (without it, every event
 //                  is complete when recorded).
+//   fail=CALL:CODE@N   the Nth call of the entry point CALL (counted from 1, every call of it in the
+//                  process) returns the CUresult CODE and does nothing else; the other calls go on.
+//                  Any entry point but cuGetProcAddress_v2, cuGetErrorName and cuGetErrorString.
+//                  Repeat for several faults; the first that applies answers. Suffixes of N:
+//     @N+          every call of CALL from the Nth on returns CODE (a resource that stays short).
+//     @N!          sticky: the Nth call returns CODE and the context is broken (every device's, in
+//                  this fake): from then on every call on a context (memory, copies, streams, events,
+//                  modules, functions, launches, cuCtxSynchronize, cuMemGetInfo) returns CODE too,
+//                  as after a kernel fault (700 CUDA_ERROR_ILLEGAL_ADDRESS, 719
+//                  CUDA_ERROR_LAUNCH_FAILED) or a device gone (46 CUDA_ERROR_DEVICE_UNAVAILABLE).
+//                  Device queries, cuInit, primary context retain/release and
+//                  cuCtxGetCurrent/SetCurrent keep working.
+//     @N~          the Nth call succeeds, and the context is broken from the next call on: a kernel
+//                  launched fine that faults on the device, reported by whatever call comes next
+//                  (cuStreamSynchronize, cuEventSynchronize, a copy...).
+//                  Examples: fail=cuLaunchKernel:701@3 (the third launch is refused with
+//                  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), fail=cuMemHostAlloc:2@1+ (no pinned memory),
+//                  fail=cuModuleLoadData:222@1 (CUDA_ERROR_UNSUPPORTED_PTX_VERSION once),
+//                  fail=cuLaunchKernel:700@2~ (the second kernel faults on the device).
+//                  A malformed entry is reported on stderr and ignored.
 // Like the real driver it honours CUDA_VISIBLE_DEVICES: a list of ordinals read up to the first
 // invalid entry; when nothing is visible (empty, "-1", ...) cuInit returns CUDA_ERROR_NO_DEVICE.
 // Every device call before cuInit returns CUDA_ERROR_NOT_INITIALIZED, invalid ordinals
@@ -33,8 +53,10 @@
 // its arguments as the driver does and counts the launch, and the kernel does not run: what a kernel
 // would write keeps whatever bytes were there. cuFuncGetParamInfo and cuModuleGetGlobal are not
 // exported (xp reads the parameters from the cubin, or launches without checking them).
-// xp_fake_cuda_modules_loaded(), xp_fake_cuda_launches(), xp_fake_cuda_stream_waits() and
-// xp_fake_cuda_bytes_allocated(ordinal) let tests see what happened.
+// xp_fake_cuda_modules_loaded(), xp_fake_cuda_launches(), xp_fake_cuda_stream_waits(),
+// xp_fake_cuda_bytes_allocated(ordinal), xp_fake_cuda_calls(name) (the calls of one entry point, with
+// or without hollow) and xp_fake_cuda_sticky_error() (the code of a broken context, 0 while none) let
+// tests see what happened.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -97,12 +119,26 @@ constexpr NamedCode kCodes[] = {
     {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {304, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain."},
     {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {600, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "system has unsupported display driver / cuda driver combination"},
     {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+// An injected fault (XP_FAKE_CUDA=fail=CALL:CODE@N...): see the top of this file.
+struct Fault {
+  enum Kind { once, from, sticky, after };
+  std::string call;
+  CUresult code = 0;
+  long at = 1;
+  Kind kind = once;
 };
 
 struct Settings {
@@ -116,6 +152,7 @@ struct Settings {
   bool hollow = false;
   bool pending = false;
   std::size_t memory = std::size_t{4} << 30;
+  std::vector<Fault> faults;
   // Physical ordinals visible through CUDA_VISIBLE_DEVICES, in visible order.
   std::vector<int> visible;
 };
@@ -124,6 +161,23 @@ int to_int(const std::string& s, int fallback) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);
   return (s.empty() || *end != '\0') ? fallback : static_cast<int>(v);
+}
+
+// "CALL:CODE@N" with an optional suffix "+" (every call from the Nth on), "!" (sticky: the Nth call
+// fails and so does every later call on a context) or "~" (the Nth call succeeds, every later call
+// on a context fails, as after a kernel that faults on the device). False when malformed.
+bool parse_fault(const std::string& v, Fault& f) {
+  const size_t colon = v.find(':'), at = v.find('@');
+  if (colon == std::string::npos || colon == 0 || at == std::string::npos || at < colon + 2) return false;
+  f.call = v.substr(0, colon);
+  f.code = to_int(v.substr(colon + 1, at - colon - 1), 0);
+  std::string n = v.substr(at + 1);
+  if (!n.empty() && (n.back() == '+' || n.back() == '!' || n.back() == '~')) {
+    f.kind = n.back() == '+' ? Fault::from : n.back() == '!' ? Fault::sticky : Fault::after;
+    n.pop_back();
+  }
+  f.at = to_int(n, 0);
+  return f.code != 0 && f.at >= 1;
 }
 
 Settings read_settings() {
@@ -163,6 +217,14 @@ Settings read_settings() {
       s.pending = true;
     } else if (key == "memory") {
       s.memory = static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
+    } else if (key == "fail") {
+      Fault f;
+      if (parse_fault(value, f)) {
+        s.faults.push_back(f);
+      } else {
+        std::fprintf(stderr, "fake_cuda: malformed XP_FAKE_CUDA entry '%s' (fail=CALL:CODE@N, N+, N! or N~)\n",
+                     item.c_str());
+      }
     } else if (!key.empty()) {
       std::fprintf(stderr, "fake_cuda: unknown XP_FAKE_CUDA entry '%s'\n", item.c_str());
     }
@@ -194,6 +256,40 @@ const Settings& settings() {
   static const Settings s = read_settings();
   return s;
 }
+
+// Calls by entry point, and the sticky error of a broken context (0: none). Never destroyed, as
+// the hollow device's lists: xp calls the driver while static objects are destroyed at exit.
+std::mutex g_calls_mutex;
+std::map<std::string, long>& g_calls = *new std::map<std::string, long>();
+std::atomic<CUresult> g_sticky{0};
+
+// Counts a call of `call` and answers the fault injected there, if any (0: none, go on). A call
+// `on_context` (memory, streams, events, modules, launches, context synchronization) also fails with
+// the sticky error of an earlier fault; device queries and context selection do not, as on a real
+// driver whose context is broken.
+CUresult injected(const char* call, bool on_context) {
+  long n = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_calls_mutex);
+    n = ++g_calls[call];
+  }
+  if (on_context) {
+    if (const CUresult sticky = g_sticky.load(); sticky != 0) return sticky;
+  }
+  for (const Fault& f : settings().faults) {
+    if (f.call != call || n < f.at || (f.kind == Fault::once && n != f.at)) continue;
+    if (f.kind == Fault::sticky || f.kind == Fault::after) {
+      CUresult none = 0;
+      g_sticky.compare_exchange_strong(none, f.code);
+      if (f.kind == Fault::after) return kSuccess;  // this call goes on and succeeds
+    }
+    return f.code;
+  }
+  return kSuccess;
+}
+
+#define XP_FAKE_FAULT(call, on_context) \
+  if (const CUresult fault_ = injected(call, on_context); fault_ != kSuccess) return fault_
 
 std::atomic<bool> g_initialized{false};
 CUctx_st g_contexts[kMaxDevices];
@@ -245,6 +341,7 @@ bool is_context(CUcontext c) {
 }  // namespace
 
 FAKE_API CUresult cuDriverGetVersion(int* version) {
+  XP_FAKE_FAULT("cuDriverGetVersion", false);
   if (settings().stub) return kStubLibrary;
   if (version == nullptr) return kInvalidValue;
   *version = settings().version;
@@ -252,6 +349,7 @@ FAKE_API CUresult cuDriverGetVersion(int* version) {
 }
 
 FAKE_API CUresult cuInit(unsigned int flags) {
+  XP_FAKE_FAULT("cuInit", false);
   if (flags != 0) return kInvalidValue;
   const Settings& s = settings();
   if (s.stub) return kStubLibrary;
@@ -286,6 +384,7 @@ FAKE_API CUresult cuGetErrorString(CUresult error, const char** text) {
 }
 
 FAKE_API CUresult cuDeviceGetCount(int* count) {
+  XP_FAKE_FAULT("cuDeviceGetCount", false);
   if (count == nullptr) return kInvalidValue;
   if (!g_initialized.load()) return kNotInitialized;
   *count = visible_count();
@@ -293,6 +392,7 @@ FAKE_API CUresult cuDeviceGetCount(int* count) {
 }
 
 FAKE_API CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  XP_FAKE_FAULT("cuDeviceGet", false);
   if (device == nullptr) return kInvalidValue;
   if (const CUresult r = check_device(ordinal); r != kSuccess) return r;
   *device = ordinal;
@@ -300,6 +400,7 @@ FAKE_API CUresult cuDeviceGet(CUdevice* device, int ordinal) {
 }
 
 FAKE_API CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  XP_FAKE_FAULT("cuDeviceGetName", false);
   if (const CUresult r = check_device(dev); r != kSuccess) return r;
   if (name == nullptr || len <= 0) return kInvalidValue;
   std::snprintf(name, static_cast<size_t>(len), "%s", settings().name.c_str());
@@ -307,6 +408,7 @@ FAKE_API CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
 }
 
 FAKE_API CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice dev) {
+  XP_FAKE_FAULT("cuDeviceGetAttribute", false);
   if (const CUresult r = check_device(dev); r != kSuccess) return r;
   if (value == nullptr) return kInvalidValue;
   const Settings& s = settings();
@@ -365,6 +467,7 @@ FAKE_API CUresult cuDeviceGetAttribute(int* value, int attribute, CUdevice dev) 
 }
 
 FAKE_API CUresult cuDeviceTotalMem(std::size_t* bytes, CUdevice dev) {
+  XP_FAKE_FAULT("cuDeviceTotalMem", false);
   if (const CUresult r = check_device(dev); r != kSuccess) return r;
   if (bytes == nullptr) return kInvalidValue;
   *bytes = total_memory();
@@ -372,6 +475,7 @@ FAKE_API CUresult cuDeviceTotalMem(std::size_t* bytes, CUdevice dev) {
 }
 
 FAKE_API CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+  XP_FAKE_FAULT("cuDeviceGetUuid", false);
   if (const CUresult r = check_device(dev); r != kSuccess) return r;
   if (uuid == nullptr) return kInvalidValue;
   // GPU-fa4ec0de-0000-4000-8000-0000000000NN, NN the physical ordinal.
@@ -382,6 +486,7 @@ FAKE_API CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
 }
 
 FAKE_API CUresult cuDeviceGetPCIBusId(char* bus_id, int len, CUdevice dev) {
+  XP_FAKE_FAULT("cuDeviceGetPCIBusId", false);
   if (const CUresult r = check_device(dev); r != kSuccess) return r;
   if (bus_id == nullptr || len < 13) return kInvalidValue;
   std::snprintf(bus_id, static_cast<size_t>(len), "0000:%02x:00.0", 0x19 + physical(dev));
@@ -389,6 +494,7 @@ FAKE_API CUresult cuDeviceGetPCIBusId(char* bus_id, int len, CUdevice dev) {
 }
 
 FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
+  XP_FAKE_FAULT("cuDevicePrimaryCtxRetain", false);
   if (const CUresult r = check_device(dev); r != kSuccess) return r;
   if (ctx == nullptr) return kInvalidValue;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -399,6 +505,7 @@ FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
 }
 
 FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+  XP_FAKE_FAULT("cuDevicePrimaryCtxRelease", false);
   if (const CUresult r = check_device(dev); r != kSuccess) return r;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_refcount[dev] == 0) return kInvalidContext;
@@ -407,6 +514,7 @@ FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
 }
 
 FAKE_API CUresult cuCtxGetCurrent(CUcontext* ctx) {
+  XP_FAKE_FAULT("cuCtxGetCurrent", false);
   if (ctx == nullptr) return kInvalidValue;
   if (!g_initialized.load()) return kNotInitialized;
   *ctx = t_current;
@@ -414,6 +522,7 @@ FAKE_API CUresult cuCtxGetCurrent(CUcontext* ctx) {
 }
 
 FAKE_API CUresult cuCtxSetCurrent(CUcontext ctx) {
+  XP_FAKE_FAULT("cuCtxSetCurrent", false);
   if (!g_initialized.load()) return kNotInitialized;
   if (ctx != nullptr && !is_context(ctx)) return kInvalidContext;
   t_current = ctx;
@@ -425,6 +534,7 @@ void complete_all_events();  // the hollow device's, below
 }  // namespace
 
 FAKE_API CUresult cuCtxSynchronize() {
+  XP_FAKE_FAULT("cuCtxSynchronize", true);
   if (!g_initialized.load()) return kNotInitialized;
   if (t_current == nullptr) return kInvalidContext;
   complete_all_events();
@@ -432,6 +542,7 @@ FAKE_API CUresult cuCtxSynchronize() {
 }
 
 FAKE_API CUresult cuMemGetInfo(std::size_t* free, std::size_t* total) {
+  XP_FAKE_FAULT("cuMemGetInfo", true);
   if (!g_initialized.load()) return kNotInitialized;
   if (t_current == nullptr) return kInvalidContext;
   if (free == nullptr || total == nullptr) return kInvalidValue;
@@ -591,6 +702,7 @@ bool image_names(const std::string& image, const std::string& name) {
 }  // namespace
 
 FAKE_API CUresult cuMemAlloc(CUdeviceptr* dptr, std::size_t bytes) {
+  XP_FAKE_FAULT("cuMemAlloc", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (dptr == nullptr || bytes == 0) return kInvalidValue;
   const int ordinal = t_current->ordinal;
@@ -605,6 +717,7 @@ FAKE_API CUresult cuMemAlloc(CUdeviceptr* dptr, std::size_t bytes) {
 }
 
 FAKE_API CUresult cuMemFree(CUdeviceptr dptr) {
+  XP_FAKE_FAULT("cuMemFree", true);
   if (!g_initialized.load()) return kNotInitialized;
   std::lock_guard<std::mutex> lock(g_mutex);
   auto it = g_allocations.find(static_cast<std::uintptr_t>(dptr));
@@ -616,6 +729,7 @@ FAKE_API CUresult cuMemFree(CUdeviceptr dptr) {
 }
 
 FAKE_API CUresult cuMemHostAlloc(void** p, std::size_t bytes, unsigned flags) {
+  XP_FAKE_FAULT("cuMemHostAlloc", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (p == nullptr || bytes == 0 || flags > 0xf) return kInvalidValue;
   *p = std::malloc(bytes);
@@ -626,6 +740,7 @@ FAKE_API CUresult cuMemHostAlloc(void** p, std::size_t bytes, unsigned flags) {
 }
 
 FAKE_API CUresult cuMemFreeHost(void* p) {
+  XP_FAKE_FAULT("cuMemFreeHost", true);
   if (!g_initialized.load()) return kNotInitialized;
   std::lock_guard<std::mutex> lock(g_mutex);
   auto it = g_allocations.find(reinterpret_cast<std::uintptr_t>(p));
@@ -636,6 +751,7 @@ FAKE_API CUresult cuMemFreeHost(void* p) {
 }
 
 FAKE_API CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream) {
+  XP_FAKE_FAULT("cuMemcpyHtoDAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
   if (bytes == 0) return kSuccess;
@@ -645,6 +761,7 @@ FAKE_API CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_
 }
 
 FAKE_API CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  XP_FAKE_FAULT("cuMemcpyDtoHAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
   if (bytes == 0) return kSuccess;
@@ -654,6 +771,7 @@ FAKE_API CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t byte
 }
 
 FAKE_API CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) {
+  XP_FAKE_FAULT("cuMemcpyDtoDAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
   if (bytes == 0) return kSuccess;
@@ -663,6 +781,7 @@ FAKE_API CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_
 }
 
 FAKE_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t n, CUstream stream) {
+  XP_FAKE_FAULT("cuMemsetD8Async", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
   if (n == 0) return kSuccess;
@@ -672,6 +791,7 @@ FAKE_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::siz
 }
 
 FAKE_API CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr ptr) {
+  XP_FAKE_FAULT("cuPointerGetAttribute", true);
   if (!g_initialized.load()) return kNotInitialized;
   if (data == nullptr) return kInvalidValue;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -690,6 +810,7 @@ FAKE_API CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr p
 }
 
 FAKE_API CUresult cuStreamCreate(CUstream* stream, unsigned flags) {
+  XP_FAKE_FAULT("cuStreamCreate", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (stream == nullptr || flags > 1) return kInvalidValue;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -699,10 +820,12 @@ FAKE_API CUresult cuStreamCreate(CUstream* stream, unsigned flags) {
 }
 
 FAKE_API CUresult cuStreamDestroy(CUstream stream) {
+  XP_FAKE_FAULT("cuStreamDestroy", true);
   return destroy(g_streams, stream);
 }
 
 FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
+  XP_FAKE_FAULT("cuStreamSynchronize", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -711,6 +834,7 @@ FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
 }
 
 FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
+  XP_FAKE_FAULT("cuStreamWaitEvent", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (flags != 0) return kInvalidValue;
   if (!is_stream(stream) || !is_event(event)) return kInvalidHandle;
@@ -719,6 +843,7 @@ FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned fla
 }
 
 FAKE_API CUresult cuEventCreate(CUevent* event, unsigned flags) {
+  XP_FAKE_FAULT("cuEventCreate", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (event == nullptr || flags > 7) return kInvalidValue;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -728,10 +853,12 @@ FAKE_API CUresult cuEventCreate(CUevent* event, unsigned flags) {
 }
 
 FAKE_API CUresult cuEventDestroy(CUevent event) {
+  XP_FAKE_FAULT("cuEventDestroy", true);
   return destroy(g_events, event);
 }
 
 FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
+  XP_FAKE_FAULT("cuEventRecord", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_event(event) || !is_stream(stream)) return kInvalidHandle;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -743,6 +870,7 @@ FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
 }
 
 FAKE_API CUresult cuEventQuery(CUevent event) {
+  XP_FAKE_FAULT("cuEventQuery", true);
   if (!g_initialized.load()) return kNotInitialized;
   if (!is_event(event)) return kInvalidHandle;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -750,6 +878,7 @@ FAKE_API CUresult cuEventQuery(CUevent event) {
 }
 
 FAKE_API CUresult cuEventSynchronize(CUevent event) {
+  XP_FAKE_FAULT("cuEventSynchronize", true);
   if (!g_initialized.load()) return kNotInitialized;
   if (!is_event(event)) return kInvalidHandle;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -758,6 +887,7 @@ FAKE_API CUresult cuEventSynchronize(CUevent event) {
 }
 
 FAKE_API CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  XP_FAKE_FAULT("cuEventElapsedTime", true);
   if (!g_initialized.load()) return kNotInitialized;
   if (ms == nullptr) return kInvalidValue;
   if (!is_event(start) || !is_event(end)) return kInvalidHandle;
@@ -769,6 +899,7 @@ FAKE_API CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
 }
 
 FAKE_API CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  XP_FAKE_FAULT("cuModuleLoadData", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (module == nullptr || image == nullptr) return kInvalidValue;
   std::string bytes = image_bytes(image);
@@ -782,10 +913,12 @@ FAKE_API CUresult cuModuleLoadData(CUmodule* module, const void* image) {
 }
 
 FAKE_API CUresult cuModuleUnload(CUmodule module) {
+  XP_FAKE_FAULT("cuModuleUnload", true);
   return destroy(g_modules, module);
 }
 
 FAKE_API CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name) {
+  XP_FAKE_FAULT("cuModuleGetFunction", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (f == nullptr || name == nullptr) return kInvalidValue;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -806,6 +939,7 @@ FAKE_API CUresult cuModuleGetFunction(CUfunction* f, CUmodule module, const char
 }
 
 FAKE_API CUresult cuFuncGetAttribute(int* value, int attribute, CUfunction f) {
+  XP_FAKE_FAULT("cuFuncGetAttribute", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (value == nullptr) return kInvalidValue;
   if (!is_function(f)) return kInvalidHandle;
@@ -827,6 +961,7 @@ FAKE_API CUresult cuFuncGetAttribute(int* value, int attribute, CUfunction f) {
 }
 
 FAKE_API CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
+  XP_FAKE_FAULT("cuFuncSetAttribute", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_function(f)) return kInvalidHandle;
   if (attribute != 8) return kInvalidValue;  // only the dynamic shared memory allowance is settable here
@@ -837,6 +972,7 @@ FAKE_API CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
 
 FAKE_API CUresult cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block, CUfunction f, B2DSize, std::size_t,
                                                    int block_limit) {
+  XP_FAKE_FAULT("cuOccupancyMaxPotentialBlockSize", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (min_grid == nullptr || block == nullptr) return kInvalidValue;
   if (!is_function(f)) return kInvalidHandle;
@@ -846,6 +982,7 @@ FAKE_API CUresult cuOccupancyMaxPotentialBlockSize(int* min_grid, int* block, CU
 }
 
 FAKE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction f, int block, std::size_t) {
+  XP_FAKE_FAULT("cuOccupancyMaxActiveBlocksPerMultiprocessor", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (blocks == nullptr || block <= 0) return kInvalidValue;
   if (!is_function(f)) return kInvalidHandle;
@@ -855,6 +992,7 @@ FAKE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfun
 
 FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                  unsigned bz, unsigned shared, CUstream stream, void** params, void** extra) {
+  XP_FAKE_FAULT("cuLaunchKernel", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_function(f) || !is_stream(stream)) return kInvalidHandle;
   if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0) return kInvalidValue;
@@ -877,6 +1015,19 @@ FAKE_API long xp_fake_cuda_launches() {
 
 FAKE_API long xp_fake_cuda_stream_waits() {
   return g_stream_waits.load();
+}
+
+// How often xp called the entry point `name` (every call counts, failed or not).
+FAKE_API long xp_fake_cuda_calls(const char* name) {
+  if (name == nullptr) return -1;
+  std::lock_guard<std::mutex> lock(g_calls_mutex);
+  const auto it = g_calls.find(name);
+  return it == g_calls.end() ? 0 : it->second;
+}
+
+// The sticky error of the broken context (0 while none).
+FAKE_API int xp_fake_cuda_sticky_error() {
+  return g_sticky.load();
 }
 
 FAKE_API long long xp_fake_cuda_bytes_allocated(int ordinal) {

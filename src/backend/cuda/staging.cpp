@@ -30,15 +30,23 @@ bool Staging::ready(const DriverApi& api) {
   if (api.cuMemHostAlloc == nullptr || api.cuEventCreate == nullptr || api.cuEventRecord == nullptr ||
       api.cuEventSynchronize == nullptr)
     return false;
+  // Staging is only a faster path: what it cannot have (pinned memory, an event) sends this copy
+  // and every later one to the driver directly, never fails the copy. What was made so far is kept:
+  // a few MiB, not worth a path of their own.
+  const auto unavailable = [&](const char* call, cu::CUresult r) {
+    log(LogLevel::info, "pinned staging unavailable on " + device_.str() + " (" + call + ": " + driver_error_name(r) +
+                            "); host copies go to the driver directly");
+    return false;
+  };
   for (int i = 0; i < kBuffers; ++i) {
     void* p = nullptr;
-    if (const cu::CUresult r = api.cuMemHostAlloc(&p, kStagingChunk, 0); r != cu::CUDA_SUCCESS || p == nullptr) {
-      log(LogLevel::info, "pinned staging unavailable on " + device_.str() +
-                              " (cuMemHostAlloc: " + driver_error_name(r) + "); host copies go to the driver directly");
-      return false;  // buffers made so far are kept: a few MiB, not worth a path of their own
-    }
+    if (const cu::CUresult r = api.cuMemHostAlloc(&p, kStagingChunk, 0); r != cu::CUDA_SUCCESS || p == nullptr)
+      return unavailable("cuMemHostAlloc", r);
     buffer_[i] = static_cast<std::byte*>(p);
-    check(api.cuEventCreate(&done_[i], cu::CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (const cu::CUresult r = api.cuEventCreate(&done_[i], cu::CU_EVENT_DISABLE_TIMING); r != cu::CUDA_SUCCESS) {
+      done_[i] = nullptr;
+      return unavailable("cuEventCreate", r);
+    }
   }
   usable_ = true;
   return true;

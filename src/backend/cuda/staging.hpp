@@ -3,8 +3,8 @@
 // Copies between pageable host memory and a device through pinned staging buffers: two buffers of
 // kStagingChunk bytes per device (cuMemHostAlloc, made on first use and kept), used in turn so that
 // the DMA of one chunk overlaps the host memcpy of the next, the memcpy spread over xp's CPU
-// threads. Where that does not pay (staging_pays below), or where pinned memory cannot be had, the
-// caller copies through the driver directly (these functions return false).
+// threads. Where that does not pay (staging_pays below), or where pinned memory (or an event for a
+// buffer) cannot be had, the caller copies through the driver directly (these functions return false).
 //
 // Measured on an H200 (PCIe 5, 16 cores; best of 7, pageable source and destination already
 // touched): the driver's own path reaches 9 GB/s host to device and 18 GB/s back; staging 37-41 GB/s
