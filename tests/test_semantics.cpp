@@ -74,6 +74,15 @@ TEST(Semantics, ClipDropsAnIntegerBoundBeyondAnIntegerArraysDtype) {
   // raise OverflowError ("Python integer 200 out of bounds for int8").
   EXPECT_THROW(xp::clip(i8, 200, 300), xp::TypeError);
   EXPECT_THROW(xp::clip(i8, -300, -200), xp::TypeError);
+  // A C++ number as x is an array of its default dtype, as np.clip's np.asarray(x):
+  // np.clip(5, np.array([1, 8], np.int8), 300) is array([5, 8]) int64 (x weak would make 300 an error).
+  r = xp::clip(5, xp::asarray(std::vector<std::int8_t>{1, 8}), 300);
+  EXPECT_EQ(r.dtype(), DType::int64);
+  EXPECT_EQ(r.to_vector<std::int64_t>(), (std::vector<std::int64_t>{5, 8}));
+  // np.clip(2.5, np.array([3], np.float16), 4) is array([3.]) float64.
+  r = xp::clip(2.5, f16({3}), 4);
+  EXPECT_EQ(r.dtype(), DType::float64);
+  EXPECT_EQ(values(r), (std::vector<double>{3}));
   // out= goes with the dropped form too.
   Array out = xp::zeros({2}, DType::int16);
   xp::clip(i8, xp::asarray(std::vector<std::int16_t>{1000, -1000}), 300, out);

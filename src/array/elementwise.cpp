@@ -540,14 +540,25 @@ bool beyond(const Operand& bound, DType t, bool lower) {
 // dtype: clip(int8_array, 200.0, 300) is maximum(int8_array, 200.0), float64 200s. A bound beyond
 // the other side (clip(uint8_array, 300, 400)) stays an error, as any scalar that does not fit.
 Array clip(const Operand& x, const Operand& min, const Operand& max, const Out& out) {
-  if (x.is_array()) {
-    const DType t = x.array().dtype();
-    if (kind(t) == DTypeKind::signed_integer || kind(t) == DTypeKind::unsigned_integer) {
-      const bool no_lo = beyond(min, t, true), no_hi = beyond(max, t, false);
-      if (no_lo && no_hi) return positive(x, out);
-      if (no_lo) return minimum(x, max, out);
-      if (no_hi) return maximum(x, min, out);
-    }
+  if (!x.is_array()) {
+    // np.clip makes x an array first (np.asarray): a C++ number x is not weak here but an array of
+    // its default dtype, so clip(5, int8_array, 300) is int64 [5, 8], as NumPy's.
+    const Scalar& v = x.scalar();
+    const DType t = v.kind() == ScalarKind::boolean    ? DType::bool_
+                    : v.kind() == ScalarKind::floating ? DType::float64
+                    : v.is_large_unsigned()            ? DType::uint64
+                                                       : DType::int64;
+    const Operand* with_array = min.is_array() ? &min : max.is_array() ? &max : nullptr;
+    const Device device = with_array != nullptr ? with_array->array().device() : default_device();
+    const Array as_array = full(Shape{}, v, t, device);
+    return clip(as_array, min, max, out);
+  }
+  const DType t = x.array().dtype();
+  if (kind(t) == DTypeKind::signed_integer || kind(t) == DTypeKind::unsigned_integer) {
+    const bool no_lo = beyond(min, t, true), no_hi = beyond(max, t, false);
+    if (no_lo && no_hi) return positive(x, out);
+    if (no_lo) return minimum(x, max, out);
+    if (no_hi) return maximum(x, min, out);
   }
   return detail::apply(detail::Op::clip, Rule::arith, "clip", {&x, &min, &max}, out);
 }
