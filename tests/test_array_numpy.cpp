@@ -956,21 +956,22 @@ void build_elementwise(Suite& s) {
 
   // fma of 16-bit floats rounded once: products halfway between two values, a tiny c deciding the
   // side (float32 arithmetic would round twice), at bfloat16's overflow threshold and subnormals.
-  s.add("ew_same", {{"kind", "ew"},
-                    {"fn", "fma"},
-                    {"args",
-                     {arr_of_doubles(DType::float16, {7272, 7272, -0.0, 2}),
-                      arr_of_doubles(DType::float16, {-3, 3, 1, 3}),
-                      arr_of_doubles(DType::float16, {0x1p-14, -0x1p-14, -0.0, 0.5})}}});
+  s.add("ew_same",
+        {{"kind", "ew"},
+         {"fn", "fma"},
+         {"args",
+          {arr_of_doubles(DType::float16, {7272, 7272, -0.0, 2}), arr_of_doubles(DType::float16, {-3, 3, 1, 3}),
+           arr_of_doubles(DType::float16, {0x1p-14, -0x1p-14, -0.0, 0.5})}}});
   {
     const double h = 0x1p-35 * (1 + 0x1p-4), big = 7 * 0x1p60, other = 73 * 0x1p59;
-    s.add("ew_same", {{"kind", "ew"},
-                      {"fn", "fma"},
-                      {"args",
-                       {arr_of_doubles(DType::bfloat16, {h, h, h, big, big, big, -big, 0x1p-67, 0x1p-67}),
-                        arr_of_doubles(DType::bfloat16, {h, h, h, other, other, other, other, 0x1p-67, 0x1p-67}),
-                        arr_of_doubles(DType::bfloat16,
-                                       {0x1p-133, -0x1p-133, 0, -0x1p-133, 0x1p-133, 0, 0x1p-133, 0, 0x1p-133})}}});
+    s.add(
+        "ew_same",
+        {{"kind", "ew"},
+         {"fn", "fma"},
+         {"args",
+          {arr_of_doubles(DType::bfloat16, {h, h, h, big, big, big, -big, 0x1p-67, 0x1p-67}),
+           arr_of_doubles(DType::bfloat16, {h, h, h, other, other, other, other, 0x1p-67, 0x1p-67}),
+           arr_of_doubles(DType::bfloat16, {0x1p-133, -0x1p-133, 0, -0x1p-133, 0x1p-133, 0, 0x1p-133, 0, 0x1p-133})}}});
   }
   // Operands promoted all at once (uint16, int16, float16: float32; pairwise float64), and
   // float16's clip keeping x where it equals a bound.
