@@ -973,6 +973,29 @@ void build_elementwise(Suite& s) {
            arr_of_doubles(DType::bfloat16, {h, h, h, other, other, other, other, 0x1p-67, 0x1p-67}),
            arr_of_doubles(DType::bfloat16, {0x1p-133, -0x1p-133, 0, -0x1p-133, 0x1p-133, 0, 0x1p-133, 0, 0x1p-133})}}});
   }
+  {
+    // Many bfloat16 products (8-bit significands, exponents from 2^-140 to 2^104) with a c that is
+    // tiny (a halfway product decided by it), of any size, or cancelling the product.
+    std::vector<double> a, b, c;
+    for (int i = 0; i < 256; ++i) {
+      const double x = std::ldexp(static_cast<double>(r.range(128, 255)), static_cast<int>(r.range(-77, 52)));
+      const double y = std::ldexp(static_cast<double>(r.range(128, 255)), static_cast<int>(r.range(-77, 52)));
+      const double sign = r.chance(0.5) ? -1.0 : 1.0;
+      const int pick = static_cast<int>(r.range(0, 2));
+      double z = 0;
+      if (pick == 0) z = sign * std::ldexp(1.0, static_cast<int>(r.range(-133, -100)));
+      if (pick == 1) z = sign * std::ldexp(static_cast<double>(r.range(128, 255)), static_cast<int>(r.range(-140, 40)));
+      if (pick == 2) z = -x * y * (1 + std::ldexp(static_cast<double>(r.range(-1, 1)), -8));
+      a.push_back(r.chance(0.5) ? -x : x);
+      b.push_back(y);
+      c.push_back(z);
+    }
+    s.add("ew_same", {{"kind", "ew"},
+                      {"fn", "fma"},
+                      {"args",
+                       {arr_of_doubles(DType::bfloat16, a), arr_of_doubles(DType::bfloat16, b),
+                        arr_of_doubles(DType::bfloat16, c)}}});
+  }
   // Operands promoted all at once (uint16, int16, float16: float32; pairwise float64), and
   // float16's clip keeping x where it equals a bound.
   s.add("ew_mixed", {{"kind", "ew"},
