@@ -563,7 +563,7 @@ class SecondDevice final : public detail::Backend {
   detail::Allocation allocate(std::size_t n) override { return cpu.allocate(n); }
   void run_fused(const detail::FusedProgram& p) override { cpu.run_fused(p); }
   void reduce(detail::ReduceOp op, const detail::View& in, std::span<const int> axes, const detail::View& out,
-              int c) override {
+              double c) override {
     cpu.reduce(op, in, axes, out, c);
   }
   void cumulative_sum(const detail::View& in, int axis, const detail::View& out, bool init) override {

@@ -954,6 +954,67 @@ void build_elementwise(Suite& s) {
                       {arr_of_bits(DType::uint64, {(1ull << 60) + (1ull << 36) + 1, ~0ull}),
                        arr_of_doubles(DType::float16, {0, 0})}}});
 
+  // fma of 16-bit floats rounded once: products halfway between two values, a tiny c deciding the
+  // side (float32 arithmetic would round twice), at bfloat16's overflow threshold and subnormals.
+  s.add("ew_same",
+        {{"kind", "ew"},
+         {"fn", "fma"},
+         {"args",
+          {arr_of_doubles(DType::float16, {7272, 7272, -0.0, 2}), arr_of_doubles(DType::float16, {-3, 3, 1, 3}),
+           arr_of_doubles(DType::float16, {0x1p-14, -0x1p-14, -0.0, 0.5})}}});
+  {
+    const double h = 0x1p-35 * (1 + 0x1p-4), big = 7 * 0x1p60, other = 73 * 0x1p59;
+    s.add(
+        "ew_same",
+        {{"kind", "ew"},
+         {"fn", "fma"},
+         {"args",
+          {arr_of_doubles(DType::bfloat16, {h, h, h, big, big, big, -big, 0x1p-67, 0x1p-67}),
+           arr_of_doubles(DType::bfloat16, {h, h, h, other, other, other, other, 0x1p-67, 0x1p-67}),
+           arr_of_doubles(DType::bfloat16, {0x1p-133, -0x1p-133, 0, -0x1p-133, 0x1p-133, 0, 0x1p-133, 0, 0x1p-133})}}});
+  }
+  {
+    // Many bfloat16 products (8-bit significands, exponents from 2^-140 to 2^104) with a c that is
+    // tiny (a halfway product decided by it), of any size, or cancelling the product.
+    std::vector<double> a, b, c;
+    for (int i = 0; i < 256; ++i) {
+      const double x = std::ldexp(static_cast<double>(r.range(128, 255)), static_cast<int>(r.range(-77, 52)));
+      const double y = std::ldexp(static_cast<double>(r.range(128, 255)), static_cast<int>(r.range(-77, 52)));
+      const double sign = r.chance(0.5) ? -1.0 : 1.0;
+      const int pick = static_cast<int>(r.range(0, 2));
+      double z = 0;
+      if (pick == 0) z = sign * std::ldexp(1.0, static_cast<int>(r.range(-133, -100)));
+      if (pick == 1) z = sign * std::ldexp(static_cast<double>(r.range(128, 255)), static_cast<int>(r.range(-140, 40)));
+      if (pick == 2) z = -x * y * (1 + std::ldexp(static_cast<double>(r.range(-1, 1)), -8));
+      a.push_back(r.chance(0.5) ? -x : x);
+      b.push_back(y);
+      c.push_back(z);
+    }
+    s.add("ew_same", {{"kind", "ew"},
+                      {"fn", "fma"},
+                      {"args",
+                       {arr_of_doubles(DType::bfloat16, a), arr_of_doubles(DType::bfloat16, b),
+                        arr_of_doubles(DType::bfloat16, c)}}});
+  }
+  // Operands promoted all at once (uint16, int16, float16: float32; pairwise float64), and
+  // float16's clip keeping x where it equals a bound.
+  s.add("ew_mixed", {{"kind", "ew"},
+                     {"fn", "clip"},
+                     {"args",
+                      {rand_arr(DType::uint16, {7}, Prof::small, r), rand_arr(DType::int16, {7}, Prof::small, r),
+                       rand_arr(DType::float16, {7}, Prof::small, r)}}});
+  s.add("ew_mixed", {{"kind", "ew"},
+                     {"fn", "clip"},
+                     {"args",
+                      {rand_arr(DType::int8, {7}, Prof::small, r), rand_arr(DType::uint8, {7}, Prof::small, r),
+                       rand_arr(DType::float16, {7}, Prof::small, r)}}});
+  s.add("ew_same", {{"kind", "ew"},
+                    {"fn", "clip"},
+                    {"args",
+                     {arr_of_doubles(DType::float16, {0.0, -0.0, 0.0, -0.0}),
+                      arr_of_doubles(DType::float16, {-0.0, 0.0, 0.0, -0.0}),
+                      arr_of_doubles(DType::float16, {-0.0, 0.0, -0.0, 0.0})}}});
+
   // Operators: arrays with arrays and with scalars on either side.
   for (DType d : kAll) {
     for (const auto& [fn, op] : binary_ops()) {
@@ -1611,7 +1672,9 @@ void build_reductions(Suite& s) {
           const std::vector<json> ax = {nullptr, 0, -1, json::array({0, 2}), json::array({1}), json::array({-1, 0}), 1};
           c["axes"] = ax[static_cast<std::size_t>(k)];
         }
-        if (fn == "var" || fn == "std") c["correction"] = k % 2;
+        // Fractional corrections too (the Array API allows any real one), each below 1 or 1 itself.
+        static const double kCorrection[] = {0, 1, 0.5, 1, 0.75, 0, 0.25};
+        if (fn == "var" || fn == "std") c["correction"] = kCorrection[k];
         s.add("reduce", c);
       }
     }

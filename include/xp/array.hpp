@@ -325,7 +325,8 @@ XP_API Array zeros_like(const Array& a, std::optional<DType> dtype = std::nullop
 XP_API Array ones_like(const Array& a, std::optional<DType> dtype = std::nullopt);
 XP_API Array full_like(const Array& a, const Scalar& value, std::optional<DType> dtype = std::nullopt);
 // start, start + step, ... below stop. The dtype defaults to int64 when all three are integers,
-// else float64. Element i is start + i * step computed in the dtype (float: rounded once each).
+// else float64. As NumPy: elements 0 and 1 are start and start + step, which must fit an integer
+// dtype (float ones truncated), the others computed from them in the dtype (docs/semantics.md).
 XP_API Array arange(const Scalar& start, const Scalar& stop, const Scalar& step = 1,
                     std::optional<DType> dtype = std::nullopt, const DeviceArg& device = std::nullopt);
 XP_API Array arange(const Scalar& stop);
@@ -377,6 +378,7 @@ XP_API Array squeeze(const Array& a, const Axes& axes = {});
 XP_API Array broadcast_to(const Array& a, const Shape& shape);
 XP_API Shape broadcast_shapes(const Shape& a, const Shape& b);
 XP_API Array flip(const Array& a, const Axes& axes = {});
+// concat and stack promote all the arrays' dtypes at once (int8, uint8, float16: float16).
 XP_API Array concat(const std::vector<Array>& arrays, int axis = 0);
 XP_API Array stack(const std::vector<Array>& arrays, int axis = 0);
 // Elements of `a` at `indices` (an integer array) along `axis` (the flattened array by default).
@@ -445,9 +447,13 @@ XP_BINARY_(bitwise_left_shift)
 XP_BINARY_(bitwise_right_shift)
 #undef XP_UNARY_
 #undef XP_BINARY_
+// minimum(maximum(x, min), max), as np.clip (docs/semantics.md): the operands promote all at once;
+// for an integer array x, an integer bound at or beyond x's dtype's limit on its side is dropped.
 XP_API Array clip(const Operand& x, const Operand& min, const Operand& max, const Out& out = {});
 XP_API Array where(const Operand& condition, const Operand& x, const Operand& y, const Out& out = {});
-// x * y + z rounded once (the only fused multiply-add xp does; a*b+c rounds twice, as NumPy).
+// x * y + z rounded once (the only fused multiply-add xp does; a*b+c rounds twice, as NumPy), for
+// float16 and bfloat16 too; integer and bool operands are converted to float64 first. As clip, the
+// three operands promote all at once, as np.result_type of all of them.
 XP_API Array fma(const Operand& x, const Operand& y, const Operand& z, const Out& out = {});
 
 // Operators: arrays with arrays or weak scalars.
@@ -478,6 +484,7 @@ XP_API Array sum(const Array& a, const Axes& axes = {}, bool keepdims = false,
 XP_API Array prod(const Array& a, const Axes& axes = {}, bool keepdims = false,
                   std::optional<DType> dtype = std::nullopt);
 XP_API Array mean(const Array& a, const Axes& axes = {}, bool keepdims = false);
+// var and std divide by N - correction, any real correction (0.5 too, as the Array API allows).
 XP_API Array var(const Array& a, const Axes& axes = {}, double correction = 0, bool keepdims = false);
 XP_API Array std(const Array& a, const Axes& axes = {}, double correction = 0, bool keepdims = false);
 XP_API Array min(const Array& a, const Axes& axes = {}, bool keepdims = false);

@@ -115,7 +115,7 @@ void materialize_together(std::span<ArrayImpl* const> arrays);
 View view_of(const ArrayImpl& a);  // a materialized array's view
 // Reduces the lazy `a` into `out` without evaluating it, where a's backend fuses the graph into the
 // reduction (Backend::reduce_fused); false, with nothing done and `a` still lazy, where it does not.
-bool reduce_lazy(ArrayImpl& a, ReduceOp op, std::span<const int> axes, const View& out, int correction);
+bool reduce_lazy(ArrayImpl& a, ReduceOp op, std::span<const int> axes, const View& out, double correction);
 // Evaluates every pending lazy array that reads `storage` (before a write to it).
 void prepare_write(Storage& storage);
 // A lazy (or, when laziness is off, evaluated) elementwise node. A detached node is neither
@@ -129,5 +129,7 @@ bool lazy_mode();
 void evaluate_into(const ImplPtr& value, const ImplPtr& dst);
 // A constant operand.
 LazyArg constant_arg(const Scalar& s);
+// The dtype NumPy 2 promotes several array dtypes to, all at once (dtype.cpp; docs/semantics.md).
+DType result_type_all(std::span<const DType> dtypes) noexcept;
 
 }  // namespace xp::detail

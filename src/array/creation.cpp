@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -105,8 +106,9 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
   std::int64_t n = 0;
   if (ints) {
     // Exact, in 128-bit arithmetic: bounds and steps anywhere in int64 or uint64. As NumPy, the
-    // elements are start + i * step in the dtype (an integer dtype wraps), start must fit an
-    // integer dtype, and without a dtype a range past int64 is float64.
+    // elements are start + i * step in the dtype (an integer dtype wraps), the first two must fit an
+    // integer dtype (an empty range checks nothing), and without a dtype a range past int64 is
+    // float64.
     using i128 = __int128;
     const auto wide = [](const Scalar& s) {
       return s.is_large_unsigned() ? static_cast<i128>(s.as_uint()) : static_cast<i128>(s.as_int());
@@ -123,11 +125,23 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
     const bool in_int64 = within(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
     const DType t = dtype ? *dtype : in_int64 ? DType::int64 : DType::float64;
     const DTypeKind k = kind(t);
-    if ((k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer) &&
-        !(start.is_large_unsigned() ? value_fits(t, start.as_uint()) : value_fits(t, start.as_int()))) {
-      throw TypeError("arange: the integer " +
-                      (start.is_large_unsigned() ? std::to_string(start.as_uint()) : std::to_string(start.as_int())) +
-                      " is out of bounds for " + std::string(name(t)));
+    // As NumPy: start (when there is an element) and start + step (when there are two) are stored
+    // as they are and must fit an integer dtype; the others are computed in the dtype, wrapping.
+    if (k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer) {
+      const i128 stored[2] = {a, a + d};
+      for (std::int64_t j = 0; j < std::min<std::int64_t>(n, 2); ++j) {
+        const i128 v = stored[j];
+        const bool fits =
+            v < 0 ? v >= std::numeric_limits<std::int64_t>::min() && value_fits(t, static_cast<long long>(v))
+                  : v <= std::numeric_limits<std::uint64_t>::max() && value_fits(t, static_cast<unsigned long long>(v));
+        if (!fits) {
+          const std::string text = v < 0 ? std::to_string(static_cast<long long>(v))
+                                   : v <= std::numeric_limits<std::uint64_t>::max()
+                                       ? std::to_string(static_cast<unsigned long long>(v))
+                                       : "2^64 or more";
+          throw TypeError("arange: the integer " + text + " is out of bounds for " + std::string(name(t)));
+        }
+      }
     }
     if (in_int64) {
       std::vector<std::int64_t> v = host_values<std::int64_t>(n);
@@ -150,6 +164,31 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
   const double len = std::ceil((s1 - s0) / st);
   if (len >= 0x1p62) throw ValueError("arange: array is too big: " + std::to_string(len) + " elements");
   n = len > 0 ? static_cast<std::int64_t>(len) : 0;
+  const DTypeKind tk = kind(t);
+  if (tk == DTypeKind::signed_integer || tk == DTypeKind::unsigned_integer) {
+    // As NumPy: element 0 is start and element 1 start + step (added as floats), each truncated to
+    // an integer that must fit the dtype (arange(0.0, 1e16, 4e15, int32) is an error); the others
+    // are first + i * (second - first) in the dtype, wrapping: arange(1.95, 2.45, 0.1, int64) is
+    // [1, 2, 3, 4, 5, 6] (6 elements by the float length, steps of 2 - 1).
+    auto stored = [&](double x) -> std::uint64_t {
+      const double whole = std::trunc(x);
+      const bool fits = whole < 0 ? whole >= -0x1p63 && value_fits(t, static_cast<long long>(whole))
+                                  : whole < 0x1p64 && value_fits(t, static_cast<unsigned long long>(whole));
+      if (!fits) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.0f", whole);
+        throw TypeError("arange: the integer " + std::string(text) + " is out of bounds for " + std::string(name(t)));
+      }
+      return whole < 0 ? static_cast<std::uint64_t>(static_cast<long long>(whole)) : static_cast<std::uint64_t>(whole);
+    };
+    std::vector<std::uint64_t> v = host_values<std::uint64_t>(n);
+    if (n > 0) {
+      const std::uint64_t first = stored(s0);
+      const std::uint64_t delta = n > 1 ? stored(s0 + st) - first : 0;
+      for (std::int64_t i = 0; i < n; ++i) v[i] = first + static_cast<std::uint64_t>(i) * delta;
+    }
+    return from_host_values(v, t, Shape{n}, pick(device));
+  }
   // NumPy fills float32, float16 (and here bfloat16) ranges in float32 arithmetic: the first two
   // elements rounded to the dtype, delta their difference, element i = first + i * delta.
   if (t == DType::float32 || t == DType::float16 || t == DType::bfloat16) {
@@ -280,7 +319,12 @@ Array concat(const std::vector<Array>& arrays, int axis) {
       }
     }
     shape[ax] += a->shape[ax];
-    if (i > 0) t = result_type(t, a->dtype);
+  }
+  {  // all the dtypes promoted at once, as NumPy (int8, uint8, float16: float16, not float32)
+    std::vector<DType> dtypes;
+    dtypes.reserve(arrays.size());
+    for (const Array& arr : arrays) dtypes.push_back(arr.dtype());
+    t = detail::result_type_all(dtypes);
   }
   ImplPtr out = detail::new_array(t, shape, first->device);
   std::int64_t at = 0;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstring>
+#include <span>
 #include <utility>
 
 namespace xp {
@@ -131,6 +132,26 @@ DType result_type(DType a, DType b) noexcept {
   if (idx(a) >= kNumDTypes || idx(b) >= kNumDTypes) return DType::float64;
   return kPromotion[idx(a)][idx(b)];
 }
+
+namespace detail {
+// NumPy 2 promotes all the dtypes of one operation at once, not pairwise in argument order: the
+// floating dtypes first (among them the table is associative), then the others folded into that.
+// So int8, uint8 and float16 give float16 (pairwise: int8 + uint8 -> int16, then float32), and
+// uint16, int16, float16 give float32 (pairwise: float64), as np.result_type of all of them.
+DType result_type_all(std::span<const DType> dtypes) noexcept {
+  if (dtypes.empty()) return DType::float64;
+  bool any = false;
+  DType r = DType::bool_;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (DType t : dtypes) {
+      if ((kind(t) == DTypeKind::floating) != (pass == 0)) continue;
+      r = any ? result_type(r, t) : t;
+      any = true;
+    }
+  }
+  return r;
+}
+}  // namespace detail
 
 // NEP 50: a Python (here C++) scalar is weak, so the array's dtype wins unless the scalar's kind is
 // "higher": an int scalar lifts a bool array to the default integer, a float scalar lifts a bool or

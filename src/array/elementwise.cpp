@@ -3,6 +3,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "array/array_impl.hpp"
@@ -79,6 +80,8 @@ Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
   for (const Operand* o : ops) r.ops.items[r.ops.count++] = o;
   bool any_array = false;
   const Device* first_device = nullptr;
+  DType dtypes[3];  // the array operands' dtypes, promoted all at once below (not pairwise)
+  std::size_t arrays = 0;
   for (const Operand* o : r.ops) {
     if (!o->is_array()) continue;
     const ImplPtr& a = impl_of(o->array());
@@ -86,7 +89,6 @@ Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
       first_device = &a->device;
       r.backend = a->backend;
       r.same_shape = &a->shape;
-      r.common = a->dtype;
       r.float_common = smallest_float(a->dtype);
     } else {
       if (!(a->device == *first_device)) throw DeviceMismatch(name, first_device->str(), a->device.str());
@@ -94,11 +96,12 @@ Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
         r.broadcast = broadcast_shape(r.shape(), a->shape);
         r.same_shape = nullptr;
       }
-      r.common = result_type(r.common, a->dtype);
       r.float_common = result_type(r.float_common, smallest_float(a->dtype));
     }
+    dtypes[arrays++] = a->dtype;
     any_array = true;
   }
+  if (any_array) r.common = result_type_all(std::span<const DType>(dtypes, arrays));
   if (!any_array) {
     r.device = default_device();
     r.backend = &backend_for(r.device);
@@ -250,6 +253,43 @@ ImplPtr compare(Op op, const Resolved& r, const Maker& m, DType t, Compute&& com
   return compute(t, DType::bool_);
 }
 
+// fma of float16 or bfloat16 operands: the exact a * b + c rounded once to the 16-bit type (in
+// float32 it would be rounded twice: float16 7272 * -3 + 2^-14 is -21808, not -21824). a * b is exact
+// in float64 (two significands of at most 11 bits). float16: float64's fma, then one rounding, is
+// correct: it could only differ where float64's result lies exactly halfway between two float16
+// values while the exact sum does not, which needs a * b on that halfway point and |c| below half an
+// ulp of float64 there (2^-53 |a * b|); but |c| >= 2^-24 where it is not 0, so |a * b| >= 2^29 and
+// the result overflows to inf either way. bfloat16 has float32's exponent range, where such a c
+// exists (2^-133 beside a product near 2^-70), so the sum s = a * b + c in float64 comes with its
+// exact error e (TwoSum), and where s is halfway between two bfloat16 values (or one of them) and
+// e is not 0, the answer is the neighbour on e's side. Only exact float64 operations: every backend
+// computes the same bits.
+ImplPtr fma16(const Maker& m, DType t) {
+  const Shape& shape = m.r.shape();
+  constexpr DType D = DType::float64;
+  auto node = [&](Op op, DType d, LazyArg a, LazyArg b = {}, LazyArg c = {}) {
+    return LazyArg{m.node(op, d, shape, std::move(a), std::move(b), std::move(c))};
+  };
+  auto k = [](double x) { return constant_arg(Scalar(x)); };
+  LazyArg a = m.cast(m.arg(0, t), D), b = m.cast(m.arg(1, t), D), c = m.cast(m.arg(2, t), D);
+  if (t == DType::float16) return m.cast(node(Op::fma, D, a, b, c), t).array;
+  const LazyArg p = node(Op::multiply, D, a, b);  // exact
+  const LazyArg s = node(Op::add, D, p, c);
+  const LazyArg bb = node(Op::subtract, D, s, p);
+  const LazyArg e = node(Op::add, D, node(Op::subtract, D, p, node(Op::subtract, D, s, bb)),
+                         node(Op::subtract, D, c, bb));  // (p + c) - s, exactly
+  // s moved by 2^-20 |s| either way: far less than half a bfloat16 ulp (2^-9 |s|), so the two round
+  // to s's bfloat16 neighbours when s is halfway between them, else both to s's nearest.
+  const LazyArg d = node(Op::multiply, D, node(Op::abs, D, s), k(0x1p-20));
+  const LazyArg up = m.cast(node(Op::add, D, s, d), t), down = m.cast(node(Op::subtract, D, s, d), t);
+  // Back in float64, an infinity as 2^128 (the halfway point to it is the overflow threshold).
+  auto wide = [&](const LazyArg& h) { return node(Op::clip, D, m.cast(h, D), k(-0x1p128), k(0x1p128)); };
+  const LazyArg halfway = node(Op::equal, DType::bool_, node(Op::add, D, wide(up), wide(down)), node(Op::add, D, s, s));
+  const LazyArg inexact = node(Op::not_equal, DType::bool_, e, k(0.0));
+  const LazyArg side = node(Op::where, t, node(Op::greater, DType::bool_, e, k(0.0)), up, down);
+  return node(Op::where, t, node(Op::logical_and, DType::bool_, halfway, inexact), side, m.cast(s, t)).array;
+}
+
 Array finish(ImplPtr result, const Out& out, const char* name) {
   if (out.array() == nullptr) return Array(std::move(result));
   const ImplPtr& o = impl_of(*out.array());
@@ -297,6 +337,17 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
   switch (rule) {
     case Rule::arith:
       check_scalars_fit(name, r, t);
+      if (t == DType::float16 && op == Op::clip) {
+        // NumPy's float16 clip keeps x where it equals a bound (its half loop: x >= lo ? x : lo,
+        // then <= hi), NaN in any operand giving NaN: maximum(lo, x), then minimum(hi, that), in
+        // float32, whose primitives return the second operand of two equal values.
+        auto a = args_as(t);
+        for (std::size_t k = 0; k < n; ++k) a[k] = m.cast(std::move(a[k]), DType::float32);
+        LazyArg low{m.node(Op::maximum, DType::float32, r.shape(), std::move(a[1]), std::move(a[0]))};
+        LazyArg both{m.node(Op::minimum, DType::float32, r.shape(), std::move(a[2]), std::move(low))};
+        v = m.cast(std::move(both), t).array;
+        break;
+      }
       if (t == DType::float16 && (op == Op::minimum || op == Op::maximum) && n == 2) {
         // NumPy's float16 minimum/maximum return the first operand for +0 and -0 (float32, float64
         // and bfloat16 the second): computed with the operands swapped, which changes nothing else.
@@ -329,6 +380,10 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       break;
     case Rule::fma:
       check_scalars_fit(name, r, t);
+      if (is_16bit_float(t)) {
+        v = fma16(m, t);
+        break;
+      }
       [[fallthrough]];
     case Rule::divide:
       if (!is_float(t)) t = DType::float64;
@@ -465,35 +520,47 @@ Array positive(const Operand& x, const Out& out) {
 }
 
 namespace {
-// NumPy 2's clip drops an integer bound beyond an integer dtype on the bound's own side
-// (`clip(uint8, -1, 300)` clips nothing, though `maximum(uint8, -1)` is an error): such a bound
-// becomes the dtype's own limit. A bound beyond the other side (`clip(uint8, 300, 400)`) stays an
-// error. The dtype is that of the array operands: an integer scalar does not change an integer one.
-Operand clip_bound(const Operand& bound, const Operand& x, const Operand& other, bool lower) {
-  if (bound.is_array() || bound.scalar().kind() != ScalarKind::integer) return bound;
-  std::optional<DType> t;
-  if (x.is_array() && other.is_array()) {
-    t = result_type(x, other);
-  } else if (x.is_array() || other.is_array()) {
-    t = (x.is_array() ? x : other).array().dtype();
-  }
-  if (!t || (kind(*t) != DTypeKind::signed_integer && kind(*t) != DTypeKind::unsigned_integer)) return bound;
+// Whether `bound` is an integer scalar at or beyond integer dtype t's limit on its side.
+bool beyond(const Operand& bound, DType t, bool lower) {
+  if (bound.is_array() || bound.scalar().kind() != ScalarKind::integer) return false;
+  using i128 = __int128;
   const Scalar& v = bound.scalar();
-  if (v.is_large_unsigned() ? value_fits(*t, v.as_uint()) : value_fits(*t, v.as_int())) return bound;
-  const bool below = !v.is_large_unsigned() && v.as_int() < 0;
-  if (below != lower) return bound;  // beyond the other side: the usual error
-  const unsigned bits = 8 * static_cast<unsigned>(itemsize(*t));
-  if (kind(*t) == DTypeKind::unsigned_integer) {
-    return lower ? Scalar(0) : Scalar(bits == 64 ? ~0ULL : (1ULL << bits) - 1);
-  }
-  const long long top = static_cast<long long>((1ULL << (bits - 1)) - 1);
-  return lower ? Scalar(-top - 1) : Scalar(top);
+  const unsigned bits = 8 * static_cast<unsigned>(itemsize(t));
+  const bool is_signed = kind(t) == DTypeKind::signed_integer;
+  const i128 x = v.is_large_unsigned() ? static_cast<i128>(v.as_uint()) : static_cast<i128>(v.as_int());
+  const i128 lo = is_signed ? -(i128{1} << (bits - 1)) : 0;
+  const i128 hi = is_signed ? (i128{1} << (bits - 1)) - 1 : (i128{1} << bits) - 1;
+  return lower ? x <= lo : x >= hi;
 }
 }  // namespace
 
+// As NumPy 2's clip (np._core._methods._clip): where x is an integer array, an integer scalar bound
+// at or beyond x's dtype's limit on its own side is dropped, so that clip(uint8_array, -1, 300) is
+// the array (though maximum(uint8_array, -1) is an error) and the other bound alone decides the
+// dtype: clip(int8_array, 200.0, 300) is maximum(int8_array, 200.0), float64 200s. A bound beyond
+// the other side (clip(uint8_array, 300, 400)) stays an error, as any scalar that does not fit.
 Array clip(const Operand& x, const Operand& min, const Operand& max, const Out& out) {
-  const Operand lo = clip_bound(min, x, max, true), hi = clip_bound(max, x, min, false);
-  return detail::apply(detail::Op::clip, Rule::arith, "clip", {&x, &lo, &hi}, out);
+  if (!x.is_array()) {
+    // np.clip makes x an array first (np.asarray): a C++ number x is not weak here but an array of
+    // its default dtype, so clip(5, int8_array, 300) is int64 [5, 8], as NumPy's.
+    const Scalar& v = x.scalar();
+    const DType t = v.kind() == ScalarKind::boolean    ? DType::bool_
+                    : v.kind() == ScalarKind::floating ? DType::float64
+                    : v.is_large_unsigned()            ? DType::uint64
+                                                       : DType::int64;
+    const Operand* with_array = min.is_array() ? &min : max.is_array() ? &max : nullptr;
+    const Device device = with_array != nullptr ? with_array->array().device() : default_device();
+    const Array as_array = full(Shape{}, v, t, device);
+    return clip(as_array, min, max, out);
+  }
+  const DType t = x.array().dtype();
+  if (kind(t) == DTypeKind::signed_integer || kind(t) == DTypeKind::unsigned_integer) {
+    const bool no_lo = beyond(min, t, true), no_hi = beyond(max, t, false);
+    if (no_lo && no_hi) return positive(x, out);
+    if (no_lo) return minimum(x, max, out);
+    if (no_hi) return maximum(x, min, out);
+  }
+  return detail::apply(detail::Op::clip, Rule::arith, "clip", {&x, &min, &max}, out);
 }
 Array where(const Operand& condition, const Operand& x, const Operand& y, const Out& out) {
   return detail::apply(detail::Op::where, Rule::where, "where", {&condition, &x, &y}, out);

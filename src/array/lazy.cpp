@@ -267,7 +267,7 @@ void materialize(ArrayImpl& a) {
   a.evaluated.store(true, std::memory_order_relaxed);
 }
 
-bool reduce_lazy(ArrayImpl& a, ReduceOp op, std::span<const int> axes, const View& out, int correction) {
+bool reduce_lazy(ArrayImpl& a, ReduceOp op, std::span<const int> axes, const View& out, double correction) {
   if (!a.lazy()) return false;
   ImplPtr self(ImplPtr(), &a);  // non-owning: the caller keeps `a` alive
   Builder b(a.shape);

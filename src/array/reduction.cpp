@@ -35,7 +35,7 @@ DType sum_dtype(DType t) {
 }
 
 Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims, DType out_dtype, const char* what,
-                 int correction = 0, std::optional<DType> input_dtype = std::nullopt) {
+                 double correction = 0, std::optional<DType> input_dtype = std::nullopt) {
   Array a = input_dtype && *input_dtype != a_.dtype() ? a_.astype(*input_dtype) : a_;
   const ImplPtr& x = impl_of(a);
   const int nd = static_cast<int>(x->shape.size());
@@ -55,13 +55,6 @@ Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims,
   }
   Array r(out);
   return keepdims ? reshape(r, kept) : r;
-}
-
-int correction_of(double c) {
-  if (!(c >= 0) || c != std::floor(c) || c > 1e9) {
-    throw ValueError("correction must be a non-negative integer, got " + std::to_string(c));
-  }
-  return static_cast<int>(c);
 }
 
 DType mean_dtype(DType t) {
@@ -89,10 +82,10 @@ Array mean(const Array& a, const Axes& axes, bool keepdims) {
   return run_reduce(ReduceOp::mean, a, axes, keepdims, mean_dtype(a.dtype()), "mean");
 }
 Array var(const Array& a, const Axes& axes, double correction, bool keepdims) {
-  return run_reduce(ReduceOp::var, a, axes, keepdims, mean_dtype(a.dtype()), "var", correction_of(correction));
+  return run_reduce(ReduceOp::var, a, axes, keepdims, mean_dtype(a.dtype()), "var", correction);
 }
 Array std(const Array& a, const Axes& axes, double correction, bool keepdims) {
-  return run_reduce(ReduceOp::std, a, axes, keepdims, mean_dtype(a.dtype()), "std", correction_of(correction));
+  return run_reduce(ReduceOp::std, a, axes, keepdims, mean_dtype(a.dtype()), "std", correction);
 }
 Array min(const Array& a, const Axes& axes, bool keepdims) {
   return run_reduce(ReduceOp::min, a, axes, keepdims, a.dtype(), "min");
@@ -114,8 +107,9 @@ Array argmax(const Array& a, std::optional<int> axis, bool keepdims) {
 }
 
 Array cumulative_sum(const Array& a_, std::optional<int> axis, std::optional<DType> dtype, bool include_initial) {
+  // A 0-d array is scanned as one element, as NumPy 2's cumulative_sum does (a 1-d result).
+  if (a_.ndim() == 0) return cumulative_sum(reshape(a_, {1}), axis, dtype, include_initial);
   const int nd = a_.ndim();
-  if (nd == 0) throw ValueError("cumulative_sum: needs at least one dimension");
   if (!axis && nd > 1) throw ValueError("cumulative_sum: axis is required for arrays of more than one dimension");
   const int ax = detail::normalize_axis(axis ? *axis : 0, nd, "cumulative_sum");
   Array a = dtype && *dtype != a_.dtype() ? a_.astype(*dtype) : a_;

@@ -42,13 +42,13 @@ class Backend {
   // Throws OutOfMemory (with the bytes asked) when the memory is not there.
   virtual Allocation allocate(std::size_t bytes) = 0;
   virtual void run_fused(const FusedProgram& program) = 0;
-  virtual void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) = 0;
+  virtual void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) = 0;
   // The same reduction of a fused elementwise value, in one pass that never stores the value: the
   // program has no output views and one output_instr (the value; its dtype is the reduced input's),
   // over the shape of the value. Returns false, having done nothing, when the backend does not fuse
   // this program (the array layer then evaluates the value and calls reduce). Checks as reduce does.
   virtual bool reduce_fused(ReduceOp op, const FusedProgram& program, std::span<const int> axes, const View& out,
-                            int correction) {
+                            double correction) {
     (void)op, (void)program, (void)axes, (void)out, (void)correction;
     return false;
   }

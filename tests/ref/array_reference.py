@@ -171,7 +171,8 @@ TRANSCENDENTAL = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos",
 
 
 def has_bf16(args):
-    return any(isinstance(a, np.ndarray) and a.dtype == BF16 for a in args)
+    # (a 0-d view comes here as a NumPy scalar: bfloat16 too)
+    return any(isinstance(a, (np.ndarray, np.generic)) and a.dtype == BF16 for a in args)
 
 
 def call_fn(fn, args, out):
@@ -182,7 +183,7 @@ def call_fn(fn, args, out):
         # promoted dtype. ml_dtypes' sign keeps -0 where NumPy's float types give +0: computed as
         # NumPy's float32 sign and rounded back.
         rt = np.result_type(*args)
-        wide = [a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == BF16 else a for a in args]
+        wide = [a.astype(np.float32) if isinstance(a, (np.ndarray, np.generic)) and a.dtype == BF16 else a for a in args]
         r = np.asarray(call_fn(fn, wide, None)).astype(rt)
         if out is None:
             return r

@@ -221,7 +221,7 @@ class CpuBackend final : public Backend {
 
   void run_fused(const FusedProgram& program) override { cpu::run_fused(program); }
 
-  void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) override {
+  void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) override {
     cpu::reduce(op, in, axes, out, correction);
   }
   void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) override {

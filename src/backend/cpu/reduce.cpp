@@ -989,7 +989,7 @@ void drive(const Geometry& g, const Op& op, const Sink& sink) {
 }
 
 template <class E>
-void reduce_typed(ReduceOp op, const Geometry& g, int correction) {
+void reduce_typed(ReduceOp op, const Geometry& g, double correction) {
   using V = typename E::V;
   using A = SumAcc<E>;
   using F = MeanAcc<E>;
@@ -1038,7 +1038,7 @@ void reduce_typed(ReduceOp op, const Geometry& g, int correction) {
       drive(g, FoldOp<E, F, MeanP, AsIs>{}, [&](Pair<F> s, i64 m, std::byte*) {
         mean[static_cast<std::size_t>(m)] = MeanP::result(s) / static_cast<F>(N);
       });
-      const i64 dof = N - correction;
+      const double dof = static_cast<double>(N) - correction;
       const bool root = op == ReduceOp::std;
       return drive(g, FoldOp<E, F, MeanP, SquaredDeviation<F>>{{mean.data()}},
                    [dof, root](Pair<F> s, i64, std::byte* o) {
@@ -1239,7 +1239,7 @@ void cumsum_typed(const View& in, int axis, const View& out, bool include_initia
 
 }  // namespace
 
-void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) {
+void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) {
   const Geometry g = make_geometry(in, axes, out);
   const DType want = result_dtype(op, in.dtype);
   if (out.dtype != want)

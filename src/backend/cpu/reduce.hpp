@@ -69,7 +69,7 @@ constexpr const char* reduce_op_name(ReduceOp op) noexcept {
 //               has one axis, or every axis (then the index is into the C-order flattening); empty
 //               input is a ValueError.
 // An empty sum is 0, an empty prod 1, an empty mean NaN.
-void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction = 0);
+void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction = 0);
 
 // The dtype of op's result for an input dtype (the rules above: one place for every layer).
 DType reduce_result_dtype(ReduceOp op, DType input) noexcept;

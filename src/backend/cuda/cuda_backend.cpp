@@ -230,7 +230,7 @@ class CudaBackend final : public Backend {
   // Reductions on the device (reduce_source.hpp): a first pass over (output, split) units, then,
   // when an output has several splits, a finish pass over their states (var and std too: one read).
   // Everything on the device's stream, no atomics.
-  void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction) override {
+  void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) override {
     const ReducePlan plan = plan_reduce(op, in, axes, out, correction, multiprocessors());  // checks first
     if (plan.M == 0) return;
     if (!plan.on_device) {  // more merged axes than the kernels take, or misaligned data: exact, slow
@@ -249,7 +249,7 @@ class CudaBackend final : public Backend {
   // one a C-contiguous array of the value's dtype would get, so the answer has the same bits as
   // evaluating the value first and reducing it.
   bool reduce_fused(ReduceOp op, const FusedProgram& p, std::span<const int> axes, const View& out,
-                    int correction) override {
+                    double correction) override {
     if (!value_program(p)) return false;
     std::int64_t n = 1;
     for (int d = 0; d < p.ndim; ++d) n *= p.shape[d];

@@ -53,7 +53,9 @@ XP_D double xp_nan(double) { return __longlong_as_double(0x7FF8000000000000ll); 
 constexpr std::string_view kReduceGeometry = R"(
 struct Args {
   u64 in, out, part;
-  i64 M, N, S, chunk, dof, final_, nk, nr;
+  i64 M, N, S, chunk;
+  double dof;  // N - correction
+  i64 final_, nk, nr;
   i64 kshape[8], kin[8], kout[8];
   i64 rshape[8], rin[8];
 #ifdef XP_FUSED
@@ -1191,7 +1193,7 @@ const char* family_name(ReduceFamily f) noexcept {
   return "?";
 }
 
-ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction,
+ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction,
                        int multiprocessors, std::int64_t resident_warps) {
   check_shape(in, "reduce");
   check_shape(out, "reduce");
@@ -1337,7 +1339,7 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
 }
 
 ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const int> axes, const View& out,
-                             int correction, int multiprocessors, std::int64_t resident_warps) {
+                             double correction, int multiprocessors, std::int64_t resident_warps) {
   if (!value_program(p)) throw ValueError("reduce: not a fused value program");
   const DType t = p.code[static_cast<std::size_t>(p.output_instr[0])].dtype;
   std::vector<i64> strides(static_cast<std::size_t>(std::max(p.ndim, 1)), 0);
@@ -1469,7 +1471,7 @@ ReduceArgs reduce_args(const ReducePlan& p, std::uint64_t part, bool final) {
   a.N = p.N;
   a.S = p.splits;
   a.chunk = p.chunk;
-  a.dof = p.N - p.correction;
+  a.dof = static_cast<double>(p.N) - p.correction;
   a.final = final ? 1 : 0;
   a.nk = p.nk;
   a.nr = p.nr;

@@ -87,7 +87,7 @@ struct ReducePlan {
   DType in_dtype = DType::float32, out_dtype = DType::float32;
   const std::byte* in = nullptr;
   std::byte* out = nullptr;
-  int correction = 0;
+  double correction = 0;
   std::int64_t M = 1, N = 1;  // outputs, elements per output
   int nk = 0, nr = 0;
   ReduceDim kept[kMaxReduceDims]{}, red[kMaxReduceDims]{};
@@ -108,13 +108,13 @@ struct ReducePlan {
 // thread then reads at most this many rows (0: not such a reduction).
 std::int64_t reduce_int_moments_run(ReduceOp op, DType d) noexcept;
 
-ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, int correction,
+ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction,
                        int multiprocessors, std::int64_t resident_warps = 0);
 // The plan for reducing a fused value (ew_source.hpp, value_program(p) true): the value as a
 // C-contiguous array of its dtype, at a stand-in base address that lets the plan pick rows_vector
 // only when every non-scalar input is 16-byte aligned; plan.in is null (the kernels never read it).
 ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const int> axes, const View& out,
-                             int correction, int multiprocessors, std::int64_t resident_warps = 0);
+                             double correction, int multiprocessors, std::int64_t resident_warps = 0);
 
 // The one translation unit of (op, dtype, class): kernels named by reduce_kernel_name and
 // reduce_finish_name. With a fused value (ew_source.hpp, generate_value; its dtype is `in`), the
@@ -155,7 +155,9 @@ bool wide_finish(const ReducePlan& plan) noexcept;
 //   rshape[8], rin[8]              reduced axes
 struct ReduceArgs {
   std::uint64_t in = 0, out = 0, part = 0;
-  std::int64_t M = 0, N = 0, S = 0, chunk = 0, dof = 0, final = 0, nk = 0, nr = 0;
+  std::int64_t M = 0, N = 0, S = 0, chunk = 0;
+  double dof = 0;  // N - correction (the correction may be fractional)
+  std::int64_t final = 0, nk = 0, nr = 0;
   std::int64_t kshape[kMaxReduceDims]{}, kin[kMaxReduceDims]{}, kout[kMaxReduceDims]{};
   std::int64_t rshape[kMaxReduceDims]{}, rin[kMaxReduceDims]{};
 };
