@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds xp and runs every test, twice: the release preset (build/release), then the sanitize
 # preset (build/sanitize: ASan with LeakSanitizer, and UBSan; any report fails the test), then a
-# third time under ThreadSanitizer (the tsan preset, build/tsan), but for a few named tests.
+# third time under ThreadSanitizer (the tsan preset, build/tsan) for the programs whose tests run
+# threads. The summary gives each step's time.
 #
 # Setup as scripts/main.sh does it (missing Debian packages, .venv), except that NVRTC's wheel is
 # ALWAYS installed into .venv, so the tests exercise xp's wheel search even where a CUDA toolkit
@@ -28,19 +29,22 @@ export XP_TEST_REQUIRE_NUMPY=1
 # So was OpenBLAS (libopenblas0): the tests of xp's BLAS path fail if xp cannot load it.
 export XP_TEST_REQUIRE_OPENBLAS=1
 
-results=()
+results=("PASS  setup: Debian packages, .venv, NVRTC and test packages [$(printf '%dm%02ds' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)))]")
 failed=0
 # run_step NAME COMMAND...: runs it, records PASS or FAIL; returns its status.
+# Each step's time is in the summary.
 run_step() {
   local name="$1"
   shift
   xp_log "$name: $*"
-  local rc=0
+  local rc=0 t0=$SECONDS
   "$@" || rc=$?
+  local took
+  took="$(printf '%dm%02ds' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)))"
   if [ "$rc" -eq 0 ]; then
-    results+=("PASS  $name")
+    results+=("PASS  $name [$took]")
   else
-    results+=("FAIL  $name (exit $rc)")
+    results+=("FAIL  $name (exit $rc) [$took]")
     failed=1
   fi
   return "$rc"
@@ -95,9 +99,9 @@ fi
 run_preset sanitize
 
 # --- tsan -----------------------------------------------------------------------------------------
-# The suite again, built with ThreadSanitizer: a report fails the test (exit code 66). xp's own
-# threads are checked there: the kernel preload's beside the program's, threads and processes
-# sharing the disk cache, graphs of two threads sharing an input, the fake driver's devices used
+# The programs whose tests run threads, built with ThreadSanitizer (tests/CMakeLists.txt lists them):
+# a report fails the test (exit code 66). xp's own threads are checked there: the kernel preload's
+# beside the program's, threads and processes sharing the disk cache, graphs of two threads sharing an input, the fake driver's devices used
 # from several threads. The preset sets XP_NUM_THREADS=1, since OpenMP's barriers are invisible to
 # TSan, which then reports races between a parallel loop's threads that are not there. For the same
 # reason it leaves out the tests that set several CPU threads themselves, and those that compile
