@@ -534,6 +534,23 @@ std::vector<DiskCache::Entry> DiskCache::entries() const {
   if (!usable_ || !have_folder(false)) return out;
   const int dir_fd = ::open(folder_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir_fd < 0) return out;
+  for (Entry& e : entries_by_name()) {
+    const std::string name = e.file.substr(e.file.rfind('/') + 1);
+    struct stat st {};
+    // Only xp's: a regular file that begins as an entry does.
+    if (!xp_file(dir_fd, name, std::string_view(kMagic, 8), st)) continue;
+    out.push_back(Entry{std::move(e.file), static_cast<std::uint64_t>(st.st_size),
+                        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
+  }
+  ::close(dir_fd);
+  return out;
+}
+
+std::vector<DiskCache::Entry> DiskCache::entries_by_name() const {
+  std::vector<Entry> out;
+  if (!usable_ || !have_folder(false)) return out;
+  const int dir_fd = ::open(folder_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return out;
   DIR* d = ::fdopendir(dir_fd);
   if (d == nullptr) {
     ::close(dir_fd);
@@ -542,8 +559,8 @@ std::vector<DiskCache::Entry> DiskCache::entries() const {
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
     struct stat st {};
-    // Only xp's: an entry's name, and a regular file that begins as an entry does.
-    if (!entry_name(name) || !xp_file(dir_fd, name, std::string_view(kMagic, 8), st)) continue;
+    if (!entry_name(name) || ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+      continue;
     out.push_back(Entry{folder_ + "/" + name, static_cast<std::uint64_t>(st.st_size),
                         static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
   }
@@ -584,7 +601,9 @@ void DiskCache::evict() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!usable_) return;
   remove_stale_temporaries();
-  auto all = entries();
+  // Listed by name and stat only; a file is read (its first bytes) only when it is next to go, so
+  // that a store in a folder of many entries does not open each of them.
+  auto all = entries_by_name();
   std::uint64_t total = 0;
   for (const auto& e : all) total += e.bytes;
   if (total <= max_bytes_) return;
@@ -594,11 +613,20 @@ void DiskCache::evict() {
     if (a_big != b_big) return a_big;
     return a.modified_ns != b.modified_ns ? a.modified_ns < b.modified_ns : a.file < b.file;
   });
+  const int dir_fd = ::open(folder_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return;
   for (const auto& e : all) {
     if (total <= max_bytes_) break;
+    struct stat st {};
+    // Another program's file under an entry's name is neither removed nor counted.
+    if (!xp_file(dir_fd, e.file.substr(e.file.rfind('/') + 1), std::string_view(kMagic, 8), st)) {
+      total -= e.bytes;
+      continue;
+    }
     // ENOENT: another process evicted it first; either way its bytes are gone.
     if (::unlink(e.file.c_str()) == 0 || errno == ENOENT) total -= e.bytes;
   }
+  ::close(dir_fd);
 }
 
 }  // namespace xp::detail

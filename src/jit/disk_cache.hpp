@@ -93,6 +93,9 @@ class DiskCache {
   std::size_t clear(std::vector<std::string>* failed = nullptr);
   // Removes least recently used entries until the total is at most max_bytes (an entry another
   // process removed first counts as removed), and the temporary files of writers that died.
+  // The files named as entries, regular ones, without reading them (entries() reads each one's
+  // first bytes): eviction checks only those it is about to remove.
+  std::vector<Entry> entries_by_name() const;
   void evict();
 
  private:
