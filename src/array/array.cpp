@@ -357,7 +357,7 @@ Array Array::slice(std::span<const Index> index) const {
       shape.push_back(len);
       // A step that overflows the byte stride leaves at most one element, whose stride is unused.
       std::int64_t stride = 0;
-      if (__builtin_mul_overflow(st, step, &stride)) stride = 0;
+      if (!detail::checked_mul(st, step, stride)) stride = 0;
       strides.push_back(stride);
     }
     ++axis;
