@@ -252,11 +252,12 @@ class XP_API Array {
   Array to_device(const Device& device) const;  // a copy on `device` (this array when it is there)
   Array& eval();                                // evaluates a lazy array now
 
-  // The single element, converted to T as astype converts. ValueError unless size() == 1.
+  // The single element, converted to T as astype converts. ValueError unless size() == 1 (naming
+  // item, the size and the shape).
   template <class T>
   T item() const {
     T v{};
-    copy_to_host(dtype_of<T>(), &v, 1);
+    copy_item(dtype_of<T>(), &v);
     return v;
   }
   // Every element in C order, converted to T as astype converts.
@@ -269,6 +270,8 @@ class XP_API Array {
   // Copies every element, converted to `dtype`, in C order to dst (room for `count` elements, which
   // must equal size()).
   void copy_to_host(DType dtype, void* dst, std::size_t count) const;
+  // item<T>()'s work: the single element, converted to `dtype`, to dst.
+  void copy_item(DType dtype, void* dst) const;
 
   // The address of the first element in host memory, after evaluation (CPU arrays; ValueError for
   // other devices). mutable_data() first evaluates every pending graph that reads this memory, and
@@ -305,7 +308,7 @@ XP_API std::ostream& operator<<(std::ostream& os, const Array& a);  // the repr
 // Laziness (XP_LAZY) and CPU threads (XP_NUM_THREADS) changed for this process.
 XP_API void set_lazy(bool lazy);
 XP_API bool lazy();
-XP_API void set_num_threads(int threads);  // >= 1
+XP_API void set_num_threads(int threads);  // 1 to kMaxNumThreads (xp/config.hpp), as XP_NUM_THREADS
 XP_API int num_threads();
 
 // Evaluates lazy arrays (together, sharing their common subexpressions).
@@ -337,20 +340,24 @@ XP_API Array linspace(double start, double stop, std::int64_t num, bool endpoint
 XP_API Array eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int64_t k = 0,
                  DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
 
-// A copy of host data (C order) as an array of `shape` (default 1-D).
+// A copy of host data (C order) as an array of `shape` (default 1-D). The pointer form reads the
+// shape's size of elements at `data`; the forms that know how many values they have (a count, a
+// vector, a list) refuse a shape of another size with a ValueError naming both.
 XP_API Array asarray(const void* data, DType dtype, const Shape& shape, const DeviceArg& device = std::nullopt);
+XP_API Array asarray(const void* data, std::size_t count, DType dtype, const Shape& shape,
+                     const DeviceArg& device = std::nullopt);
 template <class T>
 Array asarray(const std::vector<T>& values, std::optional<Shape> shape = std::nullopt,
               const DeviceArg& device = std::nullopt) {
   static_assert(!std::is_same_v<T, bool>, "std::vector<bool> has no contiguous storage: use uint8 or asarray(ptr)");
-  return asarray(values.data(), dtype_of<T>(), shape ? *shape : Shape{static_cast<std::int64_t>(values.size())},
-                 device);
+  return asarray(values.data(), values.size(), dtype_of<T>(),
+                 shape ? *shape : Shape{static_cast<std::int64_t>(values.size())}, device);
 }
 template <class T>
 Array asarray(std::initializer_list<T> values, std::optional<Shape> shape = std::nullopt,
               const DeviceArg& device = std::nullopt) {
-  return asarray(values.begin(), dtype_of<T>(), shape ? *shape : Shape{static_cast<std::int64_t>(values.size())},
-                 device);
+  return asarray(values.begin(), values.size(), dtype_of<T>(),
+                 shape ? *shape : Shape{static_cast<std::int64_t>(values.size())}, device);
 }
 // Wraps host memory without copying. `strides` in bytes (default C order); `keep_alive` is held
 // until the last array using the memory is gone. The caller must not change the memory while a

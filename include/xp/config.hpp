@@ -12,6 +12,9 @@ namespace xp {
 
 enum class LogLevel { error, warn, info, debug };
 
+// The most CPU threads xp uses: XP_NUM_THREADS and set_num_threads accept 1 to this.
+constexpr int kMaxNumThreads = 4096;
+
 // XP_GPU_MEMORY_LIMIT: an absolute byte count, or a percentage of each device's memory.
 struct MemoryLimit {
   std::uint64_t bytes = 0;  // when percent is empty

@@ -8,6 +8,7 @@
 #include "array/array_impl.hpp"
 #include "array/format.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "xp/config.hpp"
 
 namespace xp {
 
@@ -47,6 +48,8 @@ int normalize_axis(int axis, int ndim, const char* what) {
 }
 
 Shape broadcast_shape(const Shape& a, const Shape& b) {
+  check_extents(a, "broadcast_shapes");
+  check_extents(b, "broadcast_shapes");
   const std::size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -60,9 +63,20 @@ Shape broadcast_shape(const Shape& a, const Shape& b) {
   return out;
 }
 
+void check_extents(const Shape& shape, const char* what) {
+  if (shape.size() > static_cast<std::size_t>(kMaxDims)) {
+    throw ValueError(std::string(what) + ": an array has at most " + std::to_string(kMaxDims) +
+                     " dimensions; asked for " + std::to_string(shape.size()));
+  }
+  for (auto d : shape) {
+    if (d < 0) throw ValueError(std::string(what) + ": negative dimensions are not allowed: " + shape_str(shape));
+  }
+}
+
 std::int64_t checked_size(const Shape& shape) {
   if (shape.size() > static_cast<std::size_t>(kMaxDims)) {
-    throw ValueError("an array has at most 64 dimensions; asked for " + std::to_string(shape.size()));
+    throw ValueError("an array has at most " + std::to_string(kMaxDims) + " dimensions; asked for " +
+                     std::to_string(shape.size()));
   }
   // As NumPy, the product of the nonzero dimensions must fit (here in max / 16 elements, room for
   // the bytes of any dtype and for the strides of every axis), even when another dimension is 0.
@@ -76,7 +90,7 @@ std::int64_t checked_size(const Shape& shape) {
     }
     // n * d above max / 16 (checked without a division: this runs for every new array).
     std::int64_t next = 0;
-    if (__builtin_mul_overflow(n, d, &next) || next > std::numeric_limits<std::int64_t>::max() / 16) {
+    if (!checked_mul(n, d, next) || next > std::numeric_limits<std::int64_t>::max() / 16) {
       throw ValueError("array is too big: shape " + shape_str(shape));
     }
     n = next;
@@ -290,6 +304,13 @@ Array Array::slice(std::span<const Index> index) const {
     throw IndexError("too many indices for array: array is " + std::to_string(nd) + "-dimensional, but " +
                      std::to_string(consumed) + " were indexed");
   }
+  const int new_axes = static_cast<int>(
+      std::count_if(index.begin(), index.end(), [](const Index& ix) { return ix.kind() == Index::Kind::newaxis; }));
+  if (nd - consumed + new_axes > detail::kMaxDims) {
+    throw IndexError("too many dimensions: indexing an array of shape " + detail::shape_str(a->shape) + " with " +
+                     std::to_string(new_axes) + " newaxis gives " + std::to_string(nd - consumed + new_axes) +
+                     " dimensions; an array has at most " + std::to_string(detail::kMaxDims));
+  }
   materialize(*a);
   Shape shape, strides;
   std::int64_t offset = a->offset;
@@ -336,7 +357,7 @@ Array Array::slice(std::span<const Index> index) const {
       shape.push_back(len);
       // A step that overflows the byte stride leaves at most one element, whose stride is unused.
       std::int64_t stride = 0;
-      if (__builtin_mul_overflow(st, step, &stride)) stride = 0;
+      if (!detail::checked_mul(st, step, stride)) stride = 0;
       strides.push_back(stride);
     }
     ++axis;
@@ -417,11 +438,20 @@ Array& Array::eval() {
   return *this;
 }
 
+void Array::copy_item(DType dtype, void* dst) const {
+  const ImplPtr& a = impl_of(*this);
+  if (a->size() != 1) {
+    throw ValueError("item: can only convert an array of size 1 to a C++ scalar; this array has size " +
+                     std::to_string(a->size()) + " (shape " + detail::shape_str(a->shape) + ")");
+  }
+  copy_to_host(dtype, dst, 1);
+}
+
 void Array::copy_to_host(DType dtype, void* dst, std::size_t count) const {
   const ImplPtr& a = impl_of(*this);
-  if (static_cast<std::int64_t>(count) != a->size()) {
+  if (count != static_cast<std::uint64_t>(a->size())) {
     throw ValueError("copy_to_host: room for " + std::to_string(count) + " elements, the array has " +
-                     std::to_string(a->size()));
+                     std::to_string(a->size()) + " (shape " + detail::shape_str(a->shape) + ")");
   }
   if (a->device.kind() != DeviceKind::cpu) {
     Array host = to_device(Device::cpu());
@@ -516,7 +546,10 @@ bool lazy() {
   return detail::lazy_mode();
 }
 void set_num_threads(int threads) {
-  if (threads < 1) throw ValueError("set_num_threads: need at least 1 thread, got " + std::to_string(threads));
+  if (threads < 1 || threads > kMaxNumThreads) {
+    throw ValueError("set_num_threads: " + std::to_string(threads) + " threads; accepted: an integer from 1 to " +
+                     std::to_string(kMaxNumThreads) + " (as XP_NUM_THREADS)");
+  }
   detail::cpu::set_num_threads(threads);
 }
 int num_threads() {
@@ -536,8 +569,9 @@ Array reshape(const Array& a, const Shape& shape) {
       unknown = static_cast<int>(i);
     } else if (to[i] < 0) {
       throw ValueError("reshape: negative dimension in " + detail::shape_str(shape));
-    } else {
-      known *= to[i];
+    } else if (!detail::checked_mul(known, to[i], known)) {
+      throw ValueError("cannot reshape array of size " + std::to_string(x->size()) + " into shape " +
+                       detail::shape_str(shape) + ": the shape's size overflows a 64-bit integer");
     }
   }
   const std::int64_t n = x->size();
@@ -590,6 +624,10 @@ Array matrix_transpose(const Array& a) {
 Array expand_dims(const Array& a, int axis) {
   const ImplPtr& x = impl_of(a);
   const int nd = static_cast<int>(x->shape.size());
+  if (nd >= detail::kMaxDims) {
+    throw ValueError("expand_dims: the array of shape " + detail::shape_str(x->shape) + " has " + std::to_string(nd) +
+                     " dimensions already; an array has at most " + std::to_string(detail::kMaxDims));
+  }
   const int ax = detail::normalize_axis(axis, nd + 1, "expand_dims");
   materialize(*x);
   Shape shape = x->shape, strides = x->strides;
@@ -631,6 +669,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 
 Array broadcast_to(const Array& a, const Shape& shape) {
   const ImplPtr& x = impl_of(a);
+  detail::check_extents(shape, "broadcast_to");
   detail::checked_size(shape);
   const int nd = static_cast<int>(shape.size()), xd = static_cast<int>(x->shape.size());
   auto fail = [&] {

@@ -97,6 +97,26 @@ int normalize_axis(int axis, int ndim,
                    const char* what);  // IndexError-free: ValueError "axis 3 is out of bounds for array of dimension 2"
 Shape broadcast_shape(const Shape& a, const Shape& b);  // ValueError with both shapes
 std::int64_t checked_size(const Shape& shape);          // ValueError for negative dims or overflow
+// ValueError "<what>: negative dimensions are not allowed: (2, -3)" for a shape with a negative
+// extent, and for one of more than kMaxDims dimensions; every shape the user gives passes here
+// (checked_size does the same and also bounds the size).
+void check_extents(const Shape& shape, const char* what);
+
+// Checked arithmetic, the one place for every sum and product of sizes, extents, strides and
+// offsets that user input reaches: false (and `out` unspecified) where the exact result does not
+// fit int64, which the caller turns into a ValueError naming the shape. Never a wrap-around
+// (undefined behaviour, and an index into the wrong memory).
+[[nodiscard]] inline bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+[[nodiscard]] inline bool checked_add(std::int64_t a, std::int64_t b, std::int64_t& out) noexcept {
+  return !__builtin_add_overflow(a, b, &out);
+}
+// Bytes from the lowest to past the highest element of a layout whose element (0, ..., 0) is at
+// address `first` (0 when empty): a ValueError naming `what`, the shape and the strides when the
+// elements would lie outside any address space (offsets that overflow, or past 2^57).
+std::size_t layout_extent(const Shape& shape, const Shape& strides, std::size_t item, std::uint64_t first,
+                          const char* what);
 bool can_cast_same_kind(DType from, DType to) noexcept;
 
 // Memory: a block on a device, and a new C-contiguous materialized array (uninitialized).

@@ -243,8 +243,8 @@ Array eye(std::int64_t n, std::optional<std::int64_t> m_, std::int64_t k, DType 
   const std::int64_t m = m_ ? *m_ : n;
   std::vector<std::int64_t> v = host_values<std::int64_t>(detail::checked_size({n, m}));
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t j = i + k;
-    if (j >= 0 && j < m) v[i * m + j] = 1;
+    std::int64_t j = 0;  // a diagonal past either end (k near INT64_MAX or INT64_MIN) has no element here
+    if (detail::checked_add(i, k, j) && j >= 0 && j < m) v[i * m + j] = 1;
   }
   return from_host_values(v, dtype, Shape{n, m}, pick(device));
 }
@@ -259,6 +259,15 @@ Array asarray(const void* data, DType dtype, const Shape& shape, const DeviceArg
   return Array(out);
 }
 
+Array asarray(const void* data, std::size_t count, DType dtype, const Shape& shape, const DeviceArg& device) {
+  const std::int64_t n = detail::checked_size(shape);
+  if (count != static_cast<std::uint64_t>(n)) {
+    throw ValueError("asarray: " + std::to_string(count) + " values for shape " + detail::shape_str(shape) +
+                     " of size " + std::to_string(n));
+  }
+  return asarray(data, dtype, shape, device);
+}
+
 Array wrap(void* data, DType dtype, const Shape& shape, std::shared_ptr<void> keep_alive, std::optional<Shape> strides,
            bool read_only) {
   const std::int64_t n = detail::checked_size(shape);
@@ -267,11 +276,15 @@ Array wrap(void* data, DType dtype, const Shape& shape, std::shared_ptr<void> ke
     throw ValueError("wrap: " + std::to_string(strides->size()) + " strides for " + std::to_string(shape.size()) +
                      " dimensions");
   }
+  // Strides whose offsets overflow (or leave any address space) would index the wrong memory.
+  const std::size_t bytes =
+      strides ? detail::layout_extent(shape, *strides, itemsize(dtype), reinterpret_cast<std::uintptr_t>(data), "wrap")
+              : static_cast<std::size_t>(n) * itemsize(dtype);
   auto storage = std::make_shared<detail::Storage>();
   storage->device = Device::cpu();
   storage->backend = &detail::backend_for(storage->device);
   storage->alloc.data = static_cast<std::byte*>(data);
-  storage->alloc.bytes = static_cast<std::size_t>(n) * itemsize(dtype);
+  storage->alloc.bytes = bytes;
   storage->alloc.owner = std::move(keep_alive);
   storage->read_only = read_only;
   return Array(detail::view_of_storage(storage, dtype, shape, strides ? *strides : detail::c_strides(shape, dtype), 0));
@@ -280,12 +293,18 @@ Array wrap(void* data, DType dtype, const Shape& shape, std::shared_ptr<void> ke
 Array load(const std::string& path, const DeviceArg& device) {
   auto npy = std::make_shared<detail::NpyArray>(detail::read_npy(path));
   Shape shape(npy->shape.begin(), npy->shape.end());
+  try {
+    detail::checked_size(shape);  // a header shape no array can have: the file's fault, named with its path
+  } catch (const ValueError& e) {
+    throw FileError(path, std::string("the header's shape is not an xp array's: ") + e.what());
+  }
   const std::vector<std::int64_t> bs = npy->byte_strides();
   Array view = wrap(npy->data.data(), npy->dtype, shape, npy, Shape(bs.begin(), bs.end()), true);
   return view.copy().to_device(pick(device));  // C order, own memory, writable
 }
 
 void save(const std::string& path, const Array& a) {
+  if (path.empty()) throw ValueError("save: the path is empty ('')");
   Array host = a.to_device(Device::cpu());
   if (!host.is_c_contiguous() || host.is_lazy()) host = host.copy();
   const std::vector<std::int64_t> shape(host.shape().begin(), host.shape().end());
@@ -318,7 +337,11 @@ Array concat(const std::vector<Array>& arrays, int axis) {
             std::to_string(i) + " has size " + std::to_string(a->shape[d]));
       }
     }
-    shape[ax] += a->shape[ax];
+    if (!detail::checked_add(shape[ax], a->shape[ax], shape[ax])) {
+      throw ValueError("concat: the arrays' sizes along axis " + std::to_string(ax) +
+                       " add up past a 64-bit integer (array " + std::to_string(i) + " has shape " +
+                       detail::shape_str(a->shape) + ")");
+    }
   }
   {  // all the dtypes promoted at once, as NumPy (int8, uint8, float16: float16, not float32)
     std::vector<DType> dtypes;

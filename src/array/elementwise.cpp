@@ -293,10 +293,18 @@ ImplPtr fma16(const Maker& m, DType t) {
 Array finish(ImplPtr result, const Out& out, const char* name) {
   if (out.array() == nullptr) return Array(std::move(result));
   const ImplPtr& o = impl_of(*out.array());
-  if (!(o->device == result->device)) throw DeviceMismatch(name, result->device.str(), o->device.str());
-  if (broadcast_shape(result->shape, o->shape) != o->shape) {
-    throw ValueError(std::string(name) + ": out= has shape " + shape_str(o->shape) + ", the result has shape " +
-                     shape_str(result->shape));
+  if (!(o->device == result->device))
+    throw DeviceMismatch(std::string(name) + " (out=)", result->device.str(), o->device.str());
+  // The result must broadcast to out='s shape (NumPy's rule): checked here, not by broadcast_shape,
+  // whose message would not say that out= is the array at fault.
+  bool fits = result->shape.size() <= o->shape.size();
+  for (std::size_t i = 0; fits && i < result->shape.size(); ++i) {
+    const std::int64_t r = result->shape[result->shape.size() - 1 - i], d = o->shape[o->shape.size() - 1 - i];
+    fits = r == d || r == 1;
+  }
+  if (!fits) {
+    throw ValueError(std::string(name) + ": out= has shape " + shape_str(o->shape) + ", expected shape " +
+                     shape_str(result->shape) + " (the result's, or one it broadcasts to)");
   }
   if (!can_cast_same_kind(result->dtype, o->dtype)) {
     throw TypeError(std::string(name) + ": cannot cast the result from " + std::string(xp::name(result->dtype)) +
@@ -310,7 +318,9 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
   const Resolved r = resolve(name, operands);
   if (out.array() != nullptr) {
     const ImplPtr& o = impl_of(*out.array());
-    if (!o->lazy() && o->storage->read_only) throw ValueError(std::string(name) + ": out= is read-only");
+    if (!o->lazy() && o->storage->read_only) {
+      throw ValueError(std::string(name) + ": out= (shape " + shape_str(o->shape) + ") is read-only");
+    }
   }
   Maker m{r, out.array() != nullptr};
   const std::size_t n = r.ops.size();

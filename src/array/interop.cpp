@@ -170,35 +170,6 @@ Shape byte_strides(const std::int64_t* elements, int ndim, std::size_t item, con
   return s;
 }
 
-// Bytes from the lowest to past the highest element (for the storage's record; 0 when empty).
-// `first` is the address of element (0, ..., 0). A ValueError when the elements would lie outside
-// what any address space holds (no 64-bit platform maps memory at or past 2^57, on the host or a
-// GPU): strides, a shape or an offset no real memory can have, which reads would turn into a crash.
-std::size_t extent(const Shape& shape, const Shape& strides, std::size_t item, std::uint64_t first, const char* what) {
-  constexpr std::int64_t kAddressLimit = std::int64_t{1} << 57;
-  std::int64_t lo = 0, hi = 0;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 0) return 0;
-  }
-  const auto too_far = [&] {
-    return ValueError(std::string(what) + ": the elements of shape " + detail::shape_str(shape) +
-                      " with byte strides " + detail::shape_str(strides) + " from " + hex(first) +
-                      " lie outside any address space");
-  };
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    std::int64_t span = 0;
-    std::int64_t& side = strides[i] < 0 ? lo : hi;
-    if (__builtin_mul_overflow(shape[i] - 1, strides[i], &span) || __builtin_add_overflow(side, span, &side))
-      throw too_far();
-  }
-  const auto item64 = static_cast<std::int64_t>(item);
-  if (first >= static_cast<std::uint64_t>(kAddressLimit) || hi >= kAddressLimit || lo <= -kAddressLimit)
-    throw too_far();
-  const auto f = static_cast<std::int64_t>(first);
-  if (f + lo < 0 || f + hi + item64 > kAddressLimit) throw too_far();
-  return static_cast<std::size_t>(hi - lo + item64);
-}
-
 // Evaluated, and ready for another library to read or write it.
 void prepare_export(const ImplPtr& a) {
   detail::materialize(*a);
@@ -216,6 +187,39 @@ void delete_export(DLManagedTensorVersioned* self) {
 }
 
 }  // namespace
+
+namespace detail {
+
+// Bytes from the lowest to past the highest element (for the storage's record; 0 when empty).
+// `first` is the address of element (0, ..., 0). A ValueError when the elements would lie outside
+// what any address space holds (no 64-bit platform maps memory at or past 2^57, on the host or a
+// GPU): strides, a shape or an offset no real memory can have, which reads would turn into a crash.
+
+std::size_t layout_extent(const Shape& shape, const Shape& strides, std::size_t item, std::uint64_t first,
+                          const char* what) {
+  constexpr std::int64_t kAddressLimit = std::int64_t{1} << 57;
+  std::int64_t lo = 0, hi = 0;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) return 0;
+  }
+  const auto too_far = [&] {
+    return ValueError(std::string(what) + ": the elements of shape " + shape_str(shape) + " with byte strides " +
+                      shape_str(strides) + " from " + hex(first) + " lie outside any address space");
+  };
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    std::int64_t span = 0;
+    std::int64_t& side = strides[i] < 0 ? lo : hi;
+    if (!checked_mul(shape[i] - 1, strides[i], span) || !checked_add(side, span, side)) throw too_far();
+  }
+  const auto item64 = static_cast<std::int64_t>(item);
+  if (first >= static_cast<std::uint64_t>(kAddressLimit) || hi >= kAddressLimit || lo <= -kAddressLimit)
+    throw too_far();
+  const auto f = static_cast<std::int64_t>(first);
+  if (f + lo < 0 || f + hi + item64 > kAddressLimit) throw too_far();
+  return static_cast<std::size_t>(hi - lo + item64);
+}
+
+}  // namespace detail
 
 // ---- DLPack ----
 
@@ -312,7 +316,7 @@ Array from_dlpack(DLManagedTensorVersioned* tensor, std::uintptr_t producer_stre
   if (t.byte_offset > base + t.byte_offset)
     throw ValueError("from_dlpack: byte_offset " + std::to_string(t.byte_offset) + " from " + hex(base) +
                      " passes the end of the address space");
-  const std::size_t bytes = extent(shape, strides, item, base + t.byte_offset, "from_dlpack");
+  const std::size_t bytes = detail::layout_extent(shape, strides, item, base + t.byte_offset, "from_dlpack");
   if (type == kDLCPU) {
     if (producer_stream != 0) throw ValueError("from_dlpack: a producer stream for CPU memory");
     return Array(wrap_storage(Device::cpu(), static_cast<std::byte*>(t.data), bytes, std::move(owner), read_only, dtype,
@@ -440,7 +444,7 @@ Array from_cuda_array_interface(const CudaArrayInterface& c, std::shared_ptr<voi
     throw ValueError(std::string(what) + ": " + device->str() + " is not a CUDA device");
   }
   Shape strides = c.strides.empty() ? detail::c_strides(c.shape, dtype) : Shape(c.strides.begin(), c.strides.end());
-  const std::size_t bytes = extent(c.shape, strides, item, c.data, what);
+  const std::size_t bytes = detail::layout_extent(c.shape, strides, item, c.data, what);
   Device d = device ? *device : Device::cuda(0);
   if (!device && c.data == 0 && default_device().is_cuda()) d = default_device();
   if (device || c.data == 0) {

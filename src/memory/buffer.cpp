@@ -44,10 +44,11 @@ Buffer::Buffer(const Device& device, std::size_t bytes) {
       r = mem_alloc(&s->ptr, bytes);
     }
     if (r != cu::CUDA_SUCCESS)
-      throw CudaError(
-          r, detail::driver_error_name(r),
-          detail::driver_error_message(r) + " (asked for " + std::to_string(bytes) + " bytes on " + device.str() + ")",
-          "cuMemAlloc");
+      throw CudaError(r, detail::driver_error_name(r),
+                      detail::driver_error_message(r) + " (asked for " + std::to_string(bytes) + " bytes on " +
+                          device.str() + ")" +
+                          (detail::driver_error_advice(r).empty() ? "" : " " + detail::driver_error_advice(r)),
+                      "cuMemAlloc");
   }
   state_ = std::move(s);
 }

@@ -159,6 +159,8 @@ struct VariableSpec {
   const char* accepted;
 };
 
+static_assert(kMaxNumThreads == 4096, "XP_NUM_THREADS's accepted text below names the limit");
+
 constexpr VariableSpec kVariables[] = {
     {"XP_DEVICE", "default device", "cpu, cuda or cuda:N (N a device ordinal)"},
     {"FORCE_CPU", "1 = same as XP_DEVICE=cpu", "1, 0, true, false, yes, no, on, off"},
@@ -170,7 +172,7 @@ constexpr VariableSpec kVariables[] = {
     {"XP_CACHE_MAX_BYTES", "disk cache cap", "bytes, optionally with K, M, G, T (x1024) or KB, MB, GB, TB (x1000)"},
     {"XP_GPU_MEMORY_LIMIT", "GPU memory limit", "bytes (suffixes as XP_CACHE_MAX_BYTES) or a percentage such as 80%"},
     {"XP_LAZY", "0 = evaluate every operation eagerly", "1, 0, true, false, yes, no, on, off"},
-    {"XP_NUM_THREADS", "CPU threads", "an integer from 1 to 4096"},
+    {"XP_NUM_THREADS", "CPU threads", "an integer from 1 to 4096"},  // 4096: kMaxNumThreads
     {"XP_PRELOAD_KERNELS",
      "modules of the kernels the last processes used, loaded onto a GPU in the background when xp starts using it",
      "an integer from 0 (none) to 1024"},
@@ -228,7 +230,7 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
     cfg.gpu_memory_limit = *lim;
   } else if (name == "XP_NUM_THREADS") {
     auto n = detail::parse_u64(detail::trim(value));
-    if (!n || *n < 1 || *n > 4096) return "malformed";
+    if (!n || *n < 1 || *n > static_cast<std::uint64_t>(kMaxNumThreads)) return "malformed";
     cfg.num_threads = static_cast<int>(*n);
   } else if (name == "XP_PRELOAD_KERNELS") {
     auto n = detail::parse_u64(detail::trim(value));

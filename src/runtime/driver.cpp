@@ -48,13 +48,89 @@ constexpr NamedCode kKnownCodes[] = {
     {304, "CUDA_ERROR_OPERATING_SYSTEM"},
     {400, "CUDA_ERROR_INVALID_HANDLE"},
     {500, "CUDA_ERROR_NOT_FOUND"},
-    {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
-    {719, "CUDA_ERROR_LAUNCH_FAILED"},
     {801, "CUDA_ERROR_NOT_SUPPORTED"},
     {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
     {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
     {999, "CUDA_ERROR_UNKNOWN"},
 };
+
+// The launch and execution codes, 700 to 720 (the CUresult enum of the CUDA driver API; 706 and 707
+// are unassigned): what each means, whether it is sticky (the fault leaves the context unusable, so
+// every later CUDA call of this process fails: only a new process recovers) and what to do.
+struct LaunchCode {
+  int code;
+  const char* name;
+  bool sticky;
+  const char* advice;
+};
+constexpr const char* kStickyTail =
+    " The error is sticky: the CUDA context stays unusable, and every later CUDA call of this process fails; "
+    "only a new process can use the GPU again.";
+constexpr LaunchCode kLaunchCodes[] = {
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", true,
+     "a kernel read or wrote an invalid memory address (an index out of bounds, a freed or foreign pointer); run "
+     "the program under compute-sanitizer to find the access."},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", false,
+     "the launch did not run: it asks for more resources than the device has, usually too many threads per block "
+     "for the kernel's registers per thread (or arguments of the wrong size); launch fewer threads per block, or "
+     "limit the registers (__launch_bounds__, -maxrregcount). Not a fault: the context stays usable."},
+    {702, "CUDA_ERROR_LAUNCH_TIMEOUT", true,
+     "a kernel ran past the watchdog limit of a GPU that also drives a display; split the work into shorter "
+     "launches, or run on a GPU without a display (the watchdog is the device's kernel execution timeout)."},
+    {703, "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING", false,
+     "the launch uses an incompatible texturing mode and did not run. Not a fault: the context stays usable."},
+    {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", false,
+     "peer access to that context is already enabled (cuCtxEnablePeerAccess called twice); harmless, nothing ran. "
+     "Not a fault: the context stays usable."},
+    {705, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", false,
+     "peer access was never enabled, so it cannot be disabled (cuCtxDisablePeerAccess). Not a fault: the context "
+     "stays usable."},
+    {708, "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE", false,
+     "the device's primary context is already initialized, so its flags cannot change now; set them before the "
+     "first use of the device. Not a fault: the context stays usable."},
+    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", false,
+     "the context current to this thread was destroyed (or is a primary context not initialized yet); make a live "
+     "context current. Not a kernel fault."},
+    {710, "CUDA_ERROR_ASSERT", true,
+     "a device-side assert() failed in a kernel; the kernel's own check found a bad value (its message is on the "
+     "process's standard output)."},
+    {711, "CUDA_ERROR_TOO_MANY_PEERS", false,
+     "the hardware resources for peer access are exhausted for one of the devices (cuCtxEnablePeerAccess); "
+     "enable peer access between fewer devices. Not a fault: the context stays usable."},
+    {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", false,
+     "that host memory range is already registered (cuMemHostRegister). Not a fault: the context stays usable."},
+    {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", false,
+     "that pointer is not the start of a registered host memory range (cuMemHostUnregister). Not a fault: the "
+     "context stays usable."},
+    {714, "CUDA_ERROR_HARDWARE_STACK_ERROR", true,
+     "a kernel corrupted or overflowed its call stack (deep recursion, large local arrays); raise the stack limit "
+     "(cuCtxSetLimit CU_LIMIT_STACK_SIZE) or use less stack, and run under compute-sanitizer."},
+    {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", true,
+     "a kernel executed an illegal instruction (a trap, or code built for another architecture); run under "
+     "compute-sanitizer."},
+    {716, "CUDA_ERROR_MISALIGNED_ADDRESS", true,
+     "a kernel loaded or stored at an address not aligned to the access's size (a pointer cast to a wider type, "
+     "an odd offset); run under compute-sanitizer to find the access."},
+    {717, "CUDA_ERROR_INVALID_ADDRESS_SPACE", true,
+     "a kernel used an address of the wrong address space (global, shared or local) for the instruction; run "
+     "under compute-sanitizer."},
+    {718, "CUDA_ERROR_INVALID_PC", true,
+     "a kernel's program counter left its code (a corrupt function pointer or return address); run under "
+     "compute-sanitizer."},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", true,
+     "an exception occurred on the device while a kernel ran (an invalid device pointer, shared memory accessed out "
+     "of bounds); run the program under compute-sanitizer to find the access."},
+    {720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", false,
+     "a cooperative launch asks for more blocks than can be resident on the device at once; launch at most the "
+     "occupancy (cuOccupancyMaxActiveBlocksPerMultiprocessor) times the multiprocessor count. Not a fault: the "
+     "context stays usable."},
+};
+
+const LaunchCode* launch_code(int code) {
+  for (const auto& k : kLaunchCodes)
+    if (k.code == code) return &k;
+  return nullptr;
+}
 
 std::string version_text(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
@@ -300,6 +376,7 @@ std::string driver_error_name(int code) {
   }
   for (const auto& k : kKnownCodes)
     if (k.code == code) return k.name;
+  if (const LaunchCode* k = launch_code(code)) return k->name;
   return "CUDA_ERROR_UNRECOGNIZED";
 }
 
@@ -311,15 +388,24 @@ std::string driver_error_message(int code) {
   return {};
 }
 
+bool driver_error_sticky(int code) noexcept {
+  const LaunchCode* k = launch_code(code);
+  return k != nullptr && k->sticky;
+}
+
+std::string driver_error_advice(int code) {
+  const LaunchCode* k = launch_code(code);
+  if (k == nullptr) return {};
+  // A sticky fault surfaces at whichever call came next, not at the launch of the kernel at fault.
+  return std::string("(") + k->advice +
+         (k->sticky ? std::string(kStickyTail) + " The kernel at fault is one that ran before this call." : "") + ")";
+}
+
 void check(cu::CUresult r, const char* call) {
   if (r == cu::CUDA_SUCCESS) return;
   std::string message = driver_error_message(r);
-  // 700-720: a kernel faulted (illegal address, misaligned access, trap...). The context is
-  // spoiled for the rest of the process; the fault's kernel is whichever ran before this call.
-  if (r >= 700 && r <= 720)
-    message +=
-        " (a kernel faulted; run the program under compute-sanitizer to find the access. The CUDA context "
-        "stays unusable for the rest of this process)";
+  if (const std::string advice = driver_error_advice(r); !advice.empty())
+    message += (message.empty() ? "" : " ") + advice;
   throw CudaError(r, driver_error_name(r), message, call);
 }
 

@@ -98,6 +98,10 @@ bool forked_after_init() noexcept;
 // "CUDA_ERROR_NO_DEVICE" for any code, from the driver when it can say, else xp's own table.
 std::string driver_error_name(int code);
 std::string driver_error_message(int code);
+// For the launch and execution codes (700 to 720): what the code means, whether it left the context
+// unusable (sticky) or not, and what to do, in parentheses; empty for other codes.
+std::string driver_error_advice(int code);
+bool driver_error_sticky(int code) noexcept;  // 700, 702, 710, 714 to 719
 
 // Throws CudaError for a failed call, keeping the code, name, message and the call.
 void check(cu::CUresult r, const char* call);
