@@ -6,10 +6,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 #include <xp/xp.hpp>
+
+#include "test_util.hpp"
 
 namespace {
 
@@ -40,9 +44,23 @@ std::vector<bool> signbits(const Array& a) {
   return r;
 }
 
+}  // namespace
+
+// On a GPU (XP_DEVICE=cuda:0, test_semantics_gpu, label gpu) every case needs one: without it the
+// case reports itself skipped (a failure under XP_TEST_REQUIRE_GPU=1).
+class Semantics : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* d = std::getenv("XP_DEVICE");
+    if (d != nullptr && std::string(d).rfind("cuda", 0) == 0) XP_REQUIRE_GPU();
+  }
+};
+
+namespace {
+
 // ---- clip ----
 
-TEST(Semantics, ClipDropsAnIntegerBoundBeyondAnIntegerArraysDtype) {
+TEST_F(Semantics, ClipDropsAnIntegerBoundBeyondAnIntegerArraysDtype) {
   const Array i8 = xp::asarray(std::vector<std::int8_t>{5, -13});
   // np.clip(np.array([5, -13], np.int8), 200.0, 300): 300 >= 127 is dropped, maximum(x, 200.0):
   // array([200., 200.]) float64 (not 127: the bound is dropped, not replaced by int8's limit).
@@ -89,7 +107,7 @@ TEST(Semantics, ClipDropsAnIntegerBoundBeyondAnIntegerArraysDtype) {
   EXPECT_EQ(out.to_vector<std::int16_t>(), (std::vector<std::int16_t>{1000, -13}));
 }
 
-TEST(Semantics, ClipPromotesAllOperandsAtOnce) {
+TEST_F(Semantics, ClipPromotesAllOperandsAtOnce) {
   // np.clip(np.array([1], np.uint16), np.array([1], np.int16), np.array([1], np.float16)) is
   // float32 (np.result_type(uint16, int16, float16)); pairwise it would be float64.
   const Array r = xp::clip(xp::asarray(std::vector<std::uint16_t>{5, 7}), xp::asarray(std::vector<std::int16_t>{1, 8}),
@@ -103,7 +121,7 @@ TEST(Semantics, ClipPromotesAllOperandsAtOnce) {
   EXPECT_EQ(values(f), (std::vector<double>{6.5}));
 }
 
-TEST(Semantics, Float16ClipKeepsXWhereItEqualsABound) {
+TEST_F(Semantics, Float16ClipKeepsXWhereItEqualsABound) {
   // NumPy's float16 clip loop keeps x on ties, with array bounds and with scalar ones, at every
   // length: np.clip(f16 [0.0, -0.0], [-0.0, -0.0], [0.0, 0.0]) is [0., -0.];
   // np.clip(f16 [-0.0, 0.0], 0.0, 0.0) is [-0., 0.]; np.clip(f16 [0.0, -0.0], -0.0, -0.0) is [0., -0.].
@@ -129,7 +147,7 @@ TEST(Semantics, Float16ClipKeepsXWhereItEqualsABound) {
 
 // ---- concat, stack ----
 
-TEST(Semantics, ConcatAndStackPromoteAllAtOnce) {
+TEST_F(Semantics, ConcatAndStackPromoteAllAtOnce) {
   // np.concat / np.stack of int8, uint8, float16 arrays: float16 (np.result_type of all three).
   const std::vector<Array> parts = {xp::asarray(std::vector<std::int8_t>{-1}),
                                     xp::asarray(std::vector<std::uint8_t>{200}), f16({2.5})};
@@ -153,7 +171,7 @@ TEST(Semantics, ConcatAndStackPromoteAllAtOnce) {
 
 // ---- var, std ----
 
-TEST(Semantics, VarAndStdTakeAnyRealCorrection) {
+TEST_F(Semantics, VarAndStdTakeAnyRealCorrection) {
   const Array x = xp::asarray(std::vector<double>{1, 2, 3, 4});
   // np.var([1., 2, 3, 4], correction=0.5) = 1.4285714285714286 (5 / 3.5).
   EXPECT_DOUBLE_EQ(xp::var(x, {}, 0.5).item<double>(), 1.4285714285714286);
@@ -176,7 +194,7 @@ TEST(Semantics, VarAndStdTakeAnyRealCorrection) {
 
 // ---- cumulative_sum ----
 
-TEST(Semantics, CumulativeSumOfA0dArrayIsOneElement) {
+TEST_F(Semantics, CumulativeSumOfA0dArrayIsOneElement) {
   const Array x = xp::reshape(xp::asarray(std::vector<std::int16_t>{5}), {});
   ASSERT_EQ(x.ndim(), 0);
   // np.cumulative_sum(np.array(5, np.int16)): array([5]) (int64); include_initial: array([0, 5]).
@@ -201,7 +219,7 @@ TEST(Semantics, CumulativeSumOfA0dArrayIsOneElement) {
 
 // ---- arange ----
 
-TEST(Semantics, ArangeIntoAnIntegerDtypeAsNumPy) {
+TEST_F(Semantics, ArangeIntoAnIntegerDtypeAsNumPy) {
   // np.arange(1.95, 2.45, 0.1, np.int64): array([1, 2, 3, 4, 5, 6]): the length from the floats
   // (ceil(0.5 / 0.1) = 6), element 0 int(1.95), element 1 int(1.95 + 0.1), then steps of their
   // difference in the dtype.
@@ -223,7 +241,7 @@ TEST(Semantics, ArangeIntoAnIntegerDtypeAsNumPy) {
             (std::vector<std::int64_t>{0, 4000000000000000, 8000000000000000}));
 }
 
-TEST(Semantics, ArangeChecksOnlyTheElementsItStores) {
+TEST_F(Semantics, ArangeChecksOnlyTheElementsItStores) {
   // np.arange(-3, -4, 3, np.uint8): array([], dtype=uint8) (nothing stored, nothing checked).
   Array r = xp::arange(-3, -4, 3, DType::uint8);
   EXPECT_EQ(r.dtype(), DType::uint8);
@@ -243,7 +261,7 @@ TEST(Semantics, ArangeChecksOnlyTheElementsItStores) {
 
 // ---- fma ----
 
-TEST(Semantics, Float16FmaRoundsOnce) {
+TEST_F(Semantics, Float16FmaRoundsOnce) {
   // 7272 * -3 + 2^-14 = -21815.99993896484375, rounded once to float16: -21808 (float16's ulp
   // there is 16); through float32 first (-21816, a tie) it would be -21824.
   const Array r = xp::fma(f16({7272, 7272}), f16({-3, 3}), f16({0x1p-14, -0x1p-14}));
@@ -260,7 +278,7 @@ TEST(Semantics, Float16FmaRoundsOnce) {
   EXPECT_EQ(z[4], 65504);
 }
 
-TEST(Semantics, Bfloat16FmaRoundsOnce) {
+TEST_F(Semantics, Bfloat16FmaRoundsOnce) {
   // a = b = 2^-35 (1 + 2^-4): a * b = 2^-70 (1 + 2^-3 + 2^-8), halfway between two bfloat16
   // values. c = +-2^-133 (the smallest bfloat16) decides the side; c = 0 ties to even. The exact
   // answers (Fraction arithmetic rounded by ml_dtypes): 0x1C91, 0x1C90, 0x1C90.
@@ -287,7 +305,7 @@ TEST(Semantics, Bfloat16FmaRoundsOnce) {
   EXPECT_EQ(s[2], -inf);
 }
 
-TEST(Semantics, FmaOfIntegersIsFloat64) {
+TEST_F(Semantics, FmaOfIntegersIsFloat64) {
   // NumPy has no fma; xp's fma is a float operation: integer (and bool) operands are converted to
   // float64, as true division does, and the result rounded once (docs/semantics.md).
   const Array r =
@@ -299,7 +317,7 @@ TEST(Semantics, FmaOfIntegersIsFloat64) {
 
 // ---- matmul, vecdot ----
 
-TEST(Semantics, Bfloat16MatmulAndVecdotStayBfloat16) {
+TEST_F(Semantics, Bfloat16MatmulAndVecdotStayBfloat16) {
   // NumPy with ml_dtypes gives float32 for bfloat16 matmul and vecdot (np.dot gives bfloat16); xp
   // keeps the promoted dtype, as the Array API, np.dot, JAX and PyTorch do (docs/semantics.md):
   // computed in float32, rounded once. [1, 2] @ [3, 4] = 11; (1 + 2^-7)^2 + 1 = 2 + 2^-6 + 2^-14
