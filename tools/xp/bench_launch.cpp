@@ -2291,8 +2291,8 @@ void print_ratios(Report& out, const std::vector<Ratio>& ratios, int runs, json&
         break;
     }
     if (r.value && r.kind != Ratio::Kind::info && !judged) {
-      verdict = "not judged: " + std::to_string(runs) + " run" + (runs == 1 ? "" : "s") + " (a goal needs the medians of " +
-                std::to_string(kRunsForAVerdict) + ")";
+      verdict = "not judged: " + std::to_string(runs) + " run" + (runs == 1 ? "" : "s") +
+                " (a goal needs the medians of " + std::to_string(kRunsForAVerdict) + ")";
     } else if (r.value && r.kind != Ratio::Kind::info) {
       met = r.kind == Ratio::Kind::within    ? std::abs(*r.value - 1.0) <= r.goal
             : r.kind == Ratio::Kind::at_most ? *r.value <= r.goal
