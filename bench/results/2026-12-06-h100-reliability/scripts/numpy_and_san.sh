@@ -1,6 +1,6 @@
 # Call 2: the NumPy suite with every array on cuda:0, and compute-sanitizer memcheck over every GPU
 # test program but that suite, side by side (DEADLINE_S seconds after the call's start).
-source bench/results/2026-12-05-gpu-reliability/scripts/common.sh
+source bench/results/2026-12-06-h100-reliability/scripts/common.sh
 dl=${DEADLINE_S:-540}
 ( ctest --test-dir $B -L gpu -R '^gpu/ArrayNumPy' -j12 --timeout $((dl - 20)) > $OUT/ctest_numpy_gpu.txt 2>&1
   echo "ctest numpy-gpu rc=$? $((SECONDS - t0)) s" >> $OUT/ctest_numpy_gpu.txt ) &
