@@ -113,7 +113,7 @@ elapsed=$((SECONDS - start))
 xp_log "summary"
 printf '  %s\n' "${results[@]}"
 if [ "$failed" -eq 0 ]; then
-  printf 'test.sh: PASSED: release and sanitize builds, all tests, and the suite under TSan (%dm%02ds)\n' $((elapsed / 60)) $((elapsed % 60))
+  printf 'test.sh: PASSED: release and sanitize builds, all tests, and the threaded programs under TSan (%dm%02ds)\n' $((elapsed / 60)) $((elapsed % 60))
 else
   printf 'test.sh: FAILED: see the FAIL lines above (%dm%02ds)\n' $((elapsed / 60)) $((elapsed % 60))
 fi
