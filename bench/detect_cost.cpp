@@ -1,4 +1,4 @@
-// How long the first xp::cuda_status() takes in a fresh process: DESIGN.md promises under 5 ms
+// How long the first xp::cuda_status() takes in a fresh process: docs/design.md ("Principles", 2) promises under 5 ms
 // on a machine without a driver. Each sample is a new process (detection is cached per process);
 // the baseline, measured in the same children, is one failed dlopen of a missing library, the
 // least any detection must do.

@@ -1,5 +1,5 @@
 # build.getenv_only_in_config: every environment variable xp reads is read in
-# src/runtime/config.cpp (DESIGN.md, "Configuration"; listed in the README). No other file under
+# src/runtime/config.cpp (docs/design.md, "Configuration"; listed in the README). No other file under
 # include/ src/ tools/ calls getenv, secure_getenv or touches environ. Tests may read variables.
 cmake_minimum_required(VERSION 3.22)
 include("${INFO}")

@@ -1,5 +1,5 @@
 # build.no_cuda_headers: no source compiled into xp or xp_cli includes a CUDA header, and none is
-# compiled with a CUDA toolkit on its include path (DESIGN.md, principle 1: xp declares the few
+# compiled with a CUDA toolkit on its include path (docs/design.md, "Principles", 1: xp declares the few
 # CUDA types and entry points it needs itself).
 #
 # Evidence: the compiler's own dependency lists (every header a translation unit actually read),
@@ -234,6 +234,6 @@ endif()
 if(failures)
   list(REMOVE_DUPLICATES failures)
   list(JOIN failures "\n  " text)
-  message(FATAL_ERROR "CUDA headers at build time (DESIGN.md: no CUDA at build time):\n  ${text}")
+  message(FATAL_ERROR "CUDA headers at build time (docs/design.md, Principles: no CUDA at build time):\n  ${text}")
 endif()
 message(STATUS "OK: no CUDA header and no CUDA include path in the ${n_objects} objects of xp and xp_cli")

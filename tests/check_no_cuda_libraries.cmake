@@ -1,5 +1,5 @@
 # build.no_cuda_libraries: libxp.so and the xp CLI must not need any CUDA library at load time
-# (DESIGN.md, principle 1: libcuda, NVRTC, cuBLAS and NVML are opened with dlopen at run time).
+# (docs/design.md, "Principles", 1: libcuda, NVRTC, cuBLAS and NVML are opened with dlopen at run time).
 # Checked three ways: the direct DT_NEEDED entries (readelf -d), the whole resolved dependency tree
 # (ldd), and the dynamic symbol table: no CUDA API name (cuInit, cudaMalloc, nvrtcCompileProgram,
 # nvmlInit, cublasCreate...) may be imported or exported, which would also catch a static cudart.

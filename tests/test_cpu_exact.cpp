@@ -75,7 +75,7 @@ bool is_nan_bits(DType t, std::uint64_t b) {
   }
 }
 
-// Equal bits, or both NaN (payloads differ by hardware: DESIGN.md, principle 4).
+// Equal bits, or both NaN (payloads differ by hardware: docs/design.md, "Principles", 4).
 bool same(DType t, std::uint64_t a, std::uint64_t b) {
   return a == b || (is_nan_bits(t, a) && is_nan_bits(t, b));
 }

@@ -1,5 +1,6 @@
 // Choosing an NVRTC (pure rules on made-up candidates) and finding the real ones of this machine
-// along DESIGN.md's search order (each case in a process of its own: the search is cached).
+// along the search order of docs/design.md, "Finding libraries" (each case in a process of its
+// own: the search is cached).
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -87,9 +87,9 @@ struct SystemReport {
 
 XP_API SystemReport system_report() noexcept;
 
-// cuBLAS, which matmul and vecdot use on a GPU, found as NVRTC is (XP_CUBLAS first; DESIGN.md's
-// order) and opened at run time; it needs no GPU to be found. Searched once per process, on first
-// use. Never throws.
+// cuBLAS, which matmul and vecdot use on a GPU, found as NVRTC is (XP_CUBLAS first; the order of
+// docs/design.md, "Finding libraries") and opened at run time; it needs no GPU to be found.
+// Searched once per process, on first use. Never throws.
 struct BlasReport {
   std::vector<LibraryInfo> cublas;  // every libcublas found; the one used has chosen = true
   LibraryInfo cublas_lt;            // the libcublasLt the used libcublas loaded (found = false: none used)

@@ -2,7 +2,7 @@
 
 // What the array layer hands a backend: strided views of memory and fused elementwise programs.
 // Layer-neutral (no Array, no CUDA): the CPU backend interprets a program tile by tile, the CUDA
-// backend will turn the same program into source.
+// backend turns the same program into CUDA source (backend/cuda/ew_source.hpp).
 
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Finds NVRTC in the order of DESIGN.md and chooses the one xp uses.
+// Finds NVRTC in the order of docs/design.md ("Finding libraries") and chooses the one xp uses.
 #include "runtime/nvrtc_search.hpp"
 
 #include <algorithm>

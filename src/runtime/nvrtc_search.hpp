@@ -7,8 +7,9 @@
 
 namespace xp::detail {
 
-// Every NVRTC found along DESIGN.md's search order, each loaded once to read its version and the
-// architectures it compiles for. Built once per process; never throws.
+// Every NVRTC found along the search order of docs/design.md ("Finding libraries"), each loaded
+// once to read its version and the architectures it compiles for. Built once per process; never
+// throws.
 struct NvrtcSearch {
   std::vector<LibraryInfo> found;  // in search order, one per distinct file
   std::vector<std::string> tried;  // every place looked at, with its step

@@ -2,10 +2,10 @@
 
 // cuBLAS, opened at run time like NVRTC: the few types, constants and entry points xp uses are
 // declared here (ABI facts of cublas_api.h and library_types.h, no CUDA header), the library is
-// found along DESIGN.md's search order, and each device gets one handle, created on first use,
-// bound to xp's stream of the device and to a workspace from the backend's own allocator (so it
-// counts against XP_GPU_MEMORY_LIMIT). Handles are never destroyed: arrays and streams may outlive
-// static destruction.
+// found along the search order of docs/design.md ("Finding libraries"), and each device gets one
+// handle, created on first use, bound to xp's stream of the device and to a workspace from the
+// backend's own allocator (so it counts against XP_GPU_MEMORY_LIMIT). Handles are never destroyed:
+// arrays and streams may outlive static destruction.
 
 #include <cstddef>
 #include <cstdint>
@@ -99,8 +99,8 @@ struct SearchResult {
   std::string reason;  // why cuBLAS is unavailable: "XP_CUBLAS points at ..., which does not exist", ...
 };
 
-// Looks for cuBLAS as DESIGN.md says for NVRTC: XP_CUBLAS; CUDA_PATH and CUDA_HOME (lib64, lib,
-// targets/x86_64-linux/lib); the wheels (nvidia/cu13/lib, nvidia/cublas/lib) in site-packages;
+// Looks for cuBLAS as docs/design.md ("Finding libraries") says: XP_CUBLAS; CUDA_PATH and
+// CUDA_HOME (lib64, lib, targets/x86_64-linux/lib); the wheels (nvidia/cu13/lib, nvidia/cublas/lib) in site-packages;
 // CONDA_PREFIX/lib; the OS loader (libcublas.so.13, .so.12); /usr/local/cuda/lib64. Among those
 // found, the newest whose CUDA major is at most the driver's. Each candidate is loaded to read its
 // version (cublasGetProperty, no GPU needed); the chosen one stays loaded. Never throws.
