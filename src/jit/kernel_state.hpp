@@ -16,8 +16,8 @@ namespace xp::detail {
 // Asked of the driver when something first needs them (function_limits in kernel.cpp): a launch
 // with dynamic shared memory, a launch the driver refused, Kernel::registers(). A launch within the
 // device's limits needs none of them: the driver checks the function's own, and xp explains a
-// refusal with them. Four driver calls that every kernel's lookup paid before: about 17 us of a
-// process's first c = a + b on an H200 (bench/results/2026-12-04-h200-lazy-attributes, run 1).
+// refusal with them. Four driver calls that every kernel's lookup paid before, a measurable part of
+// a process's first c = a + b (docs/performance.md, "Kernel limits asked when needed").
 struct FunctionLimits {
   unsigned max_threads = 0;
   unsigned static_shared = 0;

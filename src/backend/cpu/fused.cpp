@@ -7,7 +7,7 @@
 // they write their outputs with non-temporal stores (no read for ownership) and, when every input
 // is contiguous too, run in smaller tiles (kStreamTile) and prefetch their inputs kStreamPrefetch
 // tiles ahead, so that memory reads stay in flight while a tile computes (measured on a 2-core
-// Xeon: a * b + c on 2^24 float32 went from 13.6 to 10.6 ms, add(a, b, out) from 9.2 to 7.8 ms).
+// Xeon: docs/performance.md, "kStreamBytes, kStreamTile, kStreamPrefetch, kMinParallel").
 // Small programs (at most kMinParallel elements) run on the calling thread without entering a
 // parallel region.
 
@@ -44,8 +44,8 @@ constexpr std::int64_t kStreamBytes = std::int64_t{32} << 20;
 std::atomic<std::int64_t> g_stream_bytes{kStreamBytes};
 std::atomic<std::uint64_t> g_streamed_runs{0};
 // Such programs run in tiles of kStreamTile elements (1 KiB of float32 per input) and prefetch their
-// contiguous inputs kStreamPrefetch tiles ahead. Measured (see the file's comment): tiles of 2048
-// with or without prefetching, or 1024 or 512 without, were 15-30% slower.
+// contiguous inputs kStreamPrefetch tiles ahead. Larger tiles were slower (docs/performance.md,
+// "kStreamBytes, kStreamTile, kStreamPrefetch, kMinParallel").
 constexpr std::int64_t kStreamTile = 256;
 constexpr std::int64_t kStreamPrefetch = 2;
 static_assert(kStreamTile <= kTile, "tile buffers hold kTile elements");

@@ -29,9 +29,9 @@ namespace {
 
 using i64 = std::int64_t;
 
-// Below this many multiply-adds per matrix xp's loop is used. Measured (bench/cpu_matmul.cpp, one
-// thread, batches of 4096): an OpenBLAS call costs well under 0.1 us; the loop is faster at 4x4x4,
-// even at 6x6x6 and 1.3x slower at 8x8x8, where it still wins by spreading a batch over xp's threads.
+// Below this many multiply-adds per matrix xp's loop is used: for such small matrices it is as fast
+// as an OpenBLAS call or faster, and it spreads a batch over xp's threads (bench/cpu_matmul.cpp;
+// docs/performance.md, "kSmallWork").
 constexpr double kSmallWork = 8.0 * 8 * 8;
 // About this many multiply-adds per parallel_for chunk.
 constexpr double kGrainWork = 1 << 16;

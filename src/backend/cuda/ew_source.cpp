@@ -1401,9 +1401,9 @@ LaunchShape launch_shape(std::int64_t n, const Generated& g, int multiprocessors
   LaunchShape s;
   const std::int64_t per_block = static_cast<std::int64_t>(kBlockSize) * std::max(1, g.elements_per_thread);
   const std::int64_t blocks = (std::max<std::int64_t>(n, 1) + per_block - 1) / per_block;
-  // One chunk per thread, no grid-stride iterations: on an H200 (bench/nvcc/ew_tune.cu) this moves
-  // add(out=) at 2^27 float32 from 4.20 to 4.39 TB/s and a*b+c from 4.32 to 4.47 TB/s against a grid
-  // capped at 32 blocks per multiprocessor. The loops still stride past the grid's limit.
+  // One chunk per thread, no grid-stride iterations: faster than a grid capped per multiprocessor
+  // (bench/nvcc/ew_tune.cu; docs/performance.md, "Elementwise launch shape"). The loops still
+  // stride past the grid's limit.
   (void)multiprocessors;
   s.grid = static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, kMaxGridBlocks));
   return s;

@@ -1037,9 +1037,9 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
       } else if (d == DType::float16) {
         // float16 in double: every value converts exactly and is a multiple of 2^-24 below 2^16, so
         // every partial sum below 2^29 in magnitude is exact (53 bits). One addition per element
-        // instead of TwoSum's six: on an H200, a GiB summed in 0.244 ms against 0.259 ms
-        // (bench/results/2026-12-04-h200-float16-sum, run 3). The result is the exact sum rounded once to
-        // float32 (then to float16) whenever sum|x| < 2^29, and within n 2^-53 sum|x| of it anyway.
+        // instead of TwoSum's six, and faster (docs/performance.md, "float16 sums in float64"). The
+        // result is the exact sum rounded once to float32 (then to float16) whenever sum|x| < 2^29,
+        // and within n 2^-53 sum|x| of it anyway.
         s += "  typedef double A;\n  struct St { A s; };\n";
         ctor(" (void)a; (void)m; ");
         s += "  XP_D St id() const { St r; r.s = -(A)0; return r; }\n";
@@ -1385,17 +1385,12 @@ std::string reduce_kernel_name(ReduceFamily f, bool variant) {
 
 namespace {
 // The tile kernel's __launch_bounds__: 256 threads and, for the plain float32 and float64 sum and
-// mean, at least kTileMinBlocks resident blocks per multiprocessor. bench/nvcc/xp_sum_kernels.cu
-// times the choices on xp's own float32 sum: on an H200, with no minimum the kernel takes 48
-// registers (5 blocks per SM) and a GiB in 0.2644 ms; with 6, 40 registers and 0.2427 ms (CUB 0.2407
-// ms in the same run); with 8, 32 registers and 0.2452 ms; a warp per unit, 0.2495 ms. float16 (60
-// registers with no minimum) summed a GiB in 0.2559 ms with 6 against 0.2977 ms without; bfloat16
-// the other way, 0.2552 against 0.2462 ms (bench/results/2026-12-03-h200-reductions, run 2). Since
-// float16 adds in double (64 registers, no spill), no minimum is best for it: 0.2435-0.2452 ms,
-// against 0.2474-0.2483 with 6 (which spills 16 bytes), 0.2443-0.2469 with 5
-// (bench/results/2026-12-04-h200-float16-sum, run 3). The float32 and float64 ops fit 40 registers
-// without spilling (ptxas -v); the others (wider states, 16 elements per vector) and fused values
-// (which compute their elements) would spill, and keep the compiler's choice.
+// mean, at least kTileMinBlocks resident blocks per multiprocessor: 40 registers and the fastest
+// float32 sum (bench/nvcc/xp_sum_kernels.cu against fewer, more and none; docs/performance.md,
+// "kTileMinBlocks"). float16 adds in double (64 registers, no spill) and is fastest with no minimum.
+// The float32 and float64 ops fit 40 registers without spilling (ptxas -v); the others (wider
+// states, 16 elements per vector) and fused values (which compute their elements) would spill, and
+// keep the compiler's choice.
 constexpr int kTileMinBlocks = 6;
 std::string tile_bounds(ReduceOp op, DType in, bool fused) {
   const bool small_state =

@@ -64,14 +64,17 @@ namespace xp::detail::cuda {
 constexpr int kMaxReduceDims = 8;              // kept and reduced axes after merging; beyond: host
 constexpr unsigned kReduceBlock = 256;         // threads per block, every reduction kernel
 constexpr std::int64_t kMinWarpElements = 64;  // shorter contiguous reductions go to columns
-// Rows up to this long take xp_rows_each (plan.rows_each). On an H200 it summed rows of 4 and 16 KiB
-// in 0.2425 and 0.2419 ms (the general warp kernel 0.2638 and 0.2450), but took argmax over rows of
-// 64 KiB in 0.2726 ms against 0.2437 (bench/results/2026-12-03-h200-rows, runs 2 and 3).
+// Rows up to this long take xp_rows_each (plan.rows_each): faster on sums of short rows, slower on
+// argmax over rows of 64 KiB (docs/performance.md, "kRowsEachMaxBytes").
 constexpr std::int64_t kRowsEachMaxBytes = 16384;
-constexpr std::int64_t kTileRowBytes = 65536;  // rows_vector runs this long: a block each (not argmin/argmax)
+// rows_vector runs this long are read by a block each, except for argmin and argmax
+// (docs/performance.md, "kTileRowBytes").
+constexpr std::int64_t kTileRowBytes = 65536;
 constexpr std::size_t kReduceStateBytes = 40;  // scratch bytes per partial state (the largest: var of float64)
-constexpr int kColsVecLoads = 8;               // columns in vectors: 16-byte loads in flight per thread
-constexpr std::int64_t kColsVecWaves = 1;      // columns in vectors: threads per resident thread
+// Columns in vectors: 16-byte loads in flight per thread, and threads per resident thread
+// (docs/performance.md, "kColsVecLoads, kColsVecWaves").
+constexpr int kColsVecLoads = 8;
+constexpr std::int64_t kColsVecWaves = 1;
 
 enum class ReduceFamily : std::uint8_t { rows_vector, rows_strided, columns };
 const char* family_name(ReduceFamily f) noexcept;
@@ -123,11 +126,8 @@ ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const
 // followed by the value's xp_fargs, and a.in is never read.
 std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);
 // The 16-byte loads each lane of the rows_vector warp kernel keeps in flight (the tile kernel keeps
-// 4). The order of additions does not depend on it. bench/nvcc/xp_row_kernels.cu on an H200
-// (bench/results/2026-12-03-h200-columns/run4), rows of 4 KiB: float32 max 0.2731 ms with 8 loads,
-// 0.2396 with 16; argmax 0.3335 with 4, 0.3686 with 8 (73 registers instead of 58); float32 and
-// float16 sums and int8 max within 1% whatever the count. argmin and argmax: 4; min and max of
-// floats: 16; the others 8.
+// 4). The order of additions does not depend on it. argmin and argmax: 4 (more registers cost them
+// occupancy); min and max of floats: 16; the others 8 (docs/performance.md, "rows_vec_loads").
 int rows_vec_loads(ReduceOp op, DType in) noexcept;
 // A cache key: equal keys <=> identical source.
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value = nullptr);

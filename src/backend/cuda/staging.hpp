@@ -6,10 +6,9 @@
 // threads. Where that does not pay (staging_pays below), or where pinned memory (or an event for a
 // buffer) cannot be had, the caller copies through the driver directly (these functions return false).
 //
-// Measured on an H200 (PCIe 5, 16 cores; best of 7, pageable source and destination already
-// touched): the driver's own path reaches 9 GB/s host to device and 18 GB/s back; staging 37-41 GB/s
-// both ways from 256 MiB with 8 or more threads, 1.1-1.7x at 4 MiB, 0.7-0.8x at 1 MiB; with one
-// thread device to host falls to 0.5x (the memcpy alone is the bottleneck), with two it is even.
+// The sizes and thread counts come from a measurement on an H200: staging beats the driver's own
+// pageable copies from 4 MiB with enough threads, loses below (docs/performance.md, "kStagingChunk,
+// kStagingMin").
 //
 // from_host returns once every byte is in a pinned buffer and its DMA is queued on the stream: the
 // caller's memory may go away at once, and later work on the stream sees the data. to_host returns
