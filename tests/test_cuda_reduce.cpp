@@ -188,9 +188,11 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   EXPECT_TRUE(p.cols_vec);  // four adjacent outputs per thread
   EXPECT_EQ(p.M, 4096);
   EXPECT_EQ(p.N, 1000);
-  EXPECT_EQ(p.splits, 16);  // 132 * 64 * 32 threads / 1024 per split = 264, at most ceil(1000 / 64) = 16
+  // 132 * 64 * 32 threads / 1024 per split = 264, at most ceil(1000 / 64) = 16; 1024 * 16 threads
+  // are fewer than 512 per SM (kColsVecMinThreads), so runs of 16 rows: ceil(1000 / 16) = 63.
+  EXPECT_EQ(p.splits, 63);
   expect_cover(p);
-  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>(1024 * 16 / 256));
+  EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>(1024 * 63 / 256));
   EXPECT_EQ(cg::finish_grid(p), 4096u / 32);  // a block per 32 outputs
   EXPECT_EQ(cg::reduce_kernel_name(p), "xp_cols_vec");
 
@@ -675,8 +677,7 @@ TEST(CudaReduceSource, SmallIntegerMinMaxRunOnPackedWords) {
       EXPECT_NE(s.find("static constexpr int kPack = 0;"), std::string::npos) << op_name(op) << " " << xp::name(t);
     }
   }
-  for (ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::any})
-    EXPECT_NE(cg::reduce_source(op, DType::int8, f).find("kPack = 0;"), std::string::npos) << op_name(op);
+  EXPECT_NE(cg::reduce_source(ReduceOp::prod, DType::int8, f).find("kPack = 0;"), std::string::npos);
   EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::float16, f).find("cvt.f32.f16"), std::string::npos);
   // float16 sums and means add in double, one addition per element (no TwoSum: no st.c); bfloat16
   // and float32 keep the compensated float32 state.
@@ -746,6 +747,36 @@ std::string compile_error(const std::string& what, const xp::Error& e) {
 
 // Every (op, dtype, class) source for sm_90, compiled on every core (NVRTC is thread-safe; each
 // task has its own Program): the kernels of the class and the finish kernels are there.
+// Sums (and means) of bool and 8- and 16-bit integers add a vector's elements in one 32-bit word
+// (SIMD dot products for bytes) and keep one 64-bit accumulator, means of them convert the integer
+// sum once; any and all of 1-byte types combine four truths a word. Wider types keep their states.
+TEST(CudaReduceSource, SmallIntegerSumsAndTruthsRunOnPackedWords) {
+  for (const auto f : {cg::ReduceFamily::rows_vector, cg::ReduceFamily::columns}) {
+    for (DType t : {DType::bool_, DType::int8, DType::uint8, DType::int16, DType::uint16}) {
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean}) {
+        const std::string s = cg::reduce_source(op, t, f);
+        EXPECT_NE(s.find("kPack = 4;"), std::string::npos) << op_name(op) << " " << xp::name(t);
+        EXPECT_NE(s.find("static XP_D u64 vsum(uint4 x)"), std::string::npos) << op_name(op) << " " << xp::name(t);
+        EXPECT_NE(s.find("typedef u64 St;"), std::string::npos) << op_name(op) << " " << xp::name(t);
+        EXPECT_EQ(s.find("__dp4a") != std::string::npos, xp::itemsize(t) == 1) << op_name(op) << " " << xp::name(t);
+      }
+      const bool byte = xp::itemsize(t) == 1;
+      for (ReduceOp op : {ReduceOp::any, ReduceOp::all}) {
+        const std::string s = cg::reduce_source(op, t, f);
+        EXPECT_NE(s.find(byte ? "kPack = 1;" : "kPack = 0;"), std::string::npos) << op_name(op) << " " << xp::name(t);
+        EXPECT_EQ(s.find("__vcmpne4(b, 0u)") != std::string::npos, byte) << op_name(op) << " " << xp::name(t);
+      }
+    }
+    // The mean of wider integers keeps the compensated double (its sums leave 53 bits).
+    for (DType t : {DType::int32, DType::int64, DType::uint32}) {
+      const std::string s = cg::reduce_source(ReduceOp::mean, t, f);
+      EXPECT_NE(s.find("typedef double A;\n  struct St { A s, c; };"), std::string::npos) << xp::name(t);
+      EXPECT_NE(s.find("kPack = 0;"), std::string::npos) << xp::name(t);
+      EXPECT_NE(cg::reduce_source(ReduceOp::sum, t, f).find("kPack = 0;"), std::string::npos) << xp::name(t);
+    }
+  }
+}
+
 TEST(CudaReduceSource, EveryOpDtypeAndClassCompilesForSm90) {
   XP_REQUIRE_NVRTC();
   const std::vector<SourceTask> tasks = every_source();
@@ -1536,11 +1567,13 @@ TEST(CudaReduceGpu, WarpRowKernelsMatchTheCpu) {
                         {"(1000,4096) axis 1: two splits per row", {1000, 4096}, false, 1},
                         {"(8,40,64)[:, ::2] axis 2: two kept axes", {8, 40, 64}, true, 2}};
   for (const Case& k : cases) {
-    for (DType t : {DType::float32, DType::float64, DType::float16, DType::int8}) {
+    for (DType t : {DType::float32, DType::float64, DType::float16, DType::int8, DType::uint8, DType::int16,
+                    DType::uint16, DType::bool_}) {
       Array c = make_input(t, k.shape, 21);
       if (k.every_other_row) c = c.slice({Slice(), Slice(std::nullopt, std::nullopt, 2)});
       const Array g = c.to_device(gpu);
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmax, ReduceOp::var, ReduceOp::any})
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::max, ReduceOp::argmax, ReduceOp::var, ReduceOp::any,
+                          ReduceOp::all})
         check_op(op, c, g, std::vector<int>{k.axis}, false, k.what);
     }
   }

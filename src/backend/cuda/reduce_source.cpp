@@ -299,6 +299,22 @@ XP_D typename R::St xp_run_packed_arg(const Args& a, const R& r, i64 io, i64 k0,
   return st;
 }
 
+// A thread's run for sums of bool and 8- and 16-bit integers (R::kPack == 4; sum, and mean, which
+// adds the same integers): each vector's elements summed exactly in 32 bits by R::vsum (SIMD dot
+// products for bytes), then one 64-bit addition per vector, then the elements past the last whole
+// vector. Integer sums wrap in 64 bits and are exact in any order: the same bits as xp_run_state.
+// One accumulator instead of W (16 64-bit words for bytes): a third of the registers.
+template <class R, int T, int D>
+XP_D typename R::St xp_run_packed_sum(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
+  typedef typename R::St St;
+  const int W = (int)(16 / sizeof(S));
+  const i64 nv = (k1 - k0) / W;
+  St st = r.id();
+  xp_each_vec<T, D>(a, io + k0 * (i64)sizeof(S), nv, t, [&](uint4 x, i64) { st += R::vsum(x); });
+  for (i64 k = k0 + nv * W + t; k < k1; k += T) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+  return st;
+}
+
 // The W values of a vector.
 XP_D void xp_unpack(uint4 x, V* v) {
   union {
@@ -353,16 +369,20 @@ XP_D typename R::St xp_run_state(const Args& a, const R& r, i64 io, i64 k0, i64 
   if constexpr (R::kPack == 1) return xp_run_packed<R, T, D>(a, r, io, k0, k1, t);
   if constexpr (R::kPack == 2) return xp_run_packed_arg<R, T, D>(a, r, io, k0, k1, t);
   if constexpr (R::kPack == 3) return xp_run_tiles<R, T, D>(a, r, io, k0, k1, t);
+  if constexpr (R::kPack == 4) return xp_run_packed_sum<R, T, D>(a, r, io, k0, k1, t);
   const int W = (int)(16 / sizeof(S));
   const i64 nv = (k1 - k0) / W;  // the run starts 16-byte aligned: the plan checks
   St acc[16 / sizeof(S)];
 #pragma unroll
   for (int j = 0; j < W; ++j) acc[j] = r.id();
   xp_each_vec<T, D>(a, io + k0 * (i64)sizeof(S), nv, t, [&](uint4 x, i64 i) { xp_vec_add(r, acc, x, k0 + i * W); });
+  // The inner bound is W / 2, not h: a bound that varies with the outer loop left the tree rolled,
+  // and the W accumulators in local memory (a 128-byte stack frame for the sum of 8-bit integers).
 #pragma unroll
   for (int h = W / 2; h >= 1; h /= 2) {
 #pragma unroll
-    for (int j = 0; j < h; ++j) acc[j] = r.merge(acc[j], acc[j + h]);
+    for (int j = 0; j < W / 2; ++j)
+      if (j < h) acc[j] = r.merge(acc[j], acc[j + h]);
   }
   St st = acc[0];
   for (i64 k = k0 + nv * W + t; k < k1; k += T) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
@@ -961,7 +981,7 @@ std::string shfl_expr(const std::string& type, const std::string& value) {
 std::string op_struct(ReduceOp op, DType d, const std::string& name) {
   const DType out = reduce_result_dtype(op, d);
   const bool fl = is_float(d);
-  int packed = 0;            // R::kPack: 1 see xp_run_packed, 2 see xp_run_packed_arg, 3 see xp_run_tiles
+  int packed = 0;            // R::kPack: 1 see xp_run_packed, 2 xp_run_packed_arg, 3 xp_run_tiles, 4 xp_run_packed_sum
   bool int_moments = false;  // R::kIntMoments: see xp_cols_vec_int_moments
   std::string s = "struct " + name + " {\n";
   // Constructed for output m; the default for arrays of them.
@@ -991,6 +1011,43 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
     if (f.empty()) return false;
     s += "  static XP_D u32 packed_id() { return " + packed_identity(t, largest) + "; }\n";
     s += "  static XP_D u32 packed(u32 a, u32 b) { return " + f + "(a, b); }\n";
+    return true;
+  };
+  // For bool and 8- and 16-bit integers, R::vsum: the exact sum of a vector's W elements as a u64
+  // (two's complement for the signed types), every partial sum within 32 bits.
+  const auto packed_sum = [&](DType t) {
+    std::string body;
+    switch (t) {
+      case DType::bool_:  // a byte counts 1 when it is not 0, as xp_val says
+        body =
+            "const u32 o = 0x01010101u; u32 c = __dp4a(__vcmpne4(x.x, 0u) & o, o, 0u); "
+            "c = __dp4a(__vcmpne4(x.y, 0u) & o, o, c); c = __dp4a(__vcmpne4(x.z, 0u) & o, o, c); "
+            "return (u64)__dp4a(__vcmpne4(x.w, 0u) & o, o, c);";
+        break;
+      case DType::uint8:
+        body =
+            "const u32 o = 0x01010101u; return (u64)__dp4a(x.w, o, __dp4a(x.z, o, __dp4a(x.y, o, __dp4a(x.x, o, "
+            "0u))));";
+        break;
+      case DType::int8:
+        body =
+            "const int o = 0x01010101; return (u64)(i64)__dp4a((int)x.w, o, __dp4a((int)x.z, o, "
+            "__dp4a((int)x.y, o, __dp4a((int)x.x, o, 0))));";
+        break;
+      case DType::uint16:
+        body =
+            "return (u64)((x.x & 0xFFFFu) + (x.x >> 16) + (x.y & 0xFFFFu) + (x.y >> 16) + (x.z & 0xFFFFu) + "
+            "(x.z >> 16) + (x.w & 0xFFFFu) + (x.w >> 16));";
+        break;
+      case DType::int16:
+        body =
+            "return (u64)(i64)((i32)(i16)x.x + ((i32)x.x >> 16) + (i32)(i16)x.y + ((i32)x.y >> 16) + "
+            "(i32)(i16)x.z + ((i32)x.z >> 16) + (i32)(i16)x.w + ((i32)x.w >> 16));";
+        break;
+      default:
+        return false;
+    }
+    s += "  static XP_D u64 vsum(uint4 x) { " + body + " }\n";
     return true;
   };
   switch (op) {
@@ -1034,6 +1091,19 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
         add_merge("st += (u64)xp_val(x);", "a + b");
         scalar_shfl("u64");
         finish("*(u64*)(a.out + oo) = st;");
+        if (packed_sum(d)) packed = 4;
+      } else if (op == ReduceOp::mean && !fl && itemsize(d) <= 2) {
+        // bool and 8- and 16-bit integers: the sum of integers (in 64 bits, wrapping as the sum
+        // does), then one conversion. The double state below adds integers too, exactly while the
+        // sum stays below 2^53 (2^37 elements of 16 bits), so both give the same bits; this one keeps
+        // a word per accumulator instead of a compensated pair (mean of 8-bit rows of 1 KiB: 150
+        // registers with the pairs).
+        scalar_state("u64", "0");
+        add_merge("st += (u64)xp_val(x);", "a + b");
+        scalar_shfl("u64");
+        const bool sgn = kind(d) == DTypeKind::signed_integer;
+        finish(store_stmt(out, std::string("xp_div((double)(") + (sgn ? "i64" : "u64") + ")st, (double)a.N)"));
+        if (packed_sum(d)) packed = 4;
       } else if (d == DType::float16) {
         // float16 in double: every value converts exactly and is a multiple of 2^-24 below 2^16, so
         // every partial sum below 2^29 in magnitude is exact (53 bits). One addition per element
@@ -1132,6 +1202,14 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
       add_merge(std::string("st ") + (all ? "&=" : "|=") + " (xp_truth(x) ? 1u : 0u);", all ? "a & b" : "a | b");
       scalar_shfl("u32");
       finish("*(u8*)(a.out + oo) = (u8)st;");
+      if (itemsize(d) == 1) {
+        // bool and 8-bit integers (R::kPack 1, as min and max): a word's four truths at once, each
+        // byte 1 where the element is not 0, and the words anded or ored.
+        packed = 1;
+        s += std::string("  static XP_D u32 packed_id() { return ") + (all ? "0x01010101u" : "0u") + "; }\n";
+        s += std::string("  static XP_D u32 packed(u32 a, u32 b) { return a ") + (all ? "&" : "|") +
+             " (__vcmpne4(b, 0u) & 0x01010101u); }\n";
+      }
       break;
     }
   }
@@ -1318,8 +1396,16 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   }
   i64 S = 1;
   if (p.cols_vec) {
-    // Whole waves: at most `target` threads, each streaming an equal run of rows.
-    S = std::max<i64>(1, std::min(target / (p.M / (16 / isz)), ceil_div(p.N, min_chunk)));
+    // Whole waves: at most `target` threads, each streaming an equal run of rows. Runs of at least
+    // 64 rows, or of 16 where 64 would leave fewer than kColsVecMinThreads threads per SM in an input
+    // of a MiB or more (below, a second pass costs more than the threads it adds): a short,
+    // wide matrix (256 rows of 64 KiB) in runs of 64 rows kept 16384 threads, under half a block per
+    // SM of an H100, and lost to the libraries that spread its rows wider.
+    const i64 groups = p.M / (16 / isz);
+    const i64 most = target / groups;
+    S = std::max<i64>(1, std::min(most, ceil_div(p.N, min_chunk)));
+    if (groups * S < sms * kColsVecMinThreads && p.M * p.N * isz >= (i64{1} << 20))
+      S = std::max<i64>(1, std::min(most, ceil_div(p.N, 16)));
   } else if (p.M < target) {
     S = std::max<i64>(1, std::min(ceil_div(target, p.M), ceil_div(p.N, min_chunk)));
   }
@@ -1362,7 +1448,7 @@ ReducePlan plan_fused_reduce(ReduceOp op, const FusedProgram& p, std::span<const
 
 std::string reduce_key(ReduceOp op, DType in, ReduceFamily family, const GeneratedValue* value) {
   std::string k =
-      std::string("xp-reduce-4:") + reduce_op_name(op) + ":" + std::string(name(in)) + ":" + family_name(family);
+      std::string("xp-reduce-5:") + reduce_op_name(op) + ":" + std::string(name(in)) + ":" + family_name(family);
   if (value != nullptr) k += "|" + value->key;
   return k;
 }
