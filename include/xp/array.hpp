@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <span>
@@ -34,6 +35,7 @@
 
 #include "xp/device.hpp"
 #include "xp/dtype.hpp"
+#include "xp/error.hpp"
 #include "xp/export.hpp"
 #include "xp/precision.hpp"
 
@@ -45,6 +47,12 @@ struct ArrayImpl;
 }
 
 using Shape = std::vector<std::int64_t>;
+
+// A shape as NumPy prints its tuple: (2, 3), (5,), (). Shape is a std::vector, so argument-dependent
+// lookup does not find these from outside namespace xp: write `using xp::operator<<;` (or use them
+// inside code that has `using namespace xp;`). The span form takes a.shape().
+XP_API std::ostream& operator<<(std::ostream& os, const Shape& shape);
+XP_API std::ostream& operator<<(std::ostream& os, std::span<const std::int64_t> shape);
 
 // The largest elementwise graph evaluated as one fused pass; a bigger one is cut.
 constexpr int kMaxFusedOps = 64;
@@ -246,6 +254,8 @@ class XP_API Array {
   Array reshape(const Shape& shape) const;  // one -1 allowed; a view when the layout allows, else a copy
   Array transpose() const;                  // all axes reversed
   Array T() const { return transpose(); }
+  Array ravel() const;    // 1-D in C order: reshape({-1}), a view when the layout allows, else a copy
+  Array flatten() const;  // 1-D in C order, always a copy (as NumPy's a.flatten())
 
   Array copy() const;                           // a new C-contiguous array
   Array astype(DType dtype) const;              // always a new array (conversions as docs/semantics.md)
@@ -260,6 +270,10 @@ class XP_API Array {
     copy_item(dtype_of<T>(), &v);
     return v;
   }
+  // As NumPy's bool(a): the single element's truth (nonzero; NaN is true) for an array of one
+  // element, whatever its shape. More than one element, or none, is a ValueError: use xp::any or
+  // xp::all, or test size(). Evaluates a lazy array and copies the element from a GPU.
+  explicit operator bool() const;
   // Every element in C order, converted to T as astype converts.
   template <class T>
   std::vector<T> to_vector() const {
@@ -353,11 +367,103 @@ Array asarray(const std::vector<T>& values, std::optional<Shape> shape = std::nu
   return asarray(values.data(), values.size(), dtype_of<T>(),
                  shape ? *shape : Shape{static_cast<std::int64_t>(values.size())}, device);
 }
+// For asarray of braced lists (below): the element type a list of T is stored as, and nested lists'
+// shapes and elements.
+namespace detail {
+template <class T>
+using list_element_t = std::conditional_t<std::is_same_v<T, int>, std::int64_t, T>;
+template <class T>
+struct NestedList {
+  static constexpr int depth = 0;
+  using element = T;
+};
+template <class T>
+struct NestedList<std::initializer_list<T>> {
+  static constexpr int depth = NestedList<T>::depth + 1;
+  using element = typename NestedList<T>::element;
+};
+// The shape of a nested list, read from its first elements.
+template <class T>
+void nested_list_shape(const std::initializer_list<T>& values, Shape& shape) {
+  shape.push_back(static_cast<std::int64_t>(values.size()));
+  if constexpr (NestedList<T>::depth > 0) {
+    if (values.size() > 0)
+      nested_list_shape(*values.begin(), shape);
+    else
+      shape.resize(shape.size() + NestedList<T>::depth, 0);
+  }
+}
+// Row [i][j] as a message names it: "1" for one index, "[1][0]" for more.
+inline std::string nested_list_row(const std::vector<std::size_t>& at) {
+  if (at.size() == 1) return std::to_string(at[0]);
+  std::string s;
+  for (std::size_t i : at) s += "[" + std::to_string(i) + "]";
+  return s;
+}
+// Copies the elements of `values` in C order to `out`, each list checked against `shape`; `at` is
+// the path of `values` from the outermost list.
+template <class E, class T>
+void flatten_nested_list(const std::initializer_list<T>& values, const Shape& shape, std::vector<std::size_t>& at,
+                         E*& out) {
+  const std::int64_t want = shape[at.size()];
+  if (static_cast<std::int64_t>(values.size()) != want) {
+    throw ValueError("asarray: ragged nested list: row " + nested_list_row(at) + " has " +
+                     std::to_string(values.size()) + (values.size() == 1 ? " element" : " elements") + " where row " +
+                     nested_list_row(std::vector<std::size_t>(at.size(), 0)) + " has " + std::to_string(want) +
+                     " (every row needs the same length)");
+  }
+  std::size_t i = 0;
+  for (const T& v : values) {
+    if constexpr (NestedList<T>::depth == 0) {
+      *out++ = static_cast<E>(v);
+    } else {
+      at.push_back(i);
+      flatten_nested_list(v, shape, at, out);
+      at.pop_back();
+    }
+    ++i;
+  }
+}
+template <class L>
+Array asarray_nested(const L& values, const DeviceArg& device) {
+  using E = list_element_t<typename NestedList<L>::element>;
+  Shape shape;
+  nested_list_shape(values, shape);
+  std::size_t n = 1;
+  for (std::int64_t d : shape) n *= static_cast<std::size_t>(d);
+  const std::unique_ptr<E[]> flat(new E[n > 0 ? n : 1]);
+  E* out = flat.get();
+  std::vector<std::size_t> at;
+  flatten_nested_list(values, shape, at, out);
+  return asarray(flat.get(), n, dtype_of<E>(), shape, device);
+}
+}  // namespace detail
+
+// A braced list is the C++ spelling of a Python list: its elements keep their C++ type's dtype,
+// except `int`, which gives int64 as NumPy's default integer (asarray({1, 2, 3}) is int64, as
+// full(shape, 1) and arange(3) are; asarray(std::vector<int>) stays int32). Nested lists give
+// 2-D and 3-D arrays, C order: asarray({{1.f, 2.f}, {3.f, 4.f}}) has shape (2, 2); lists of
+// unequal lengths are a ValueError naming the first one that differs.
 template <class T>
 Array asarray(std::initializer_list<T> values, std::optional<Shape> shape = std::nullopt,
               const DeviceArg& device = std::nullopt) {
-  return asarray(values.begin(), values.size(), dtype_of<T>(),
-                 shape ? *shape : Shape{static_cast<std::int64_t>(values.size())}, device);
+  using E = detail::list_element_t<T>;
+  const Shape s = shape ? *shape : Shape{static_cast<std::int64_t>(values.size())};
+  if constexpr (std::is_same_v<E, T>) {
+    return asarray(values.begin(), values.size(), dtype_of<T>(), s, device);
+  } else {
+    const std::vector<E> wide(values.begin(), values.end());
+    return asarray(wide.data(), wide.size(), dtype_of<E>(), s, device);
+  }
+}
+template <class T>
+Array asarray(std::initializer_list<std::initializer_list<T>> rows, const DeviceArg& device = std::nullopt) {
+  return detail::asarray_nested(rows, device);
+}
+template <class T>
+Array asarray(std::initializer_list<std::initializer_list<std::initializer_list<T>>> planes,
+              const DeviceArg& device = std::nullopt) {
+  return detail::asarray_nested(planes, device);
 }
 // Wraps host memory without copying. `strides` in bytes (default C order); `keep_alive` is held
 // until the last array using the memory is gone. The caller must not change the memory while a

@@ -1,9 +1,12 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "xp/export.hpp"
@@ -16,9 +19,16 @@ enum class DeviceKind { cpu, cuda };
 class XP_API Device {
  public:
   Device() = default;  // the CPU
-  // Parses "cpu", "cuda" (= cuda:0) or "cuda:N"; throws ValueError otherwise. Does not check
-  // that the device exists: that happens when it is used.
+  // Parses "cpu", "cuda" (= cuda:0) or "cuda:N"; throws ValueError otherwise, naming the text and
+  // the accepted forms. Does not check that the device exists: that happens when it is used.
   explicit Device(std::string_view spec);
+  // The same, implicit from text (a string literal, std::string, std::string_view), so that a
+  // device can be named where one is taken: xp::zeros({2}, DType::float32, "cpu"). Integers are
+  // not text: Device d = 0 does not compile.
+  template <class S,
+            std::enable_if_t<std::is_convertible_v<const S&, std::string_view> && !std::is_same_v<S, std::nullptr_t>,
+                             int> = 0>
+  Device(const S& spec) : Device(std::string_view(spec)) {}  // NOLINT: implicit by design
   static Device cpu() { return Device(); }
   static Device cuda(int index = 0);
 
@@ -37,6 +47,9 @@ class XP_API Device {
   DeviceKind kind_ = DeviceKind::cpu;
   int index_ = 0;
 };
+
+// Writes str(): cpu, cuda:0.
+XP_API std::ostream& operator<<(std::ostream& os, const Device& d);
 
 // The devices this process can use: the CPU first, then every usable CUDA device. Never throws.
 XP_API std::vector<Device> devices() noexcept;

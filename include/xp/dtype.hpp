@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +30,8 @@ enum class DType : std::uint8_t {
 
 enum class DTypeKind : std::uint8_t { boolean, signed_integer, unsigned_integer, floating };
 
-XP_API std::string_view name(DType t) noexcept;  // "float32", "bool", ...
+XP_API std::string_view name(DType t) noexcept;              // "float32", "bool", ...
+XP_API std::ostream& operator<<(std::ostream& os, DType t);  // writes name(t)
 XP_API std::optional<DType> parse_dtype(std::string_view name) noexcept;
 XP_API std::size_t itemsize(DType t) noexcept;  // bytes
 XP_API DTypeKind kind(DType t) noexcept;

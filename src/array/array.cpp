@@ -399,6 +399,13 @@ Array Array::transpose() const {
   return permute_dims(*this, axes);
 }
 
+Array Array::ravel() const {
+  return xp::reshape(*this, {-1});
+}
+Array Array::flatten() const {
+  return xp::reshape(copy(), {-1});
+}
+
 Array Array::copy() const {
   const ImplPtr& a = impl_of(*this);
   ImplPtr out = detail::new_array(a->dtype, a->shape, a->device);
@@ -496,6 +503,26 @@ std::string Array::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Array& a) {
   return os << a.repr();
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& shape) {
+  return os << detail::shape_str(shape);
+}
+std::ostream& operator<<(std::ostream& os, std::span<const std::int64_t> shape) {
+  return os << detail::shape_str(shape);
+}
+
+Array::operator bool() const {
+  const std::int64_t n = size();
+  if (n == 0) {
+    throw ValueError("The truth value of an empty array is ambiguous (shape " + detail::shape_str(shape()) +
+                     "): use a.size() > 0 to check that an array is not empty");
+  }
+  if (n > 1) {
+    throw ValueError("The truth value of an array with more than one element is ambiguous (shape " +
+                     detail::shape_str(shape()) + "): use xp::any(a) or xp::all(a)");
+  }
+  return item<bool>();
 }
 
 Array& Array::operator+=(const Operand& b) {

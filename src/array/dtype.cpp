@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstring>
+#include <ostream>
 #include <span>
 #include <utility>
 
@@ -111,6 +112,10 @@ bool fits(DType t, V v) noexcept {
 
 std::string_view name(DType t) noexcept {
   return idx(t) < kNumDTypes ? kInfo[idx(t)].name : "invalid";
+}
+
+std::ostream& operator<<(std::ostream& os, DType t) {
+  return os << name(t);
 }
 
 std::optional<DType> parse_dtype(std::string_view name) noexcept {

@@ -1,4 +1,5 @@
 #include <charconv>
+#include <ostream>
 #include <string>
 
 #include "runtime/detect.hpp"
@@ -38,6 +39,10 @@ Device Device::cuda(int index) {
 
 std::string Device::str() const {
   return kind_ == DeviceKind::cpu ? "cpu" : "cuda:" + std::to_string(index_);
+}
+
+std::ostream& operator<<(std::ostream& os, const Device& d) {
+  return os << d.str();
 }
 
 void Device::activate() const {

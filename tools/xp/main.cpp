@@ -1,14 +1,47 @@
 // The xp command line: doctor, bench, cache, compile, version.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 #include "bench_launch.hpp"
 #include "doctor.hpp"
 #include "kernels.hpp"
 #include "xp/xp.hpp"
 
+namespace {
+
+// A command that needs a subcommand and got none: CLI11 says "A subcommand is required" whether
+// the word was missing or unknown. Says which instead: `xp` (or `xp bench`) alone prints its help,
+// an unknown word is named with the commands there are. Returns the exit code, or -1 when `e` is
+// some other usage error.
+int no_subcommand(CLI::App& app) {
+  CLI::App* at = &app;
+  std::string path = app.get_name();
+  while (!at->get_subcommands().empty()) {
+    at = at->get_subcommands().front();
+    path += " " + at->get_name();
+  }
+  if (at->get_require_subcommand_min() == 0 || !at->get_subcommands().empty()) return -1;
+  const std::vector<std::string> rest = at->remaining();
+  if (rest.empty()) {
+    std::cout << app.help();  // the root delegates to the selected subcommand, named from the root
+    return 2;
+  }
+  std::string commands;
+  for (const CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; }))
+    commands += (commands.empty() ? "" : ", ") + sub->get_name();
+  const bool option = rest[0].size() > 1 && rest[0][0] == '-';
+  std::cerr << path << ": unknown " << (option ? "option" : "command") << " '" << rest[0] << "'; the commands are "
+            << commands << " (" << path << " --help says what each does)\n";
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"xp: NumPy-style arrays and run-time CUDA kernels, on the GPU when there is one"};
+  // Named here: CLI11 would otherwise take argv[0], the path the binary was started by, for
+  // `Usage:` lines.
+  CLI::App app{"xp: NumPy-style arrays and run-time CUDA kernels, on the GPU when there is one", "xp"};
   app.require_subcommand(1);
   // The version and the hash of the source tree it was built from (scripts/source_hash.sh prints
   // the same for a checkout).
@@ -86,6 +119,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      if (const int code = no_subcommand(app); code >= 0) return code;
+    }
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
