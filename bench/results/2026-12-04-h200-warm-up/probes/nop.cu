@@ -1,1 +1,0 @@
-extern "C" __global__ void nop() {}
