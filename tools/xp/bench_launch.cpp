@@ -873,10 +873,19 @@ unsigned first_add_grid(std::size_t n) {
   return static_cast<unsigned>(std::max<std::size_t>(1, (n / 4 + bn::kBlock - 1) / bn::kBlock));
 }
 
+// A cubin this benchmark wrote: a regular file of at most 64 MiB (the vector_add cubin is a few KiB);
+// anything else is refused before its claimed size is allocated.
 std::vector<char> read_bytes(const fs::path& path) {
+  constexpr std::streamoff kMaxBytes = std::streamoff{64} << 20;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(path.string() + " is not a regular file");
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw std::runtime_error("cannot read " + path.string());
-  std::vector<char> bytes(static_cast<std::size_t>(f.tellg()));
+  const std::streamoff size = f.tellg();
+  if (size < 0 || size > kMaxBytes)
+    throw std::runtime_error(path.string() + " is " + std::to_string(size) +
+                             " bytes, not a cubin of this benchmark (at most 64 MiB): delete it");
+  std::vector<char> bytes(static_cast<std::size_t>(size));
   f.seekg(0);
   if (!f.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
     throw std::runtime_error("cannot read " + path.string());
