@@ -19,8 +19,8 @@
 
 #include "backend/cpu/blas.hpp"
 #include "backend/cpu/linalg.hpp"
-#include "backend/cpu/parallel.hpp"
 #include "runtime/dynlib.hpp"
+#include "runtime/parallel.hpp"
 #include "xp/version.hpp"
 
 namespace {
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
     } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-      cpu::set_num_threads(std::atoi(argv[++i]));
+      xp::detail::set_num_threads(std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr, "usage: %s [--quick] [--threads N]\n", argv[0]);
       return 2;
@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
                     reinterpret_cast<cpu::CblasDgemm>(lib.symbol("cblas_dgemm"))};
   lib.release();  // stays loaded with xp's handle
   std::printf("OpenBLAS: %s\n  %s\n  threads: OpenBLAS %d, xp %d\n", info.path.c_str(), info.config.c_str(),
-              cpu::blas_info().threads, cpu::num_threads());
+              cpu::blas_info().threads, xp::detail::num_threads());
   std::printf("times in ms: median [min..max] of 5 runs; ratio = xp / OpenBLAS direct\n\n");
   std::printf("%-10s %-8s %-14s %32s %32s %7s\n", "xp path", "dtype", "size", "OpenBLAS direct", "xp matmul", "ratio");
 

@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   const char* dtype_text = argc > 2 ? argv[2] : "float32";
   const char* family_text = argc > 3 ? argv[3] : "rows_vector";
   std::optional<xp::detail::ReduceOp> op;
-  for (const xp::detail::ReduceOp o : xp::detail::cpu::kReduceOps)
-    if (std::strcmp(op_text, xp::detail::cpu::reduce_op_name(o)) == 0) op = o;
+  for (const xp::detail::ReduceOp o : xp::detail::kReduceOps)
+    if (std::strcmp(op_text, xp::detail::reduce_op_name(o)) == 0) op = o;
   const cg::ReduceFamily families[] = {cg::ReduceFamily::rows_vector, cg::ReduceFamily::rows_strided,
                                        cg::ReduceFamily::columns};
   int family = -1;

@@ -23,8 +23,8 @@
 
 #include "array/array_impl.hpp"
 #include "backend/backend.hpp"
-#include "backend/cpu/parallel.hpp"
 #include "backend/philox.hpp"
+#include "runtime/parallel.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -811,7 +811,7 @@ TEST(Threads, ParallelForNeverRunsMoreThreadsThanAsked) {
     std::atomic<int> widest{0};
     std::mutex m;
     std::set<std::thread::id> ids;
-    detail::cpu::parallel_for(1 << 16, 1, [&](std::int64_t, std::int64_t) {
+    detail::parallel_for(1 << 16, 1, [&](std::int64_t, std::int64_t) {
       int now = omp_get_num_threads();
       int w = widest.load();
       while (now > w && !widest.compare_exchange_weak(w, now)) {

@@ -12,7 +12,7 @@
 
 #include "backend/cpu/blas.hpp"
 #include "backend/cpu/linalg.hpp"
-#include "backend/cpu/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "test_util.hpp"
 #include "xp/dtype.hpp"
 #include "xp/error.hpp"
@@ -222,8 +222,8 @@ class PathScope {
 // Sets xp's thread count for one scope.
 class ThreadsScope {
  public:
-  explicit ThreadsScope(int n) : before_(cpu::num_threads()) { cpu::set_num_threads(n); }
-  ~ThreadsScope() { cpu::set_num_threads(before_); }
+  explicit ThreadsScope(int n) : before_(xp::detail::num_threads()) { xp::detail::set_num_threads(n); }
+  ~ThreadsScope() { xp::detail::set_num_threads(before_); }
 
  private:
   int before_;
@@ -481,7 +481,7 @@ TEST(Matmul, InsideParallelForRunsTheLoop) {
     bs.back().fill_random(rng);
   }
   const std::uint64_t calls = cpu::blas_call_count();
-  cpu::parallel_for(4, 1, [&](i64 b0, i64 b1) {
+  xp::detail::parallel_for(4, 1, [&](i64 b0, i64 b1) {
     for (i64 i = b0; i < b1; ++i) cpu::matmul(as[i].view(), bs[i].view(), outs[i].view());
   });
   EXPECT_EQ(cpu::blas_call_count(), calls);
@@ -499,7 +499,7 @@ TEST(Matmul, BlasThreadsFollowXp) {
     run_case(DType::float64, {{}, 30, 30, 30}, Layout::c, Layout::c, Layout::c, rng);
     return cpu::blas_info().threads;
   };
-  EXPECT_EQ(matmul_then_threads(), sequential ? 1 : cpu::num_threads());
+  EXPECT_EQ(matmul_then_threads(), sequential ? 1 : xp::detail::num_threads());
   {
     ThreadsScope ts(1);
     EXPECT_EQ(matmul_then_threads(), 1);
@@ -508,7 +508,7 @@ TEST(Matmul, BlasThreadsFollowXp) {
     ThreadsScope ts(3);
     EXPECT_EQ(matmul_then_threads(), sequential ? 1 : 3);
   }
-  EXPECT_EQ(matmul_then_threads(), sequential ? 1 : cpu::num_threads());
+  EXPECT_EQ(matmul_then_threads(), sequential ? 1 : xp::detail::num_threads());
 }
 
 TEST(Matmul, BadViewsThrow) {

@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/reduce.hpp"
+#include "runtime/parallel.hpp"
 #include "test_util.hpp"
 #include "xp/dtype.hpp"
 #include "xp/error.hpp"
@@ -38,10 +38,10 @@
 namespace {
 
 using xp::DType;
+using xp::detail::ReduceOp;
 using xp::detail::View;
 using xp::detail::cpu::cumulative_sum;
 using xp::detail::cpu::reduce;
-using xp::detail::cpu::ReduceOp;
 using i64 = std::int64_t;
 
 // ---- buffers and views ----
@@ -143,8 +143,8 @@ double round_to(double x, DType t) {
 }
 
 ReduceOp op_of(const std::string& s) {
-  for (const ReduceOp op : xp::detail::cpu::kReduceOps)
-    if (s == xp::detail::cpu::reduce_op_name(op)) return op;
+  for (const ReduceOp op : xp::detail::kReduceOps)
+    if (s == xp::detail::reduce_op_name(op)) return op;
   throw std::runtime_error("unknown op " + s);
 }
 
@@ -380,7 +380,7 @@ View view_of(std::vector<T>& v, const Layout& l, DType t, i64 start = 0) {
 // The same reductions, bit for bit, with 1, 2, 3 and 8 threads, over layouts that take each of the
 // kernels (direct runs, gathered runs, columns), with one and several blocks per output.
 TEST(Reduce, DeterministicAcrossThreadCounts) {
-  const int saved = xp::detail::cpu::num_threads();
+  const int saved = xp::detail::num_threads();
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> mag(-6, 6);
   std::normal_distribution<double> nd;
@@ -419,7 +419,7 @@ TEST(Reduce, DeterministicAcrossThreadCounts) {
         const std::size_t bytes = static_cast<std::size_t>(ol.size()) * xp::itemsize(ot);
         std::vector<unsigned char> first;
         for (const int threads : {1, 2, 3, 8}) {
-          xp::detail::cpu::set_num_threads(threads);
+          xp::detail::set_num_threads(threads);
           Buffer ob(bytes);
           const View iv = t == DType::float32 ? view_of(f, l, t, c.start) : view_of(d, l, t, c.start);
           reduce(op, iv, c.axes, ol.view(ob.data(), ot), 1);
@@ -435,7 +435,7 @@ TEST(Reduce, DeterministicAcrossThreadCounts) {
       }
     }
   }
-  xp::detail::cpu::set_num_threads(saved);
+  xp::detail::set_num_threads(saved);
 }
 
 // Sums see the logical order of the elements only: the same values summed in place, gathered from

@@ -15,16 +15,16 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/reduce.hpp"
+#include "runtime/parallel.hpp"
 #include "xp/dtype.hpp"
 #include "xp/error.hpp"
 
 namespace {
 
 using xp::DType;
+using xp::detail::ReduceOp;
 using xp::detail::View;
-using xp::detail::cpu::ReduceOp;
 using xp::detail::cpu::SumIsa;
 using i64 = std::int64_t;
 
@@ -58,16 +58,16 @@ struct ForcedLevel {
 // One thread for a scope (thousands of small reductions: thread start-up would dominate; the thread
 // count changes no bit, as test_cpu_reduce checks).
 struct OneThread {
-  int before = xp::detail::cpu::num_threads();
-  OneThread() { xp::detail::cpu::set_num_threads(1); }
-  ~OneThread() { xp::detail::cpu::set_num_threads(before); }
+  int before = xp::detail::num_threads();
+  OneThread() { xp::detail::set_num_threads(1); }
+  ~OneThread() { xp::detail::set_num_threads(before); }
 };
 
 // op over the n elements of type t at p (contiguous), as the bytes of the result.
 std::vector<unsigned char> reduce_bytes(ReduceOp op, DType t, const void* p, i64 n) {
   i64 shape[1] = {n}, strides[1] = {static_cast<i64>(xp::itemsize(t))};
   const View in{static_cast<std::byte*>(const_cast<void*>(p)), t, 1, shape, strides};
-  const DType ot = xp::detail::cpu::reduce_result_dtype(op, t);
+  const DType ot = xp::detail::reduce_result_dtype(op, t);
   std::vector<unsigned char> out(xp::itemsize(ot));
   const int axes[] = {0};
   xp::detail::cpu::reduce(op, in, axes, View{reinterpret_cast<std::byte*>(out.data()), ot, 0, nullptr, nullptr});
@@ -320,11 +320,11 @@ struct Tree {
 
 TEST(SumLevels, EveryLevelIsTheDocumentedTree) {
   const Inputs in(70000 + 8);
-  const int saved = xp::detail::cpu::num_threads();
+  const int saved = xp::detail::num_threads();
   for (const SumIsa isa : supported_levels()) {
     const ForcedLevel forced(isa);
     for (const int threads : {1, 2}) {
-      xp::detail::cpu::set_num_threads(threads);
+      xp::detail::set_num_threads(threads);
       int failures = 0;
       for (const i64 start : {0, 1}) {
         for (const i64 n : sizes()) {
@@ -345,7 +345,7 @@ TEST(SumLevels, EveryLevelIsTheDocumentedTree) {
       EXPECT_EQ(failures, 0) << isa_name(isa) << ", " << threads << " threads";
     }
   }
-  xp::detail::cpu::set_num_threads(saved);
+  xp::detail::set_num_threads(saved);
 }
 
 TEST(SumLevels, ForcingALevelTheCpuLacksIsAValueError) {

@@ -45,7 +45,7 @@ constexpr DType kDTypes[] = {DType::bool_,    DType::int8,    DType::int16,  DTy
 constexpr int kH200 = 132;  // multiprocessors of the planning examples
 
 const char* op_name(ReduceOp op) {
-  return xp::detail::cpu::reduce_op_name(op);
+  return xp::detail::reduce_op_name(op);
 }
 
 // A view of a shape over an address that is never read (planning only); strides in elements, C
@@ -570,7 +570,7 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
   EXPECT_THROW(cg::scan_source(DType::int32, DType::int16), xp::ValueError);
   EXPECT_THROW(cg::scan_source(DType::bool_, DType::bool_), xp::ValueError);
   // No atomics, no CUB; only the class's kernels.
-  for (ReduceOp op : xp::detail::cpu::kReduceOps) {
+  for (ReduceOp op : xp::detail::kReduceOps) {
     const std::string s = cg::reduce_source(op, DType::float32, cg::ReduceFamily::rows_vector);
     EXPECT_EQ(s.find("atomic"), std::string::npos);
     EXPECT_EQ(s.find("#include"), std::string::npos);
@@ -724,7 +724,7 @@ struct SourceTask {
 
 std::vector<SourceTask> every_source() {
   std::vector<SourceTask> tasks;
-  for (ReduceOp op : xp::detail::cpu::kReduceOps)
+  for (ReduceOp op : xp::detail::kReduceOps)
     for (DType t : kDTypes)
       for (cg::ReduceFamily f : kFamilies) tasks.push_back({op, t, f});
   return tasks;
@@ -1303,7 +1303,7 @@ TEST(CudaReduceGpu, EveryOpAndDtypeOverAxesAndViewsMatchesTheCpu) {
         } else {
           where += "all";
         }
-        for (ReduceOp op : xp::detail::cpu::kReduceOps) {
+        for (ReduceOp op : xp::detail::kReduceOps) {
           const bool arg = op == ReduceOp::argmin || op == ReduceOp::argmax;
           if (arg && axes && axes->size() != 1) continue;
           if (op == ReduceOp::prod) {
@@ -1316,7 +1316,7 @@ TEST(CudaReduceGpu, EveryOpAndDtypeOverAxesAndViewsMatchesTheCpu) {
         check_op(ReduceOp::std, c, g, axes, true, where + " correction 1 keepdims", 1);
         check_op(ReduceOp::sum, c, g, axes, true, where + " keepdims");
         if (!axes) {
-          for (ReduceOp op : xp::detail::cpu::kReduceOps)
+          for (ReduceOp op : xp::detail::kReduceOps)
             if (op != ReduceOp::prod) check_op(op, cp, gp, axes, false, where + " without specials");
         }
       }
@@ -1385,7 +1385,7 @@ TEST(CudaReduceGpu, NaNPropagatesAndArgTakesTheFirstIndex) {
   for (DType t : {DType::float16, DType::bfloat16, DType::float32, DType::float64}) {
     const Array c = xp::asarray(rows, xp::Shape{6, W}, kCpu).astype(t);
     const Array g = c.to_device(gpu);
-    for (ReduceOp op : xp::detail::cpu::kReduceOps) {
+    for (ReduceOp op : xp::detail::kReduceOps) {
       check_op(op, c, g, std::vector<int>{1}, false, "rows");
       check_op(op, c.T(), g.T(), std::vector<int>{0}, false, "columns");
     }
@@ -1824,7 +1824,7 @@ TEST(CudaReduceGpu, FusedElementwiseValuesReduceInOnePassWithTheSameBits) {
   const Array ia = rng.integers(0, 1000, {1000, 4096}, DType::int32, gpu);
   using V = std::vector<int>;
   const std::vector<std::optional<V>> axes = {std::nullopt, V{1}, V{0}};
-  for (ReduceOp op : xp::detail::cpu::kReduceOps) {
+  for (ReduceOp op : xp::detail::kReduceOps) {
     for (const auto& ax : axes) {
       if ((op == ReduceOp::argmin || op == ReduceOp::argmax) && ax && ax->size() != 1) continue;
       const std::string where = ax ? (ax->empty() ? "()" : "axis " + std::to_string((*ax)[0])) : "all";

@@ -7,7 +7,7 @@
 
 #include "array/array_impl.hpp"
 #include "array/format.hpp"
-#include "backend/cpu/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "xp/config.hpp"
 
 namespace xp {
@@ -577,10 +577,10 @@ void set_num_threads(int threads) {
     throw ValueError("set_num_threads: " + std::to_string(threads) + " threads; accepted: an integer from 1 to " +
                      std::to_string(kMaxNumThreads) + " (as XP_NUM_THREADS)");
   }
-  detail::cpu::set_num_threads(threads);
+  detail::set_num_threads(threads);
 }
 int num_threads() {
-  return detail::cpu::num_threads();
+  return detail::num_threads();
 }
 
 // ---- manipulation ----

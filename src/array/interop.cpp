@@ -5,11 +5,11 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "array/array_impl.hpp"
-#include "runtime/driver.hpp"
-#include "runtime/driver_ext.hpp"
+#include "runtime/foreign.hpp"
 #include "xp/program.hpp"
 #include "xp/stream.hpp"
 
@@ -23,7 +23,6 @@ namespace xp {
 
 using detail::impl_of;
 using detail::ImplPtr;
-namespace cu = detail::cu;
 
 namespace {
 
@@ -94,41 +93,23 @@ DType from_dl_dtype(DLDataType d) {
 
 // ---- CUDA helpers (the device made current by the caller) ----
 
-cu::CUstream stream_handle(std::uintptr_t s) {
-  return reinterpret_cast<cu::CUstream>(s);  // 1 and 2 are the driver's own special handles
+// `waiter` waits on the device for the work queued on `producer` so far (no host wait); handles
+// as the driver takes them (1 and 2 are its own special handles).
+void device_wait(std::uintptr_t waiter, std::uintptr_t producer) {
+  detail::stream_wait_stream(waiter, producer);
 }
 
-// `waiter` waits on the device for the work queued on `producer` so far (no host wait).
-void device_wait(cu::CUstream waiter, cu::CUstream producer) {
-  const auto& api = detail::api_for_use();
-  const auto wait = detail::need(detail::driver_ext_api().cuStreamWaitEvent, "cuStreamWaitEvent");
-  cu::CUevent e = nullptr;
-  constexpr unsigned kDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING
-  detail::check(detail::need(api.cuEventCreate, "cuEventCreate")(&e, kDisableTiming), "cuEventCreate");
-  cu::CUresult r = detail::need(api.cuEventRecord, "cuEventRecord")(e, producer);
-  const char* call = "cuEventRecord";
-  if (r == cu::CUDA_SUCCESS) {
-    r = wait(waiter, e, 0);
-    call = "cuStreamWaitEvent";
-  }
-  if (api.cuEventDestroy != nullptr) api.cuEventDestroy(e);  // the wait stays: it was captured above
-  detail::check(r, call);
-}
-
-cu::CUstream xp_stream(const Device& d) {
-  return static_cast<cu::CUstream>(Stream::default_for(d).handle());
+std::uintptr_t xp_stream(const Device& d) {
+  return reinterpret_cast<std::uintptr_t>(Stream::default_for(d).handle());
 }
 
 // The ordinal of the device whose memory `p` is, as the driver records it.
 int pointer_device(std::uintptr_t p, const char* what) {
-  const auto get = detail::need(detail::driver_ext_api().cuPointerGetAttribute, "cuPointerGetAttribute");
-  int ordinal = -1;
-  const cu::CUresult r = get(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, static_cast<cu::CUdeviceptr>(p));
-  if (r == cu::CUDA_ERROR_INVALID_VALUE) {
+  const std::optional<int> ordinal = detail::pointer_device_ordinal(p);
+  if (!ordinal) {
     throw ValueError(std::string(what) + ": " + hex(p) + " is not memory the CUDA driver knows (not a device pointer)");
   }
-  detail::check(r, "cuPointerGetAttribute");
-  return ordinal;
+  return *ordinal;
 }
 
 // The owner of imported device memory: when the last array goes, xp's stream first finishes what
@@ -264,7 +245,7 @@ DLManagedTensorVersioned* to_dlpack(const Array& a_, std::optional<std::uintptr_
   if (d.is_cuda()) {
     d.activate();
     if (consumer_stream) {
-      device_wait(stream_handle(*consumer_stream), xp_stream(d));
+      device_wait(*consumer_stream, xp_stream(d));
     } else {
       Stream::default_for(d).synchronize();
     }
@@ -334,7 +315,7 @@ Array from_dlpack(DLManagedTensorVersioned* tensor, std::uintptr_t producer_stre
                        " but the driver places its memory on cuda:" + std::to_string(ordinal));
     }
   }
-  if (producer_stream != 0) device_wait(xp_stream(d), stream_handle(producer_stream));
+  if (producer_stream != 0) device_wait(xp_stream(d), producer_stream);
   return Array(wrap_storage(d, static_cast<std::byte*>(t.data), bytes, device_owner(d, std::move(owner)), read_only,
                             dtype, std::move(shape), std::move(strides), offset));
 }
@@ -453,12 +434,11 @@ Array from_cuda_array_interface(const CudaArrayInterface& c, std::shared_ptr<voi
     // The device is the pointer's: asked of the driver before any device is made current, so that
     // memory on cuda:1 never creates a context on cuda:0. A driver that wants a current context
     // for the question gets cuda:0's, as before.
-    (void)detail::api_for_use();  // DeviceUnavailable when CUDA cannot be used
-    const auto get = detail::need(detail::driver_ext_api().cuPointerGetAttribute, "cuPointerGetAttribute");
-    int ordinal = -1;
-    if (get(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, static_cast<cu::CUdeviceptr>(c.data)) ==
-        cu::CUDA_SUCCESS) {
-      d = Device::cuda(ordinal);
+    // DeviceUnavailable when CUDA cannot be used; a failed question is asked again below, after
+    // activate(), where its error is reported.
+    try {
+      if (const std::optional<int> ordinal = detail::pointer_device_ordinal(c.data)) d = Device::cuda(*ordinal);
+    } catch (const CudaError&) {
     }
     d.activate();
   }
@@ -471,7 +451,7 @@ Array from_cuda_array_interface(const CudaArrayInterface& c, std::shared_ptr<voi
     d = Device::cuda(ordinal);
     d.activate();
   }
-  if (c.stream != 0) device_wait(xp_stream(d), stream_handle(c.stream));
+  if (c.stream != 0) device_wait(xp_stream(d), c.stream);
   return Array(wrap_storage(d, reinterpret_cast<std::byte*>(c.data), bytes, device_owner(d, std::move(keep_alive)),
                             c.read_only, dtype, c.shape, std::move(strides), 0));
 }

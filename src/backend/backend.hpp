@@ -8,16 +8,13 @@
 #include <memory>
 #include <span>
 
-#include "backend/cpu/reduce.hpp"
 #include "backend/ir.hpp"
+#include "backend/reduce_ops.hpp"
 #include "xp/device.hpp"
 #include "xp/memory.hpp"
 #include "xp/precision.hpp"
 
 namespace xp::detail {
-
-using ReduceOp = cpu::ReduceOp;
-using cpu::reduce_result_dtype;  // the result dtype rules of reductions, one place for every layer
 
 // A block of memory on a device; freed when the last owner lets go.
 struct Allocation {
@@ -72,12 +69,31 @@ class Backend {
   virtual void reset_peak() {}
 };
 
-// The backend of a device (registry.cpp). Throws DeviceUnavailable when the device has none in
-// this build or cannot be used.
+// The backend of a device (registry.cpp): the one registered for that device if any, else the one
+// its kind's factory gives. Throws DeviceUnavailable when the device has none in this build or
+// cannot be used.
 Backend& backend_for(const Device& device);
 
-// Registers the backend that serves a non-CPU device (nullptr removes it): how a backend joins
-// without the array layer naming it, and how tests stand a second device up.
+// Gives the backend of a device of one kind (making it at first use); throws DeviceUnavailable
+// when it cannot be had.
+using BackendFactory = Backend& (*)(const Device& device);
+
+// Sets the factory of a kind of device (nullptr removes it): how a backend joins without the
+// registry or the array layer naming it. Each backend registers its kind's from its own source
+// file while the library loads (BackendKindRegistration), before any other initializer of the
+// library or of a program linked with its objects runs.
+void register_backend_kind(DeviceKind kind, BackendFactory factory) noexcept;
+
+// register_backend_kind at load time: a namespace-scope object in the backend's source file,
+//   [[gnu::init_priority(101)]] const BackendKindRegistration r{DeviceKind::cuda, &factory};
+// (the priority puts it ahead of every constructor without one, so that no other initializer can
+// ask for a device before its backend is known).
+struct BackendKindRegistration {
+  BackendKindRegistration(DeviceKind kind, BackendFactory factory) noexcept { register_backend_kind(kind, factory); }
+};
+
+// Registers the backend that serves one non-CPU device ahead of its kind's factory (nullptr
+// removes it): how tests stand a second device up.
 void register_backend(const Device& device, Backend* backend);
 
 Backend& cpu_backend();

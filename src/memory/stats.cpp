@@ -1,14 +1,10 @@
-// The public memory statistics (xp/memory.hpp): each device's backend keeps its own counters.
+// The arithmetic of XP_GPU_MEMORY_LIMIT (stats.hpp). The public statistics (xp/memory.hpp) are
+// the backends' own counters, reached through backend/registry.cpp.
 #include "memory/stats.hpp"
 
 #include <cmath>
 
-#include "backend/backend.hpp"
-#include "xp/memory.hpp"
-
-namespace xp {
-
-namespace detail {
+namespace xp::detail {
 
 std::uint64_t memory_limit_bytes(const std::optional<MemoryLimit>& limit, std::uint64_t total) noexcept {
   if (!limit) return 0;
@@ -34,18 +30,4 @@ std::uint64_t room_under_limit(std::uint64_t in_use, std::uint64_t cached, std::
   return limit > held ? limit - held : 0;
 }
 
-}  // namespace detail
-
-MemoryStats memory_stats(const Device& device) {
-  return detail::backend_for(device).memory_stats();
-}
-
-void free_all(const Device& device) {
-  detail::backend_for(device).free_cached();
-}
-
-void reset_peak(const Device& device) {
-  detail::backend_for(device).reset_peak();
-}
-
-}  // namespace xp
+}  // namespace xp::detail

@@ -4,8 +4,8 @@
 #include <mutex>
 
 #include "backend/cpu/linalg.hpp"
-#include "backend/cpu/parallel.hpp"
 #include "runtime/log.hpp"
+#include "runtime/parallel.hpp"
 
 namespace xp::detail::cpu {
 

@@ -12,9 +12,9 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/fused.hpp"
 #include "backend/cpu/linalg.hpp"
-#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/reduce.hpp"
 #include "backend/philox.hpp"
+#include "runtime/parallel.hpp"
 #include "runtime/spin_lock.hpp"
 #include "xp/error.hpp"
 
@@ -266,7 +266,7 @@ class CpuBackend final : public Backend {
     const std::size_t item = itemsize(out.dtype);
     constexpr std::int64_t kChunk = 1 << 14;
     const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-    cpu::parallel_for(chunks, 4, [&](std::int64_t c0, std::int64_t c1) {
+    parallel_for(chunks, 4, [&](std::int64_t c0, std::int64_t c1) {
       std::vector<std::int64_t> tmp;
       for (std::int64_t c = c0; c < c1; ++c) {
         const std::int64_t first = c * kChunk, len = std::min(kChunk, n - first);
@@ -354,6 +354,14 @@ Backend& cpu_backend() {
   static CpuBackend cpu;
   return cpu;
 }
+
+namespace {
+Backend& backend_of(const Device&) {
+  return cpu_backend();
+}
+// The CPU is served from here: registry.cpp names no backend (backend.hpp).
+[[gnu::init_priority(101)]] const BackendKindRegistration g_registration{DeviceKind::cpu, &backend_of};
+}  // namespace
 
 std::uint64_t cpu_allocations() noexcept {
   return blocks_.allocations();

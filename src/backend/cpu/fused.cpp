@@ -27,8 +27,8 @@
 #define XP_STREAMING_STORES 0
 #endif
 
-#include "backend/cpu/parallel.hpp"
 #include "backend/cpu/tile_ops.hpp"
+#include "runtime/parallel.hpp"
 #include "runtime/thread_cache.hpp"
 #include "xp/error.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backend/cpu/blas.hpp"
-#include "backend/cpu/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "xp/error.hpp"
 
 // How results are made, and what they depend on:

@@ -36,7 +36,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "xp/error.hpp"
 
 namespace xp::detail::cpu {
@@ -806,33 +806,10 @@ struct Geometry {
   bool aligned = true;  // data and strides are multiples of the itemsize
 };
 
-std::string dims_text(int n) {
-  return "array of dimension " + std::to_string(n);
-}
-
-void check_shape(const View& v, const char* what) {
-  if (v.ndim < 0 || v.ndim > kMaxDims)
-    throw ValueError(std::string(what) + ": " + std::to_string(v.ndim) + " dimensions (at most 64)");
-  for (int d = 0; d < v.ndim; ++d)
-    if (v.shape[d] < 0) throw ValueError(std::string(what) + ": negative dimension");
-}
-
+// The geometry of a request that check_reduce_request accepted.
 Geometry make_geometry(const View& in, std::span<const int> axes, const View& out) {
-  check_shape(in, "reduce");
-  check_shape(out, "reduce");
   std::array<bool, kMaxDims> reduced{};
-  int prev = -1;
-  for (const int a : axes) {
-    if (a < 0 || a >= in.ndim)
-      throw ValueError("axis " + std::to_string(a) + " is out of bounds for " + dims_text(in.ndim));
-    if (a == prev) throw ValueError("duplicate value in 'axis'");
-    if (a < prev) throw ValueError("reduce: axes must be sorted");
-    reduced[static_cast<std::size_t>(a)] = true;
-    prev = a;
-  }
-  if (out.ndim != in.ndim - static_cast<int>(axes.size()))
-    throw ValueError("reduce: the output has " + std::to_string(out.ndim) + " dimensions, expected " +
-                     std::to_string(in.ndim - static_cast<int>(axes.size())));
+  for (const int a : axes) reduced[static_cast<std::size_t>(a)] = true;
   Geometry g;
   g.in = in.data;
   g.out = out.data;
@@ -845,9 +822,6 @@ Geometry make_geometry(const View& in, std::span<const int> axes, const View& ou
       g.red[static_cast<std::size_t>(g.nr++)] = {in.shape[d], in.strides[d], 0};
       g.N *= in.shape[d];
     } else {
-      if (out.shape[ko] != in.shape[d])
-        throw ValueError("reduce: output dimension " + std::to_string(ko) + " is " + std::to_string(out.shape[ko]) +
-                         ", expected " + std::to_string(in.shape[d]));
       g.kept[static_cast<std::size_t>(g.nk++)] = {in.shape[d], in.strides[d], out.strides[ko]};
       g.M *= in.shape[d];
       ++ko;
@@ -1095,46 +1069,7 @@ void dispatch(DType t, F&& f) {
   throw ValueError("reduce: unknown dtype");
 }
 
-DType sum_dtype(DType t) noexcept {
-  switch (kind(t)) {
-    case DTypeKind::boolean:
-    case DTypeKind::signed_integer:
-      return DType::int64;
-    case DTypeKind::unsigned_integer:
-      return DType::uint64;
-    case DTypeKind::floating:
-      return t;
-  }
-  return t;
-}
-
-DType result_dtype(ReduceOp op, DType t) noexcept {
-  switch (op) {
-    case ReduceOp::sum:
-    case ReduceOp::prod:
-      return sum_dtype(t);
-    case ReduceOp::mean:
-    case ReduceOp::var:
-    case ReduceOp::std:
-      return kind(t) == DTypeKind::floating ? t : DType::float64;
-    case ReduceOp::min:
-    case ReduceOp::max:
-      return t;
-    case ReduceOp::any:
-    case ReduceOp::all:
-      return DType::bool_;
-    case ReduceOp::argmin:
-    case ReduceOp::argmax:
-      return DType::int64;
-  }
-  return t;
-}
-
 }  // namespace
-
-DType reduce_result_dtype(ReduceOp op, DType input) noexcept {
-  return result_dtype(op, input);
-}
 
 SumIsa sum_isa_supported() noexcept {
   return detect_sum_isa();
@@ -1240,41 +1175,17 @@ void cumsum_typed(const View& in, int axis, const View& out, bool include_initia
 }  // namespace
 
 void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) {
+  check_reduce_request(op, in, axes, out);
   const Geometry g = make_geometry(in, axes, out);
-  const DType want = result_dtype(op, in.dtype);
-  if (out.dtype != want)
-    throw ValueError("reduce: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
-                     std::string(name(want)));
-  if (g.N == 0) {
-    if (op == ReduceOp::min || op == ReduceOp::max)
-      throw ValueError(std::string("zero-size array to reduction operation ") +
-                       (op == ReduceOp::min ? "minimum" : "maximum") + " which has no identity");
-    if (op == ReduceOp::argmin || op == ReduceOp::argmax)
-      throw ValueError(std::string("attempt to get ") + (op == ReduceOp::argmin ? "argmin" : "argmax") +
-                       " of an empty sequence");
-  }
   dispatch(in.dtype, [&]<class E>() { reduce_typed<E>(op, g, correction); });
 }
 
 void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) {
-  check_shape(in, "cumulative_sum");
-  if (axis < 0 || axis >= in.ndim)
-    throw ValueError("axis " + std::to_string(axis) + " is out of bounds for " + dims_text(in.ndim));
-  if (out.ndim != in.ndim) throw ValueError("cumulative_sum: the output's dimensions differ from the input's");
-  for (int d = 0; d < in.ndim; ++d) {
-    const i64 want = in.shape[d] + (d == axis && include_initial ? 1 : 0);
-    if (out.shape[d] != want)
-      throw ValueError("cumulative_sum: output dimension " + std::to_string(d) + " is " + std::to_string(out.shape[d]) +
-                       ", expected " + std::to_string(want));
-  }
-  const bool integer = kind(in.dtype) == DTypeKind::signed_integer || kind(in.dtype) == DTypeKind::unsigned_integer;
-  if (out.dtype != sum_dtype(in.dtype) && !(integer && out.dtype == in.dtype))
-    throw ValueError("cumulative_sum: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
-                     std::string(name(sum_dtype(in.dtype))) +
-                     (integer ? " or " + std::string(name(in.dtype)) : std::string()));
+  check_scan_request(in, axis, out, include_initial);
   dispatch(in.dtype, [&]<class E>() {
     if constexpr (kIsInt<E>) {
-      if (out.dtype != sum_dtype(in.dtype)) return cumsum_typed<E, true>(in, axis, out, include_initial);
+      if (out.dtype != reduce_result_dtype(ReduceOp::sum, in.dtype))
+        return cumsum_typed<E, true>(in, axis, out, include_initial);
     }
     cumsum_typed<E, false>(in, axis, out, include_initial);
   });

@@ -7,47 +7,14 @@
 #include <span>
 
 #include "backend/ir.hpp"
+#include "backend/reduce_ops.hpp"
 
 namespace xp::detail::cpu {
 
-enum class ReduceOp : std::uint8_t { sum, prod, min, max, mean, var, std, any, all, argmin, argmax };
-
-// Every op in declaration order, and each op's name (the array function's), for kernel keys,
-// messages and tools.
-inline constexpr ReduceOp kReduceOps[] = {ReduceOp::sum,  ReduceOp::prod,   ReduceOp::min,   ReduceOp::max,
-                                          ReduceOp::mean, ReduceOp::var,    ReduceOp::std,   ReduceOp::any,
-                                          ReduceOp::all,  ReduceOp::argmin, ReduceOp::argmax};
-constexpr const char* reduce_op_name(ReduceOp op) noexcept {
-  switch (op) {
-    case ReduceOp::sum:
-      return "sum";
-    case ReduceOp::prod:
-      return "prod";
-    case ReduceOp::min:
-      return "min";
-    case ReduceOp::max:
-      return "max";
-    case ReduceOp::mean:
-      return "mean";
-    case ReduceOp::var:
-      return "var";
-    case ReduceOp::std:
-      return "std";
-    case ReduceOp::any:
-      return "any";
-    case ReduceOp::all:
-      return "all";
-    case ReduceOp::argmin:
-      return "argmin";
-    case ReduceOp::argmax:
-      return "argmax";
-  }
-  return "?";
-}
-
 // Reduces `in` over `axes` (sorted, unique, each in [0, in.ndim); empty = no axis reduced, every
 // element its own result) into `out`, whose shape is in's shape without the reduced axes (C order;
-// keepdims is the array layer's business). out.dtype was chosen by the array layer (NumPy's rules):
+// keepdims is the array layer's business). out.dtype was chosen by the array layer (NumPy's rules,
+// reduce_result_dtype in backend/reduce_ops.hpp; the request is checked by check_reduce_request):
 //   sum, prod:  bool and signed integers -> int64, unsigned -> uint64, floats keep their dtype;
 //               integers wrap; float16 and bfloat16 accumulate in float32, float32 in float32,
 //               float64 in float64: fixed blocks of 4096, NumPy's halving pairwise tree inside a
@@ -70,9 +37,6 @@ constexpr const char* reduce_op_name(ReduceOp op) noexcept {
 //               input is a ValueError.
 // An empty sum is 0, an empty prod 1, an empty mean NaN.
 void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction = 0);
-
-// The dtype of op's result for an input dtype (the rules above: one place for every layer).
-DType reduce_result_dtype(ReduceOp op, DType input) noexcept;
 
 // Cumulative sum along `axis` (NumPy's cumsum; the Array API's cumulative_sum): out has in's shape,
 // plus one along axis when include_initial (a leading 0). out.dtype as for sum, or for an integer

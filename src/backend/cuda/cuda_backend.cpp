@@ -553,4 +553,12 @@ Backend* cuda_backend(const Device& device) {
   return b;
 }
 
+namespace {
+Backend& backend_of(const Device& device) {
+  return *cuda_backend(device);
+}
+// CUDA devices are served from here: registry.cpp names no backend (backend.hpp).
+[[gnu::init_priority(101)]] const BackendKindRegistration g_registration{DeviceKind::cuda, &backend_of};
+}  // namespace
+
 }  // namespace xp::detail::cuda

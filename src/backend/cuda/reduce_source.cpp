@@ -1222,18 +1222,7 @@ bool valid(DType d) {
   return static_cast<unsigned>(d) <= static_cast<unsigned>(DType::float64);
 }
 
-// ---- geometry (the CPU backend's checks and messages) ----
-
-std::string dims_text(int n) {
-  return "array of dimension " + std::to_string(n);
-}
-
-void check_shape(const View& v, const char* what) {
-  if (v.ndim < 0 || v.ndim > kMaxDims)
-    throw ValueError(std::string(what) + ": " + std::to_string(v.ndim) + " dimensions (at most 64)");
-  for (int d = 0; d < v.ndim; ++d)
-    if (v.shape[d] < 0) throw ValueError(std::string(what) + ": negative dimension");
-}
+// ---- geometry (the request checked by check_reduce_request, as every backend does) ----
 
 // Drops size-1 axes and merges neighbours that step through memory as one axis; returns the count.
 int simplify(ReduceDim* d, int n) noexcept {
@@ -1273,22 +1262,9 @@ const char* family_name(ReduceFamily f) noexcept {
 
 ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction,
                        int multiprocessors, std::int64_t resident_warps) {
-  check_shape(in, "reduce");
-  check_shape(out, "reduce");
+  check_reduce_request(op, in, axes, out);
   bool reduced[kMaxDims] = {};
-  int prev = -1;
-  for (const int a : axes) {
-    if (a < 0 || a >= in.ndim)
-      throw ValueError("axis " + std::to_string(a) + " is out of bounds for " + dims_text(in.ndim));
-    if (a == prev) throw ValueError("duplicate value in 'axis'");
-    if (a < prev) throw ValueError("reduce: axes must be sorted");
-    reduced[a] = true;
-    prev = a;
-  }
-  if (out.ndim != in.ndim - static_cast<int>(axes.size()))
-    throw ValueError("reduce: the output has " + std::to_string(out.ndim) + " dimensions, expected " +
-                     std::to_string(in.ndim - static_cast<int>(axes.size())));
-  if (!valid(in.dtype)) throw ValueError("reduce: unknown dtype");
+  for (const int a : axes) reduced[a] = true;
   ReducePlan p;
   p.op = op;
   p.in_dtype = in.dtype;
@@ -1308,26 +1284,11 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
       red[nr++] = {in.shape[d], in.strides[d], 0};
       p.N *= in.shape[d];
     } else {
-      if (out.shape[ko] != in.shape[d])
-        throw ValueError("reduce: output dimension " + std::to_string(ko) + " is " + std::to_string(out.shape[ko]) +
-                         ", expected " + std::to_string(in.shape[d]));
       if (in.shape[d] != 1 && out.strides[ko] % osz != 0) aligned = false;
       kept[nk++] = {in.shape[d], in.strides[d], out.strides[ko]};
       p.M *= in.shape[d];
       ++ko;
     }
-  }
-  const DType want = reduce_result_dtype(op, in.dtype);
-  if (out.dtype != want)
-    throw ValueError("reduce: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
-                     std::string(name(want)));
-  if (p.N == 0) {
-    if (op == ReduceOp::min || op == ReduceOp::max)
-      throw ValueError(std::string("zero-size array to reduction operation ") +
-                       (op == ReduceOp::min ? "minimum" : "maximum") + " which has no identity");
-    if (op == ReduceOp::argmin || op == ReduceOp::argmax)
-      throw ValueError(std::string("attempt to get ") + (op == ReduceOp::argmin ? "argmin" : "argmax") +
-                       " of an empty sequence");
   }
   if (p.M == 0) return p;  // nothing to compute
   nk = simplify(kept, nk);
@@ -1718,22 +1679,7 @@ constexpr std::string_view kScanTilesTail = R"(
 }  // namespace
 
 ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initial, int multiprocessors) {
-  check_shape(in, "cumulative_sum");
-  if (axis < 0 || axis >= in.ndim)
-    throw ValueError("axis " + std::to_string(axis) + " is out of bounds for " + dims_text(in.ndim));
-  if (out.ndim != in.ndim) throw ValueError("cumulative_sum: the output's dimensions differ from the input's");
-  for (int d = 0; d < in.ndim; ++d) {
-    const i64 want = in.shape[d] + (d == axis && include_initial ? 1 : 0);
-    if (out.shape[d] != want)
-      throw ValueError("cumulative_sum: output dimension " + std::to_string(d) + " is " + std::to_string(out.shape[d]) +
-                       ", expected " + std::to_string(want));
-  }
-  if (!valid(in.dtype)) throw ValueError("reduce: unknown dtype");
-  const DType want = reduce_result_dtype(ReduceOp::sum, in.dtype);
-  const bool integer = is_integer(in.dtype);
-  if (out.dtype != want && !(integer && out.dtype == in.dtype))
-    throw ValueError("cumulative_sum: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
-                     std::string(name(want)) + (integer ? " or " + std::string(name(in.dtype)) : std::string()));
+  check_scan_request(in, axis, out, include_initial);
   ScanPlan p;
   p.in_dtype = in.dtype;
   p.out_dtype = out.dtype;
@@ -1770,8 +1716,12 @@ ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initi
 }
 
 std::string scan_key(DType in, DType out) {
-  std::string k = "xp-scan-1:" + std::string(name(in));
-  if (out != reduce_result_dtype(ReduceOp::sum, in)) k += ">" + std::string(name(out));
+  std::string k = "xp-scan-1:";
+  k += name(in);
+  if (out != reduce_result_dtype(ReduceOp::sum, in)) {
+    k += '>';
+    k += name(out);
+  }
   return k;
 }
 

@@ -55,9 +55,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
 #include "backend/cuda/ew_source.hpp"
 #include "backend/ir.hpp"
+#include "backend/reduce_ops.hpp"
 
 namespace xp::detail::cuda {
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backend/cpu/parallel.hpp"
 #include "runtime/log.hpp"
+#include "runtime/parallel.hpp"
 
 namespace xp::detail::cuda {
 
@@ -15,7 +15,7 @@ namespace {
 void parallel_memcpy(void* dst, const void* src, std::size_t bytes) {
   constexpr std::int64_t kPiece = std::int64_t{1} << 20;
   const auto n = static_cast<std::int64_t>(bytes);
-  cpu::parallel_for((n + kPiece - 1) / kPiece, 1, [&](std::int64_t p0, std::int64_t p1) {
+  parallel_for((n + kPiece - 1) / kPiece, 1, [&](std::int64_t p0, std::int64_t p1) {
     const std::int64_t b = p0 * kPiece, e = std::min(n, p1 * kPiece);
     std::memcpy(static_cast<std::byte*>(dst) + b, static_cast<const std::byte*>(src) + b,
                 static_cast<std::size_t>(e - b));
@@ -59,7 +59,7 @@ void Staging::wait(const DriverApi& api, int i) {
 }
 
 bool Staging::from_host(const void* src, cu::CUdeviceptr dst, std::size_t bytes, cu::CUstream stream) {
-  if (!staging_pays(bytes, cpu::num_threads(), false)) return false;
+  if (!staging_pays(bytes, num_threads(), false)) return false;
   const DriverApi& api = api_for_use();
   std::lock_guard<std::mutex> lock(mutex_);
   if (!ready(api)) return false;
@@ -77,7 +77,7 @@ bool Staging::from_host(const void* src, cu::CUdeviceptr dst, std::size_t bytes,
 }
 
 bool Staging::to_host(cu::CUdeviceptr src, void* dst, std::size_t bytes, cu::CUstream stream) {
-  if (!staging_pays(bytes, cpu::num_threads(), true)) return false;
+  if (!staging_pays(bytes, num_threads(), true)) return false;
   const DriverApi& api = api_for_use();
   std::lock_guard<std::mutex> lock(mutex_);
   if (!ready(api)) return false;

@@ -1,4 +1,4 @@
-#include "backend/cpu/parallel.hpp"
+#include "runtime/parallel.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -15,7 +15,7 @@
 #include <omp.h>
 #endif
 
-namespace xp::detail::cpu {
+namespace xp::detail {
 
 namespace {
 
@@ -125,4 +125,4 @@ void parallel_for(std::int64_t n, std::int64_t grain, FunctionRef<void(std::int6
 #endif
 }
 
-}  // namespace xp::detail::cpu
+}  // namespace xp::detail

@@ -1,14 +1,15 @@
 #pragma once
 
-// CPU threads for the CPU backend: OpenMP, XP_NUM_THREADS wide (default the cores this process may
-// run on, sched_getaffinity). Fork-safe: in a child forked after the parent started threads, work
-// runs on the calling thread alone (libgomp's pool does not survive fork()).
+// xp's CPU threads, for every layer that splits host work (the CPU backend, the CUDA backend's
+// staged copies): OpenMP, XP_NUM_THREADS wide (default the cores this process may run on,
+// sched_getaffinity). Fork-safe: in a child forked after the parent started threads, work runs on
+// the calling thread alone (libgomp's pool does not survive fork()).
 
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
-namespace xp::detail::cpu {
+namespace xp::detail {
 
 // A non-owning reference to a callable, for calls that must not allocate.
 template <class Sig>
@@ -43,4 +44,4 @@ void parallel_for(std::int64_t n, std::int64_t grain, FunctionRef<void(std::int6
 // True while the calling thread runs inside parallel_for (nested calls then run inline).
 bool in_parallel() noexcept;
 
-}  // namespace xp::detail::cpu
+}  // namespace xp::detail
