@@ -75,7 +75,8 @@ constexpr std::size_t kReduceStateBytes = 40;  // scratch bytes per partial stat
 // (docs/performance.md, "kColsVecLoads, kColsVecWaves").
 constexpr int kColsVecLoads = 8;
 constexpr std::int64_t kColsVecWaves = 1;
-// Columns in vectors: below this many threads per SM, runs of 16 rows instead of 64 (plan_reduce).
+// Columns in vectors: below this many threads per SM, runs of 16 rows instead of 64 (plan_reduce;
+// docs/performance.md, "kColsVecMinThreads": not yet measured on its own).
 constexpr std::int64_t kColsVecMinThreads = 512;
 
 enum class ReduceFamily : std::uint8_t { rows_vector, rows_strided, columns };
