@@ -580,8 +580,11 @@ struct FoldOp {
   State run(const S* p, i64 n, i64, i64 m) const noexcept {
 #if XP_SUM_WIDE
     if constexpr (wide_sum<E, A, P>()) {
+      // Runs shorter than a vector's lanes are one short leaf, which fold_wide would hand to
+      // fold_leaf after listing its leaves: straight there (a reduction over an axis of length 1
+      // runs this once per output).
       const SumIsa isa = sum_isa().load(std::memory_order_relaxed);
-      if (isa != SumIsa::sse2 && n <= kBlock) return fold_wide<E, A>(isa, p, n, tf, m);
+      if (isa != SumIsa::sse2 && n >= kLanes<A> && n <= kBlock) return fold_wide<E, A>(isa, p, n, tf, m);
     }
 #endif
     return fold<P, E, A>(p, n, tf, m);
