@@ -452,6 +452,28 @@ INSTANTIATE_TEST_SUITE_P(Fault, FaultMatrixConfig,
                                            Malformed{"XP_LAZY", "2"}),
                          [](const ::testing::TestParamInfo<Malformed>& i) { return std::string(i.param.variable); });
 
+// A misspelt variable is not an error (xp never reads it) but a warning that names the nearest
+// variable xp reads; the exit code and the verdict stay those of a clean environment. A name far
+// from every known one gets no suggestion, and the test suite's own XP_TEST_* are not reported.
+TEST_F(FaultMatrix, UnknownXpVariablesAreWarningsNamingTheNearest) {
+  ASSERT_NO_FATAL_FAILURE(run(with(fake(), {{"XP_DEVIC", "cpu"}, {"XP_SOMETHING_ELSE", "1"}})));
+  EXPECT_EQ(proc_.exit_code, 0) << proc_.out << proc_.err;
+  std::vector<json> unknown;
+  for (const auto& p : doc_["problems"])
+    if (p["id"] == "unknown_variable") unknown.push_back(p);
+  ASSERT_EQ(unknown.size(), 2u) << doc_["problems"];
+  EXPECT_EQ(unknown[0]["severity"], "warning");
+  EXPECT_NE(unknown[0]["message"].get<std::string>().find("XP_DEVIC='cpu'"), std::string::npos) << unknown[0];
+  EXPECT_NE(unknown[0]["fix"].get<std::string>().find("did you mean XP_DEVICE?"), std::string::npos) << unknown[0];
+  EXPECT_NE(unknown[1]["message"].get<std::string>().find("XP_SOMETHING_ELSE"), std::string::npos) << unknown[1];
+  EXPECT_EQ(unknown[1]["fix"].get<std::string>().find("did you mean"), std::string::npos) << unknown[1];
+  for (const auto& p : doc_["problems"])
+    EXPECT_EQ(p["message"].get<std::string>().find("XP_TEST_"), std::string::npos) << p;
+  // Without them, no such warning.
+  ASSERT_NO_FATAL_FAILURE(run(fake()));
+  EXPECT_FALSE(has_problem("unknown_variable")) << doc_["problems"];
+}
+
 // --- NVRTC against the driver and the GPU --------------------------------------------------------
 
 TEST_F(FaultMatrix, DriverOlderThanNvrtcLeavesNoUsableNvrtc) {

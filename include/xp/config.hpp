@@ -60,4 +60,14 @@ struct ConfigVariable {
 // Every variable xp reads, set or not, with its validation result. Never throws.
 XP_API std::vector<ConfigVariable> config_variables() noexcept;
 
+// An XP_* variable set in the environment that xp does not read (a misspelt XP_DEVIC=cpu is
+// otherwise silently ignored), with the known name at most two edits away, if any. The test
+// suite's XP_TEST_* and XP_FAKE_* are left out. Sorted by name; never throws.
+struct UnknownVariable {
+  std::string name;
+  std::string value;
+  std::string nearest;  // empty when no known name is close
+};
+XP_API std::vector<UnknownVariable> unknown_config_variables() noexcept;
+
 }  // namespace xp

@@ -2,6 +2,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
+extern char** environ;
+
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -301,6 +304,50 @@ std::vector<ConfigVariable> config_variables() noexcept {
   } catch (...) {
     return {};
   }
+}
+
+namespace {
+// Levenshtein distance, for the nearest known name.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::vector<UnknownVariable> unknown_config_variables() noexcept {
+  std::vector<UnknownVariable> out;
+  try {
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      const std::string entry = *e;
+      const std::size_t eq = entry.find('=');
+      const std::string name = entry.substr(0, eq);
+      if (name.rfind("XP_", 0) != 0) continue;
+      // The test suite's own switches (XP_TEST_*) and its fake driver's (XP_FAKE_*) are not xp's.
+      if (name.rfind("XP_TEST_", 0) == 0 || name.rfind("XP_FAKE_", 0) == 0) continue;
+      bool known = false;
+      std::string nearest;
+      std::size_t best = 3;  // suggest only a name at most two edits away
+      for (const auto& spec : kVariables) {
+        if (name == spec.name) known = true;
+        const std::size_t d = edit_distance(name, spec.name);
+        if (d < best) best = d, nearest = spec.name;
+      }
+      if (!known) out.push_back({name, eq == std::string::npos ? std::string() : entry.substr(eq + 1), nearest});
+    }
+  } catch (...) {
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
 }
 
 }  // namespace xp

@@ -160,6 +160,11 @@ SystemReport system_report() noexcept {
             "set " + v.name + " to a valid value: " + v.error.substr(v.error.find(':') + 2) + ", or unset it");
       }
     }
+    for (const UnknownVariable& u : unknown_config_variables()) {
+      add(r, "unknown_variable", "warning", u.name + "='" + u.value + "' is set, but xp reads no such variable",
+          u.nearest.empty() ? "unset it; `xp doctor` lists the variables xp reads"
+                            : "did you mean " + u.nearest + "? Rename it, or unset it");
+    }
     driver_problems(r, d);
     nvrtc_problems(r, d, n, chosen);
 
