@@ -452,6 +452,30 @@ INSTANTIATE_TEST_SUITE_P(Fault, FaultMatrixConfig,
                                            Malformed{"XP_LAZY", "2"}),
                          [](const ::testing::TestParamInfo<Malformed>& i) { return std::string(i.param.variable); });
 
+// The CPU section: whatever the driver, the CPU backend's threads, vector levels and BLAS.
+TEST_F(FaultMatrix, TheReportHasTheCpuSection) {
+  ASSERT_NO_FATAL_FAILURE(run(with(fake(), {{"XP_NUM_THREADS", "3"}})));
+  const json& c = doc_["cpu"];
+  ASSERT_TRUE(c.is_object()) << doc_;
+  EXPECT_GE(c["logical_cpus"].get<int>(), 1) << c;
+  EXPECT_EQ(c["threads"], 3) << c;
+  const std::string isa = c["sum_isa"].get<std::string>();
+  EXPECT_TRUE(isa == "sse2" || isa == "avx2" || isa == "avx512") << c;
+  EXPECT_FALSE(c["math_isa"].get<std::string>().empty()) << c;
+  const json& b = c["blas"];
+  EXPECT_EQ(b["loaded"].get<bool>(), b["path"].is_string()) << b;
+  EXPECT_EQ(b["loaded"].get<bool>(), b["error"].is_null()) << b;
+  if (xp_test::env_flag("XP_TEST_REQUIRE_OPENBLAS")) {
+    EXPECT_TRUE(b["loaded"].get<bool>()) << b;
+    EXPECT_NE(b["config"].get<std::string>().find("OpenBLAS"), std::string::npos) << b;
+  }
+  // The text report says the same.
+  const auto text = xp_test::run_process({XP_CLI_PATH, "doctor"}, with(fake(), {{"XP_NUM_THREADS", "3"}}), kScrubbed);
+  EXPECT_NE(text.out.find("\nCPU\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("xp uses 3 threads"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("vector level in use: reductions " + isa), std::string::npos) << text.out;
+}
+
 // A misspelt variable is not an error (xp never reads it) but a warning that names the nearest
 // variable xp reads; the exit code and the verdict stay those of a clean environment. A name far
 // from every known one gets no suggestion, and the test suite's own XP_TEST_* are not reported.

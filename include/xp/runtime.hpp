@@ -87,6 +87,23 @@ struct SystemReport {
 
 XP_API SystemReport system_report() noexcept;
 
+// The CPU side of `xp doctor`: the processor, the threads xp's CPU backend uses, the vector levels
+// its reductions and elementwise math chose at run time, and the BLAS it opened for matmul
+// (opening it if no matmul has yet). Never throws.
+struct CpuReport {
+  std::string model;     // /proc/cpuinfo's "model name"; empty when unknown
+  int logical_cpus = 0;  // online logical CPUs
+  int threads = 0;       // threads of xp's CPU backend (XP_NUM_THREADS, set_num_threads)
+  std::string sum_isa;   // the vector level of reductions in use: "sse2", "avx2" or "avx512"
+  std::string math_isa;  // the vector level of elementwise math in use
+  bool blas_loaded = false;
+  std::string blas_path;    // the BLAS library opened (OpenBLAS)
+  std::string blas_config;  // openblas_get_config(): version, build options and the kernel it chose
+  int blas_threads = 0;
+  std::string blas_error;  // why no BLAS is used, when none is
+};
+XP_API CpuReport cpu_report() noexcept;
+
 // cuBLAS, which matmul and vecdot use on a GPU, found as NVRTC is (XP_CUBLAS first; the order of
 // docs/design.md, "Finding libraries") and opened at run time; it needs no GPU to be found.
 // Searched once per process, on first use. Never throws.

@@ -156,6 +156,32 @@ void print_library(const char* label, const xp::LibraryInfo& l) {
   }
 }
 
+json cpu_json(const xp::CpuReport& c) {
+  return {{"model", nullable(c.model)},
+          {"logical_cpus", c.logical_cpus},
+          {"threads", c.threads},
+          {"sum_isa", c.sum_isa},
+          {"math_isa", c.math_isa},
+          {"blas",
+           {{"loaded", c.blas_loaded},
+            {"path", nullable(c.blas_path)},
+            {"config", nullable(c.blas_config)},
+            {"threads", c.blas_threads},
+            {"error", nullable(c.blas_error)}}}};
+}
+
+void print_cpu(const xp::CpuReport& c) {
+  std::cout << "\nCPU\n";
+  std::cout << "  " << (c.model.empty() ? "model unknown" : c.model) << ", " << c.logical_cpus
+            << " logical CPUs; xp uses " << c.threads << " thread" << (c.threads == 1 ? "" : "s") << "\n";
+  std::cout << "  vector level in use: reductions " << c.sum_isa << ", elementwise math " << c.math_isa << "\n";
+  if (c.blas_loaded)
+    std::cout << "  BLAS (matmul): " << c.blas_path << "  (" << c.blas_config << "; " << c.blas_threads
+              << " threads)\n";
+  else
+    std::cout << "  BLAS (matmul): none, xp's own loops (" << c.blas_error << ")\n";
+}
+
 void print_text(const xp::SystemReport& r) {
   std::cout << "xp " << r.xp_version << " doctor (source " << r.xp_source.substr(0, 16) << ")\n\nLibraries\n";
   print_library("CUDA driver: ", r.driver);
@@ -180,6 +206,8 @@ void print_text(const xp::SystemReport& r) {
     std::cout << "      NVRTC can compile for it: " << (g.nvrtc_supports_arch ? "yes" : "no") << "\n";
   }
   if (r.cuda_visible_devices_set) std::cout << "  CUDA_VISIBLE_DEVICES='" << r.cuda_visible_devices << "'\n";
+
+  print_cpu(xp::cpu_report());
 
   std::cout << "\nEnvironment\n";
   bool any = false;
@@ -270,9 +298,11 @@ int doctor(bool as_json) {
     json j = report_json(r);
     j["kernels"] = kernels_json(xp::compiler_info(), xp::kernel_cache_info());
     j["linear_algebra"] = blas_json(xp::blas_report());
+    j["cpu"] = cpu_json(xp::cpu_report());
     std::cout << j.dump(2) << "\n";
-  } else
+  } else {
     print_text(r);
+  }
   return exit_code(r);
 }
 

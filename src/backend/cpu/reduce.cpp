@@ -1078,6 +1078,22 @@ SumIsa sum_isa_supported() noexcept {
   return detect_sum_isa();
 }
 
+SumIsa sum_isa_in_use() noexcept {
+  return sum_isa().load(std::memory_order_relaxed);
+}
+
+const char* sum_isa_name(SumIsa isa) noexcept {
+  switch (isa) {
+    case SumIsa::sse2:
+      return "sse2";
+    case SumIsa::avx2:
+      return "avx2";
+    case SumIsa::avx512:
+      return "avx512";
+  }
+  return "unknown";
+}
+
 SumIsa set_sum_isa(SumIsa isa) {
   if (isa > sum_isa_supported())
     throw ValueError("set_sum_isa: level " + std::to_string(static_cast<int>(isa)) +

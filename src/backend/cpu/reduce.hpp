@@ -54,6 +54,9 @@ enum class SumIsa : std::uint8_t { sse2, avx2, avx512 };
 
 // The best level this CPU (and OS) supports.
 SumIsa sum_isa_supported() noexcept;
+// The level reductions use now ("sse2", "avx2", "avx512" from sum_isa_name).
+SumIsa sum_isa_in_use() noexcept;
+const char* sum_isa_name(SumIsa isa) noexcept;
 
 // For tests: makes later reductions, on every thread, use `isa`; returns the level in force before.
 // A level above sum_isa_supported() is a ValueError.
