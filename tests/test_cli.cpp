@@ -3,10 +3,13 @@
 // path the binary was started by.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "test_util.hpp"
+#include "xp/xp.hpp"
 
 namespace {
 
@@ -80,4 +83,48 @@ TEST(Cli, OtherUsageErrorsAreCli11sAsBefore) {
   EXPECT_TRUE(has(r.err, "action is required")) << r.err;
   const auto version = xp_cli({"version"});
   EXPECT_EQ(version.exit_code, 0) << version.err;
+}
+
+// XP_LOG=info says what detection found (the driver, NVRTC and GPUs, or why CUDA is not usable)
+// and which device became the default and why; nothing of it at the default level.
+TEST(Cli, LogInfoSaysWhatDetectionFoundAndWhichDeviceIsTheDefault) {
+  const std::map<std::string, std::string> fake = {
+      {"XP_CUDA_DRIVER", XP_FAKE_DRIVER_PATH}, {"XP_FAKE_CUDA", "hollow"}, {"XP_LOG", "info"}};
+  const auto r = xp_test::run_process({XP_CLI_PATH, "doctor"}, fake, {"FORCE_CPU", "XP_DEVICE"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  if (has(r.err, "xp: info: CUDA driver ")) {
+    EXPECT_TRUE(has(r.err, std::string("CUDA driver ") + XP_FAKE_DRIVER_PATH + " (CUDA 13.0), NVRTC ")) << r.err;
+    EXPECT_TRUE(has(r.err, "1 GPU: xp fake GPU (sm_90)")) << r.err;
+    EXPECT_TRUE(has(r.err, "xp: info: default device cuda:0 (XP_DEVICE unset, CUDA usable)")) << r.err;
+  } else {  // no NVRTC here
+    EXPECT_TRUE(has(r.err, "xp: info: CUDA not usable (no_usable_nvrtc)")) << r.err;
+    EXPECT_TRUE(has(r.err, "xp: info: default device cpu (XP_DEVICE unset, CUDA not usable: no_usable_nvrtc)"))
+        << r.err;
+  }
+  const auto forced = xp_test::run_process({XP_CLI_PATH, "doctor"}, {{"FORCE_CPU", "1"}, {"XP_LOG", "info"}});
+  EXPECT_TRUE(has(forced.err, "xp: info: default device cpu (FORCE_CPU is set)")) << forced.err;
+  const auto quiet = xp_test::run_process({XP_CLI_PATH, "doctor"}, {{"FORCE_CPU", "1"}}, {"XP_LOG"});
+  EXPECT_FALSE(has(quiet.err, "xp: info:")) << quiet.err;
+}
+
+// XP_LOG=debug names each compile and each disk cache hit, with the entry's file.
+TEST(Cli, LogDebugNamesEachCompileAndDiskCacheHit) {
+  XP_REQUIRE_NVRTC();
+  xp_test::TempDir dir;
+  const std::string source = dir / "scale.cu";
+  {
+    std::FILE* f = std::fopen(source.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("extern \"C\" __global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }\n", f);
+    std::fclose(f);
+  }
+  const std::map<std::string, std::string> env = {{"XP_CACHE_DIR", dir / "cache"}, {"XP_LOG", "debug"}};
+  const auto first = xp_test::run_process({XP_CLI_PATH, "compile", source, "--arch", "sm_90"}, env);
+  EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_TRUE(has(first.err, "xp: debug: compiled (disk cache miss): " + source + " for sm_90 in ")) << first.err;
+  EXPECT_TRUE(has(first.err, dir / "cache")) << first.err;
+  const auto second = xp_test::run_process({XP_CLI_PATH, "compile", source, "--arch", "sm_90"}, env);
+  EXPECT_TRUE(has(second.err, "xp: debug: disk cache hit: " + source + " for sm_90, " + dir.path() + "/cache/"))
+      << second.err;
+  EXPECT_FALSE(has(second.err, "compiled (disk cache miss)")) << second.err;
 }

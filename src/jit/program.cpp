@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -395,6 +396,14 @@ std::shared_ptr<const detail::Compiled> build(detail::ProgramState& st, Arch arc
     if (cacheable) {
       std::lock_guard<std::mutex> lock(mem.m);
       mem.by_hash[hash] = result;
+    }
+    if (detail::log_enabled(LogLevel::debug)) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.1f", stats.compile_ms);
+      detail::log(LogLevel::debug, std::string(stats.disk_hit ? "disk cache hit: " : "compiled (disk cache miss): ") +
+                                       st.options.name + " for " + (ptx ? "compute_" : "sm_") + std::to_string(target) +
+                                       (stats.disk_hit ? std::string() : std::string(" in ") + ms + " ms") +
+                                       (stats.cache_file.empty() ? std::string() : ", " + stats.cache_file));
     }
   }
   stats.log = result->log;

@@ -5,6 +5,7 @@
 
 #include "runtime/detect.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/log.hpp"
 #include "runtime/nvrtc_search.hpp"
 #include "xp/error.hpp"
 
@@ -50,7 +51,40 @@ int chosen_nvrtc_index() noexcept {
 }
 
 // The verdict from the driver and NVRTC alone, ignoring the user's wishes.
+CudaStatus hardware_status_uncached() noexcept;
+
+namespace {
+// XP_LOG=info: what detection found, once per process.
+void log_verdict(const CudaStatus& s, const DriverProbe& d) {
+  if (!log_enabled(LogLevel::info)) return;
+  if (!s.available) {
+    log(LogLevel::info,
+        "CUDA not usable (" + std::string(to_string(s.reason)) + "): " + s.detail + "; arrays go to the CPU");
+    return;
+  }
+  const NvrtcSearch& n = nvrtc_search();
+  const LibraryInfo& nv = n.found[static_cast<std::size_t>(chosen_nvrtc_index())];
+  std::string gpus;
+  for (const GpuInfo& g : d.gpus)
+    gpus += (gpus.empty() ? "" : ", ") + g.name + " (sm_" + std::to_string(g.cc_major * 10 + g.cc_minor) + ")";
+  log(LogLevel::info, "CUDA driver " + d.lib.path + " (CUDA " + std::to_string(s.driver_version / 1000) + "." +
+                          std::to_string(s.driver_version % 1000 / 10) + "), NVRTC " + nv.path + " [found by " +
+                          nv.found_by + "], " + std::to_string(d.gpus.size()) + " GPU" +
+                          (d.gpus.size() == 1 ? "" : "s") + ": " + gpus);
+}
+}  // namespace
+
 CudaStatus hardware_status() noexcept {
+  CudaStatus s = hardware_status_uncached();
+  static std::once_flag logged;
+  try {
+    std::call_once(logged, [&] { log_verdict(s, driver_probe()); });
+  } catch (...) {
+  }
+  return s;
+}
+
+CudaStatus hardware_status_uncached() noexcept {
   CudaStatus s;
   const DriverProbe& d = driver_probe();
   s.reason = d.reason;

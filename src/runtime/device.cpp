@@ -1,9 +1,11 @@
 #include <charconv>
+#include <mutex>
 #include <ostream>
 #include <string>
 
 #include "runtime/detect.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/log.hpp"
 #include "runtime/nvrtc_search.hpp"
 #include "xp/device.hpp"
 #include "xp/error.hpp"
@@ -62,7 +64,30 @@ std::vector<Device> devices() noexcept {
   return out;
 }
 
+namespace {
+Device choose_default_device();
+}  // namespace
+
 Device default_device() {
+  const Device d = choose_default_device();
+  static std::once_flag logged;
+  std::call_once(logged, [&] {
+    if (!detail::log_enabled(LogLevel::info)) return;
+    const Config& cfg = config();
+    const CudaStatus s = cuda_status();
+    std::string why;
+    if (cfg.device.kind != DeviceRequest::Kind::unset)
+      why = cfg.force_cpu ? "FORCE_CPU is set" : "XP_DEVICE asks for it";
+    else
+      why = s.available ? "XP_DEVICE unset, CUDA usable"
+                        : "XP_DEVICE unset, CUDA not usable: " + std::string(to_string(s.reason));
+    detail::log(LogLevel::info, "default device " + d.str() + " (" + why + ")");
+  });
+  return d;
+}
+
+namespace {
+Device choose_default_device() {
   const Config& cfg = config();  // throws ConfigError
   const CudaStatus s = cuda_status();
   switch (cfg.device.kind) {
@@ -86,6 +111,7 @@ Device default_device() {
   }
   return Device::cpu();
 }
+}  // namespace
 
 GpuInfo gpu_info(const Device& device) {
   if (!device.is_cuda()) throw DeviceUnavailable("gpu_info: " + device.str() + " is not a CUDA device");

@@ -31,8 +31,12 @@ const char* label(LogLevel l) {
 }
 }  // namespace
 
+bool log_enabled(LogLevel level) noexcept {
+  return static_cast<int>(level) <= static_cast<int>(threshold());
+}
+
 void log(LogLevel level, const std::string& message) {
-  if (static_cast<int>(level) > static_cast<int>(threshold())) return;
+  if (!log_enabled(level)) return;
   std::fprintf(stderr, "xp: %s: %s\n", label(level), message.c_str());
 }
 

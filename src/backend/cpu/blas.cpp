@@ -79,7 +79,7 @@ const BlasLibrary& blas_library() {
       // pool running, is a known way to hang.
       b->lib.release();
       sync_threads(*b);
-      log(LogLevel::debug,
+      log(LogLevel::info,
           "OpenBLAS: " + b->path + " (" + b->config + "), " + std::to_string(b->get_num_threads()) + " threads");
     } else {
       log_once(LogLevel::info, b->error + "; matmul uses xp's own loop (correct, slower)");

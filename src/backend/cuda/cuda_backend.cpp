@@ -25,6 +25,7 @@
 #include "jit/generated.hpp"
 #include "memory/stats.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/log.hpp"
 #include "xp/config.hpp"
 #include "xp/error.hpp"
 #include "xp/program.hpp"
@@ -148,6 +149,14 @@ class CudaBackend final : public Backend {
 
   const char* name() const noexcept override { return "cuda"; }
 
+  // XP_LOG=debug: the pool's events (a block from the driver, cached blocks freed).
+  void log_pool(const char* what, std::size_t size) const {
+    if (!log_enabled(LogLevel::debug)) return;
+    const MemoryStats st = cache_->stats();
+    log(LogLevel::debug, device_.str() + " memory pool: " + what + " " + std::to_string(size) + " bytes (in use " +
+                             std::to_string(st.bytes_in_use) + ", cached " + std::to_string(st.bytes_cached) + ")");
+  }
+
   Allocation allocate(std::size_t bytes) override {
     device_.activate();
     const auto& api = api_for_use();
@@ -158,6 +167,7 @@ class CudaBackend final : public Backend {
       if (!cache_->reserve(size)) {
         // Past XP_GPU_MEMORY_LIMIT: cached blocks are freed and the room counted once more.
         stream().synchronize();
+        log_pool("past the memory limit: freeing the cached blocks for", size);
         cache_->release_all();
         if (!cache_->reserve(size)) {
           const MemoryStats s = cache_->stats();
@@ -174,6 +184,7 @@ class CudaBackend final : public Backend {
           cache_->cancel(size);
           throw;
         }
+        log_pool("the driver is out of memory: freeing the cached blocks to retry", size);
         cache_->release_all();
         r = mem_alloc(&p, size);
       }
@@ -187,6 +198,7 @@ class CudaBackend final : public Backend {
         check(r, "cuMemAlloc");
       }
       cache_->commit(size);
+      log_pool("new block from the driver:", size);
     }
     Allocation a;
     a.data = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(p));
