@@ -64,6 +64,18 @@ struct Problem {
   std::string fix;
 };
 
+// A CUDA library already loaded into this process, by xp or by another package (CuPy, PyTorch,
+// JAX bring their own runtime, cuBLAS, NVRTC...): its file and the CUDA major its soname carries.
+struct LoadedCudaLibrary {
+  std::string name;  // "libcudart", "libcublas", "libnvrtc", ...
+  std::string path;  // as mapped (/proc/self/maps)
+  int major = 0;     // from the soname: libcudart.so.12 -> 12
+};
+
+// Every CUDA library of the toolkit's families (cudart, cublas, cublasLt, nvrtc, cufft, cusolver,
+// cusparse, curand, nvJitLink) mapped into this process now, sorted by path. Never throws.
+XP_API std::vector<LoadedCudaLibrary> loaded_cuda_libraries() noexcept;
+
 // Everything detection found: the data behind `xp doctor`. Unlike cuda_status() it looks at the
 // driver even when the user disabled CUDA. Never throws.
 struct SystemReport {
@@ -78,6 +90,10 @@ struct SystemReport {
   std::string cuda_visible_devices;
   bool device_nodes_present = false;  // /dev/nvidiactl
   std::vector<ConfigVariable> config;
+  // CUDA libraries already in this process (loaded_cuda_libraries()); more than one CUDA major among
+  // them is a problem ("cuda_major_mismatch"): the first cause of "no kernel image" and of wrong results
+  // when packages bring different toolkits.
+  std::vector<LoadedCudaLibrary> loaded_cuda;
   std::string default_device;  // "cuda:0" or "cpu"; empty when it is an error
   std::string default_device_error;
   std::vector<Problem> problems;

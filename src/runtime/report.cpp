@@ -1,5 +1,8 @@
 // system_report(): everything detection found, and the problems it knows how to fix.
 #include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
 #include <string>
 
 #include "runtime/detect.hpp"
@@ -119,6 +122,39 @@ void nvrtc_problems(SystemReport& r, const detail::DriverProbe& d, const detail:
 
 }  // namespace
 
+std::vector<LoadedCudaLibrary> loaded_cuda_libraries() noexcept {
+  std::vector<LoadedCudaLibrary> out;
+  try {
+    static const char* const kFamilies[] = {"libcudart",   "libcublasLt", "libcublas", "libnvrtc",    "libcufft",
+                                            "libcusolver", "libcusparse", "libcurand", "libnvJitLink"};
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    std::set<std::string> seen;
+    while (std::getline(maps, line)) {
+      const std::size_t slash = line.find('/');
+      if (slash == std::string::npos) continue;
+      const std::string path = line.substr(slash);
+      if (!seen.insert(path).second) continue;
+      const std::string file = path.substr(path.rfind('/') + 1);
+      for (const char* family : kFamilies) {
+        const std::string stem = std::string(family) + ".so.";
+        if (file.rfind(stem, 0) != 0) continue;
+        // libcublas.so.12 or libcublas.so.12.4.5.8: the major is the first number after ".so.".
+        int major = 0;
+        std::size_t i = stem.size();
+        while (i < file.size() && std::isdigit(static_cast<unsigned char>(file[i])) != 0 && major < 1000)
+          major = major * 10 + (file[i++] - '0');
+        if (i == stem.size()) continue;
+        out.push_back({family, path, major});
+        break;
+      }
+    }
+  } catch (...) {
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return out;
+}
+
 SystemReport system_report() noexcept {
   SystemReport r;
   try {
@@ -164,6 +200,17 @@ SystemReport system_report() noexcept {
       add(r, "unknown_variable", "warning", u.name + "='" + u.value + "' is set, but xp reads no such variable",
           u.nearest.empty() ? "unset it; `xp doctor` lists the variables xp reads"
                             : "did you mean " + u.nearest + "? Rename it, or unset it");
+    }
+    r.loaded_cuda = loaded_cuda_libraries();
+    std::set<int> majors;
+    for (const LoadedCudaLibrary& l : r.loaded_cuda) majors.insert(l.major);
+    if (majors.size() > 1) {
+      std::string list;
+      for (const LoadedCudaLibrary& l : r.loaded_cuda)
+        list += (list.empty() ? "" : ", ") + l.name + " (CUDA " + std::to_string(l.major) + ")";
+      add(r, "cuda_major_mismatch", "warning", "this process holds CUDA libraries of more than one major: " + list,
+          "install every package's CUDA wheels for one CUDA major (for example all -cu12 or all CUDA 13), so "
+          "that one runtime, cuBLAS and NVRTC serve the process");
     }
     driver_problems(r, d);
     nvrtc_problems(r, d, n, chosen);

@@ -97,6 +97,9 @@ json report_json(const xp::SystemReport& r) {
                    {"meaning", v.meaning},
                    {"error", nullable(v.error)}});
   j["environment"] = env;
+  json loaded = json::array();
+  for (const auto& l : r.loaded_cuda) loaded.push_back({{"name", l.name}, {"path", l.path}, {"major", l.major}});
+  j["loaded_cuda"] = loaded;
   json problems = json::array();
   for (const auto& p : r.problems)
     problems.push_back({{"id", p.id}, {"severity", p.severity}, {"message", p.message}, {"fix", p.fix}});
@@ -208,6 +211,11 @@ void print_text(const xp::SystemReport& r) {
   if (r.cuda_visible_devices_set) std::cout << "  CUDA_VISIBLE_DEVICES='" << r.cuda_visible_devices << "'\n";
 
   print_cpu(xp::cpu_report());
+
+  if (!r.loaded_cuda.empty()) {
+    std::cout << "\nCUDA libraries in this process\n";
+    for (const auto& l : r.loaded_cuda) std::cout << "  " << l.path << "  (CUDA " << l.major << ")\n";
+  }
 
   std::cout << "\nEnvironment\n";
   bool any = false;
