@@ -1,5 +1,6 @@
 # build.install_consumer: `cmake --install` into a temporary prefix gives a usable package:
-#   - the tree has include/xp/xp.hpp, <libdir>/libxp.so*, bin/xp, <libdir>/cmake/xp/xpConfig.cmake;
+#   - the tree has include/xp/xp.hpp, <libdir>/libxp.so*, bin/xp, <libdir>/cmake/xp/xpConfig.cmake,
+#     and share/xp/bench (the kernel and Python rows of `xp bench launch`);
 #   - the installed CLI runs (its RPATH finds the installed library) and prints the version;
 #   - tests/consumer, a separate project, finds it with find_package(xp REQUIRED) through
 #     CMAKE_PREFIX_PATH, links xp::xp, builds with the same generator and compiler, runs, and
@@ -27,7 +28,10 @@ run("${CMAKE_COMMAND}" --install "${XP_TOP_BINARY_DIR}" --prefix "${prefix}")
 set(missing "")
 foreach(f IN ITEMS "${XP_INSTALL_INCLUDEDIR}/xp/xp.hpp" "${XP_INSTALL_BINDIR}/xp"
                    "${XP_INSTALL_LIBDIR}/cmake/xp/xpConfig.cmake" "${XP_INSTALL_LIBDIR}/cmake/xp/xpConfigVersion.cmake"
-                   "${XP_INSTALL_LIBDIR}/libxp.so")
+                   "${XP_INSTALL_LIBDIR}/libxp.so"
+                   # what `xp bench launch` reads beside the installed program, not from the source tree
+                   "${XP_INSTALL_DATADIR}/xp/bench/kernels/vector_add.cu"
+                   "${XP_INSTALL_DATADIR}/xp/bench/python/launch_rows.py")
   if(NOT EXISTS "${prefix}/${f}")
     list(APPEND missing "${f}")
   endif()

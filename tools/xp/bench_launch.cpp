@@ -91,14 +91,16 @@ fs::path find_kernel_file(const std::string& given) {
     if (!is_file(given)) throw std::runtime_error("--kernel-file " + given + ": no such file");
     return fs::absolute(given);
   }
+  // Beside the program first (an installed xp: <prefix>/share/xp/bench; the build tree: its copy in
+  // <build>/bench), then the source tree it was built from, which may be gone or newer.
   std::vector<fs::path> tried;
+  if (const fs::path exe = exe_path(); !exe.empty()) {
+    tried.push_back(exe.parent_path() / "../share/xp/bench/kernels/vector_add.cu");
+    tried.push_back(exe.parent_path() / "../../bench/kernels/vector_add.cu");  // the build tree
+  }
 #ifdef XP_BENCH_KERNEL_FILE
   tried.emplace_back(XP_BENCH_KERNEL_FILE);
 #endif
-  if (const fs::path exe = exe_path(); !exe.empty()) {
-    tried.push_back(exe.parent_path() / "../../bench/kernels/vector_add.cu");  // the build tree
-    tried.push_back(exe.parent_path() / "../share/xp/bench/kernels/vector_add.cu");
-  }
   std::string list;
   for (const auto& p : tried) {
     if (is_file(p)) return fs::weakly_canonical(p);
@@ -1819,14 +1821,13 @@ fs::path find_python_rows(const std::string& given) {
     if (!is_file(given)) throw std::runtime_error("--python-rows " + given + ": no such file");
     return fs::absolute(given);
   }
+  // As find_kernel_file: an installed xp's copy first, then the source tree's.
   std::vector<fs::path> tried;
+  if (const fs::path exe = exe_path(); !exe.empty())
+    tried.push_back(exe.parent_path() / "../share/xp/bench/python/launch_rows.py");
 #ifdef XP_BENCH_PYTHON_ROWS
   tried.emplace_back(XP_BENCH_PYTHON_ROWS);
 #endif
-  if (const fs::path exe = exe_path(); !exe.empty()) {
-    tried.push_back(exe.parent_path() / "../../bench/python/launch_rows.py");
-    tried.push_back(exe.parent_path() / "../share/xp/bench/python/launch_rows.py");
-  }
   for (const auto& p : tried)
     if (is_file(p)) return fs::weakly_canonical(p);
   return {};
