@@ -88,7 +88,8 @@ run_preset() {
 run_preset release
 
 # --- sanitize -------------------------------------------------------------------------------------
-# Built at -O1, as the sanitizers advise for speed (at -O0 this stage took half of CI). The test
+# The library is built at -O1, as the sanitizers advise for speed (CMakeLists.txt; at -O0 the tests
+# took half of CI, and with every test program at -O1 the build did). The test
 # preset leaves out the six tests that compile every generated kernel with
 # NVRTC: their time is NVRTC's, a library the sanitizers cannot see into, and the generators they
 # call run under the sanitizers in the other tests; the release stage runs them.
