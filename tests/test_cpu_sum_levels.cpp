@@ -29,15 +29,7 @@ using xp::detail::cpu::SumIsa;
 using i64 = std::int64_t;
 
 const char* isa_name(SumIsa isa) {
-  switch (isa) {
-    case SumIsa::sse2:
-      return "sse2";
-    case SumIsa::avx2:
-      return "avx2";
-    case SumIsa::avx512:
-      return "avx512";
-  }
-  return "?";
+  return xp::detail::cpu::sum_isa_name(isa);
 }
 
 // The levels this CPU supports, the baseline first.
