@@ -155,9 +155,11 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("xp %s, source %s\n", std::string(xp::version()).c_str(), std::string(xp::source_hash()).c_str());
+  // xp opens OpenBLAS first, choosing its kernels as in any program (OPENBLAS_CORETYPE is read at
+  // load); the direct calls then use the same instance.
+  const cpu::BlasInfo info = cpu::blas_info();
   xp::detail::DynLib lib = xp::detail::DynLib::open("libopenblas.so.0");
   if (!lib.ok()) lib = xp::detail::DynLib::open("libopenblas.so");
-  const cpu::BlasInfo info = cpu::blas_info();  // xp opens the same library (one instance per process)
   if (!lib.ok() || !info.loaded) {
     std::printf("skipped: no OpenBLAS (%s)\n", info.error.c_str());
     return 0;
@@ -165,8 +167,9 @@ int main(int argc, char** argv) {
   const Direct blas{reinterpret_cast<cpu::CblasSgemm>(lib.symbol("cblas_sgemm")),
                     reinterpret_cast<cpu::CblasDgemm>(lib.symbol("cblas_dgemm"))};
   lib.release();  // stays loaded with xp's handle
-  std::printf("OpenBLAS: %s\n  %s\n  threads: OpenBLAS %d, xp %d\n", info.path.c_str(), info.config.c_str(),
-              cpu::blas_info().threads, xp::detail::num_threads());
+  std::printf("OpenBLAS: %s\n  %s\n  kernels: %s (%s)\n  threads: OpenBLAS %d, xp %d\n", info.path.c_str(),
+              info.config.c_str(), info.core.c_str(), info.core_reason.c_str(), cpu::blas_info().threads,
+              xp::detail::num_threads());
   std::printf("times in ms: median [min..max] of 5 runs; ratio = xp / OpenBLAS direct\n\n");
   std::printf("%-10s %-8s %-14s %32s %32s %7s\n", "xp path", "dtype", "size", "OpenBLAS direct", "xp matmul", "ratio");
 

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -622,3 +625,74 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, VecdotTest, ::testing::ValuesIn(kAllDtypes),
                          [](const auto& info) { return std::string(xp::name(info.param)); });
 
 }  // namespace
+
+// Which kernels xp asks OpenBLAS for: the user's OPENBLAS_CORETYPE wins; else the CPU's vector
+// level; without AVX2, OpenBLAS's own choice.
+TEST(BlasCore, ChoiceFollowsTheUserThenTheCpu) {
+  EXPECT_EQ(cpu::choose_openblas_core(std::string("Haswell"), true, true).coretype, "");
+  EXPECT_NE(cpu::choose_openblas_core(std::string("Haswell"), true, true).reason.find("OPENBLAS_CORETYPE=Haswell"),
+            std::string::npos);
+  EXPECT_EQ(cpu::choose_openblas_core(std::nullopt, true, true).coretype, "SkylakeX");
+  EXPECT_EQ(cpu::choose_openblas_core(std::nullopt, false, true).coretype, "Haswell");
+  EXPECT_EQ(cpu::choose_openblas_core(std::nullopt, false, false).coretype, "");
+  EXPECT_NE(cpu::choose_openblas_core(std::nullopt, false, false).reason.find("OpenBLAS's own"), std::string::npos);
+}
+
+// Run by BlasCore.TheLoadedKernelsAreTheChoiceAndTheEnvironmentIsRestored in a fresh process:
+// prints what the BLAS reports after a matmul loaded it, and whether OPENBLAS_CORETYPE is set.
+TEST(BlasCore, DISABLED_ReportChild) {
+  const cpu::BlasInfo info = cpu::blas_info();
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("loaded=%d core=[%s] reason=[%s] env=[%s] error=[%s]\n", info.loaded ? 1 : 0, info.core.c_str(),
+              info.core_reason.c_str(), env == nullptr ? "(unset)" : env, info.error.c_str());
+}
+
+TEST(BlasCore, TheLoadedKernelsAreTheChoiceAndTheEnvironmentIsRestored) {
+  const cpu::BlasInfo here = cpu::blas_info();
+  if (!here.loaded) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_OPENBLAS", here.error);
+  if (here.config.find("DYNAMIC_ARCH") == std::string::npos)
+    GTEST_SKIP() << "this OpenBLAS is not a DYNAMIC_ARCH build: its kernels are fixed (" << here.config << ")";
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512vl");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  const bool avx512 = false, avx2 = false;
+#endif
+  const std::string want = cpu::choose_openblas_core(std::nullopt, avx512, avx2).coretype;
+  // Left to xp: the kernels xp chose, and the variable gone again after the load.
+  const auto mine = xp_test::run_child_case("BlasCore.DISABLED_ReportChild", {}, {"OPENBLAS_CORETYPE"});
+  ASSERT_EQ(mine.exit_code, 0) << mine.out << mine.err;
+  EXPECT_NE(mine.out.find("loaded=1"), std::string::npos) << mine.out;
+  EXPECT_NE(mine.out.find("env=[(unset)]"), std::string::npos) << mine.out;
+  if (!want.empty()) {
+    EXPECT_NE(mine.out.find("core=[" + want + "]"), std::string::npos) << mine.out;
+    EXPECT_NE(mine.out.find("chosen by xp from the CPU's features"), std::string::npos) << mine.out;
+  }
+  // The user's choice is kept, and left in the environment as the user set it.
+  const auto users = xp_test::run_child_case("BlasCore.DISABLED_ReportChild", {{"OPENBLAS_CORETYPE", "Prescott"}});
+  ASSERT_EQ(users.exit_code, 0) << users.out << users.err;
+  EXPECT_NE(users.out.find("core=[Prescott]"), std::string::npos) << users.out;
+  EXPECT_NE(users.out.find("reason=[OPENBLAS_CORETYPE=Prescott, set in the environment]"), std::string::npos)
+      << users.out;
+  EXPECT_NE(users.out.find("env=[Prescott]"), std::string::npos) << users.out;
+}
+
+// A wrong gemm is caught by the check at load and named; the library in use passes it.
+void wrong_sgemm(int, int, int, int m, int n, int, float, const float*, int, const float*, int, float, float* c,
+                 int ldc) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) c[i * ldc + j] = (i == m - 1 && j == n - 1) ? 1000.0f : 0.0f;
+}
+
+TEST(BlasCore, TheCheckAtLoadCatchesAWrongResult) {
+  const cpu::BlasInfo info = cpu::blas_info();
+  if (!info.loaded) XP_SKIP_OR_FAIL("XP_TEST_REQUIRE_OPENBLAS", info.error);
+  EXPECT_EQ(cpu::check_blas(cpu::blas_library()), "");
+  cpu::BlasLibrary bad;
+  bad.sgemm = &wrong_sgemm;
+  bad.dgemm = cpu::blas_library().dgemm;
+  const std::string why = cpu::check_blas(bad);
+  EXPECT_NE(why.find("sgemm 1x1x1: element (0, 0) is 1000"), std::string::npos) << why;
+}

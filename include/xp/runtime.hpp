@@ -116,7 +116,9 @@ struct CpuReport {
   std::string blas_path;    // the BLAS library opened (OpenBLAS)
   std::string blas_config;  // openblas_get_config(): version, build options and the kernel it chose
   int blas_threads = 0;
-  std::string blas_error;  // why no BLAS is used, when none is
+  std::string blas_core;         // the kernel set OpenBLAS uses ("SkylakeX", "Haswell", "Prescott")
+  std::string blas_core_reason;  // who chose it: OpenBLAS, OPENBLAS_CORETYPE, or xp from the CPU
+  std::string blas_error;        // why no BLAS is used, when none is
 };
 XP_API CpuReport cpu_report() noexcept;
 

@@ -36,6 +36,7 @@ ForeignEnvironment foreign_environment() {
   e.pythonpath = getenv_string("PYTHONPATH");
   e.home = getenv_string("HOME");
   e.xdg_cache_home = getenv_string("XDG_CACHE_HOME");
+  e.openblas_coretype = getenv_string("OPENBLAS_CORETYPE");
   return e;
 }
 

@@ -13,6 +13,7 @@ struct ForeignEnvironment {
   std::optional<std::string> cuda_visible_devices;
   std::optional<std::string> cuda_path, cuda_home, conda_prefix, virtual_env, pythonpath;
   std::optional<std::string> home, xdg_cache_home;
+  std::optional<std::string> openblas_coretype;  // OpenBLAS's own: the kernel set it loads
 };
 ForeignEnvironment foreign_environment();
 

@@ -170,6 +170,8 @@ json cpu_json(const xp::CpuReport& c) {
             {"path", nullable(c.blas_path)},
             {"config", nullable(c.blas_config)},
             {"threads", c.blas_threads},
+            {"core", nullable(c.blas_core)},
+            {"core_reason", nullable(c.blas_core_reason)},
             {"error", nullable(c.blas_error)}}}};
 }
 
@@ -179,9 +181,12 @@ void print_cpu(const xp::CpuReport& c) {
             << " logical CPUs; xp uses " << c.threads << " thread" << (c.threads == 1 ? "" : "s") << "\n";
   std::cout << "  vector level in use: reductions " << c.sum_isa << ", elementwise math " << c.math_isa << "\n";
   if (c.blas_loaded)
+  {
     std::cout << "  BLAS (matmul): " << c.blas_path << "  (" << c.blas_config << "; " << c.blas_threads
               << " threads)\n";
-  else
+    std::cout << "  BLAS kernels: " << (c.blas_core.empty() ? "unknown" : c.blas_core) << "  ("
+              << c.blas_core_reason << ")\n";
+  } else
     std::cout << "  BLAS (matmul): none, xp's own loops (" << c.blas_error << ")\n";
 }
 

@@ -1,9 +1,11 @@
 #include "backend/cpu/blas.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 #include "backend/cpu/linalg.hpp"
+#include "runtime/environment.hpp"
 #include "runtime/log.hpp"
 #include "runtime/parallel.hpp"
 
@@ -33,11 +35,80 @@ void sync_threads(const BlasLibrary& b) {
 
 }  // namespace
 
-BlasLibrary open_blas(const std::vector<std::string>& names) {
+CoreChoice choose_openblas_core(const std::optional<std::string>& user, bool avx512, bool avx2_fma) {
+  if (user) return {"", "OPENBLAS_CORETYPE=" + *user + ", set in the environment"};
+  if (avx512) return {"SkylakeX", "chosen by xp from the CPU's features (AVX-512)"};
+  if (avx2_fma) return {"Haswell", "chosen by xp from the CPU's features (AVX2, FMA)"};
+  return {"", "OpenBLAS's own choice (the CPU has no AVX2)"};
+}
+
+namespace {
+
+// Fills `c` (m x n, row-major, leading dimension ldc) with op(A) op(B) by a plain loop; A is m x k
+// (or k x m transposed), B k x n (or n x k).
+template <class T>
+void reference_gemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c, int ldc) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      T s = 0;
+      for (int p = 0; p < k; ++p) s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+      c[i * ldc + j] = s;
+    }
+}
+
+template <class T, class Gemm>
+std::string check_gemm(Gemm gemm, const char* name) {
+  // Sizes past the kernels' unroll factors and blocking edges, odd on purpose; values in [-8, 8],
+  // so every product and sum is an integer far below 2^24: exact in float32 in any order.
+  struct Case {
+    int m, n, k;
+  };
+  for (const Case sz : {Case{1, 1, 1}, Case{7, 5, 3}, Case{67, 45, 33}, Case{33, 70, 40}}) {
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true}) {
+        const int lda = (ta ? sz.m : sz.k) + 3, ldb = (tb ? sz.k : sz.n) + 2, ldc = sz.n + 1;
+        std::vector<T> a(static_cast<std::size_t>((ta ? sz.k : sz.m) * lda));
+        std::vector<T> b(static_cast<std::size_t>((tb ? sz.n : sz.k) * ldb));
+        unsigned x = 12345u + static_cast<unsigned>(sz.m * 31 + sz.k);
+        for (auto& v : a) v = static_cast<T>(static_cast<int>((x = x * 1103515245u + 12345u) >> 16) % 17 - 8);
+        for (auto& v : b) v = static_cast<T>(static_cast<int>((x = x * 1103515245u + 12345u) >> 16) % 17 - 8);
+        std::vector<T> want(static_cast<std::size_t>(sz.m * ldc), T(0)), got(want.size(), T(-99));
+        reference_gemm(ta, tb, sz.m, sz.n, sz.k, a.data(), lda, b.data(), ldb, want.data(), ldc);
+        gemm(kCblasRowMajor, ta ? kCblasTrans : kCblasNoTrans, tb ? kCblasTrans : kCblasNoTrans, sz.m, sz.n, sz.k,
+             T(1), a.data(), lda, b.data(), ldb, T(0), got.data(), ldc);
+        for (int i = 0; i < sz.m; ++i)
+          for (int j = 0; j < sz.n; ++j)
+            if (got[static_cast<std::size_t>(i * ldc + j)] != want[static_cast<std::size_t>(i * ldc + j)])
+              return std::string(name) + " " + std::to_string(sz.m) + "x" + std::to_string(sz.n) + "x" +
+                     std::to_string(sz.k) + (ta ? " A^T" : "") + (tb ? " B^T" : "") + ": element (" +
+                     std::to_string(i) + ", " + std::to_string(j) + ") is " +
+                     std::to_string(static_cast<double>(got[static_cast<std::size_t>(i * ldc + j)])) + ", not " +
+                     std::to_string(static_cast<double>(want[static_cast<std::size_t>(i * ldc + j)]));
+      }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string check_blas(const BlasLibrary& b) {
+  std::string bad = check_gemm<float>(b.sgemm, "sgemm");
+  if (bad.empty()) bad = check_gemm<double>(b.dgemm, "dgemm");
+  return bad;
+}
+
+BlasLibrary open_blas(const std::vector<std::string>& names, const std::string& coretype) {
   BlasLibrary b;
   std::string tried;
   for (const std::string& name : names) {
+    // OPENBLAS_CORETYPE is read once, by the library's constructor during dlopen: set for that
+    // moment only, so that another OpenBLAS the process loads later (NumPy's) makes its own choice.
+    // setenv races with a getenv on another thread; xp reads its environment once, in config.cpp,
+    // and the first matmul that gets here is ordinarily long after.
+    const bool set_core = !coretype.empty() && !DynLib::loaded(name).ok();
+    if (set_core) ::setenv("OPENBLAS_CORETYPE", coretype.c_str(), 1);
     DynLib lib = DynLib::open(name);
+    if (set_core) ::unsetenv("OPENBLAS_CORETYPE");
     if (!lib.ok()) {
       tried += (tried.empty() ? "" : "; ") + lib.error();
       continue;
@@ -48,6 +119,7 @@ BlasLibrary open_blas(const std::vector<std::string>& names) {
     b.get_num_threads = entry<OpenblasGetNumThreads>(lib, "openblas_get_num_threads");
     b.get_config = entry<OpenblasGetConfig>(lib, "openblas_get_config");
     b.get_parallel = entry<OpenblasGetParallel>(lib, "openblas_get_parallel");
+    b.get_corename = entry<OpenblasGetCorename>(lib, "openblas_get_corename");
     std::string missing;
     if (b.sgemm == nullptr) missing += " cblas_sgemm";
     if (b.dgemm == nullptr) missing += " cblas_dgemm";
@@ -63,6 +135,9 @@ BlasLibrary open_blas(const std::vector<std::string>& names) {
       if (const char* c = b.get_config(); c != nullptr) b.config = c;
     }
     if (b.get_parallel != nullptr) b.parallel = b.get_parallel();
+    if (b.get_corename != nullptr) {
+      if (const char* c = b.get_corename(); c != nullptr) b.core = c;
+    }
     b.lib = std::move(lib);
     b.loaded = true;
     return b;
@@ -73,14 +148,37 @@ BlasLibrary open_blas(const std::vector<std::string>& names) {
 
 const BlasLibrary& blas_library() {
   static BlasLibrary* const lib = [] {
-    auto* b = new BlasLibrary(open_blas({"libopenblas.so.0", "libopenblas.so"}));
+#if defined(__x86_64__)
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                        __builtin_cpu_supports("avx512vl");
+    const bool avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    const bool avx512 = false, avx2_fma = false;
+#endif
+    CoreChoice choice = choose_openblas_core(foreign_environment().openblas_coretype, avx512, avx2_fma);
+    const bool was_loaded = DynLib::loaded("libopenblas.so.0").ok() || DynLib::loaded("libopenblas.so").ok();
+    if (was_loaded && !choice.coretype.empty())
+      choice = {"", "the choice of the OpenBLAS the process had loaded before xp (its kernels are fixed at load)"};
+    auto* b = new BlasLibrary(open_blas({"libopenblas.so.0", "libopenblas.so"}, choice.coretype));
     if (b->loaded) {
       // Stays loaded for the life of the process: closing a pthreads OpenBLAS at exit, with its
       // pool running, is a known way to hang.
       b->lib.release();
+      b->core_reason = choice.reason;
+      if (!choice.coretype.empty() && b->core != choice.coretype)
+        b->core_reason += "; asked for " + choice.coretype + ", OpenBLAS kept its own (not a DYNAMIC_ARCH build?)";
       sync_threads(*b);
-      log(LogLevel::info,
-          "OpenBLAS: " + b->path + " (" + b->config + "), " + std::to_string(b->get_num_threads()) + " threads");
+      if (std::string bad = check_blas(*b); !bad.empty()) {
+        b->loaded = false;
+        b->error = "OpenBLAS " + b->path + " with the " + (b->core.empty() ? "default" : b->core) +
+                   " kernels gave a wrong result in xp's check at load (" + bad +
+                   "): not used; set OPENBLAS_CORETYPE to another kernel set to try one";
+        log_once(LogLevel::warn, b->error + "; matmul uses xp's own loop (correct, slower)");
+        return b;
+      }
+      log(LogLevel::info, "OpenBLAS: " + b->path + " (" + b->config + "), kernels " + b->core + " (" +
+                              b->core_reason + "), " + std::to_string(b->get_num_threads()) + " threads");
     } else {
       log_once(LogLevel::info, b->error + "; matmul uses xp's own loop (correct, slower)");
     }
@@ -118,6 +216,8 @@ BlasInfo blas_info() {
   info.path = b.path;
   info.config = b.config;
   info.threads = b.loaded ? b.get_num_threads() : 0;
+  info.core = b.core;
+  info.core_reason = b.core_reason;
   info.error = b.error;
   return info;
 }

@@ -5,6 +5,7 @@
 // builds without OpenBLAS's headers and runs without OpenBLAS (matmul then uses its own loop).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ using OpenblasSetNumThreads = void (*)(int);
 using OpenblasGetNumThreads = int (*)();
 using OpenblasGetConfig = char* (*)();
 using OpenblasGetParallel = int (*)();
+using OpenblasGetCorename = char* (*)();
 
 // An opened OpenBLAS: required entry points (gemm, thread count) and optional ones (null when
 // absent: config and threading model are only reported).
@@ -34,6 +36,8 @@ struct BlasLibrary {
   std::string path;    // absolute path the loader used
   std::string config;  // openblas_get_config(), "" without it
   int parallel = -1;   // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP; -1 unknown
+  std::string core;         // openblas_get_corename(): the kernel set OpenBLAS loaded, "" unknown
+  std::string core_reason;  // why that one (choose_openblas_core)
   std::string error;   // why loaded is false: every name tried and what the loader said
   CblasSgemm sgemm = nullptr;
   CblasDgemm dgemm = nullptr;
@@ -41,10 +45,33 @@ struct BlasLibrary {
   OpenblasGetNumThreads get_num_threads = nullptr;
   OpenblasGetConfig get_config = nullptr;
   OpenblasGetParallel get_parallel = nullptr;
+  OpenblasGetCorename get_corename = nullptr;
 };
 
 // Opens the first of `names` that loads and has the required entry points. Sets no thread count.
-BlasLibrary open_blas(const std::vector<std::string>& names);
+// `coretype`, when not empty, is put in OPENBLAS_CORETYPE while the library loads (a DYNAMIC_ARCH
+// OpenBLAS reads it then to choose its kernels) and taken away after.
+BlasLibrary open_blas(const std::vector<std::string>& names, const std::string& coretype = {});
+
+// The kernel set xp asks a DYNAMIC_ARCH OpenBLAS for, from this CPU's features, or "" to leave
+// OpenBLAS's own choice. OpenBLAS 0.3.21 (Debian 12) falls back to its generic "Prescott" kernels
+// on x86-64 CPUs newer than its tables, cloud virtual machines among them, and runs sgemm 4-6x
+// slower there (docs/performance.md, "CPU matmul: OpenBLAS's kernels"). The two routines xp calls,
+// sgemm and dgemm, have one kernel per vector level in OpenBLAS: "SkylakeX" for AVX-512
+// (F, CD, BW, DQ, VL), "Haswell" for AVX2 with FMA; the newer names (Cooperlake, SapphireRapids,
+// Zen) reuse them for these two. `user` is OPENBLAS_CORETYPE when set: then it is kept ("").
+struct CoreChoice {
+  std::string coretype;  // what to put in OPENBLAS_CORETYPE while loading; "" for none
+  std::string reason;    // for xp doctor
+};
+CoreChoice choose_openblas_core(const std::optional<std::string>& user, bool avx512, bool avx2_fma);
+
+// xp's check of an opened OpenBLAS at load: sgemm and dgemm over small integer matrices whose
+// products are exact (every layout xp passes: both transposes, strided leading dimensions),
+// against a plain loop. Some old OpenBLAS builds compute wrong results with some kernels on some
+// CPUs; a library that fails is not used (matmul takes xp's own loop) and xp doctor says why.
+// Returns "" when every result matched, else what differed.
+std::string check_blas(const BlasLibrary& b);
 
 // The process's OpenBLAS (libopenblas.so.0, then libopenblas.so), opened on first call, thread
 // safe, never closed. At load its thread count is set to num_threads(); the outcome is logged

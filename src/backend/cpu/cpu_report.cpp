@@ -41,6 +41,8 @@ CpuReport cpu_report() noexcept {
     r.blas_path = b.path;
     r.blas_config = b.config;
     r.blas_threads = b.threads;
+    r.blas_core = b.core;
+    r.blas_core_reason = b.core_reason;
     r.blas_error = b.error;
   } catch (const std::exception& e) {
     r.blas_error = std::string("the CPU report failed: ") + e.what();
