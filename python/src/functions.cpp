@@ -315,7 +315,7 @@ void register_functions(nb::module_& m) {
         }
         return xp::concat(v, nb::cast<int>(axis));
       },
-      arg("arrays"), nb::kw_only(), arg("axis") = 0);
+      arg("arrays"), nb::kw_only(), arg("axis").none() = 0);
   m.def(
       "stack", [](nb::handle arrays, int axis) { return xp::stack(to_arrays(arrays), axis); }, arg("arrays"),
       nb::kw_only(), arg("axis") = 0);

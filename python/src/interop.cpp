@@ -2,6 +2,8 @@
 // ways, the buffer protocol for CPU arrays, and xp.asarray from arrays, buffers, sequences, scalars.
 #include <Python.h>
 
+#include <nanobind/stl/pair.h>
+
 #include <cstring>
 #include <memory>
 
