@@ -57,6 +57,7 @@ void register_runtime(nb::module_& m);
 void register_array(nb::module_& m);
 void register_functions(nb::module_& m);
 void register_interop(nb::module_& m);
+void register_kernels(nb::module_& m);
 void register_array_interop(nb::class_<xp::Array>& cls);
 
 }  // namespace xp_py

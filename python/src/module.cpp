@@ -10,4 +10,5 @@ NB_MODULE(_xp, m) {
   xp_py::register_array(m);
   xp_py::register_functions(m);
   xp_py::register_interop(m);
+  xp_py::register_kernels(m);
 }
