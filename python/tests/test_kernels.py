@@ -64,3 +64,32 @@ def test_raw_kernels_on_the_hollow_device(tmp_path):
     assert r["module"]
     # The fake reports no parameter sizes unless the driver does; when it does, float64 is refused.
     assert r["size_check"] in (None, "ValueError")
+
+
+OOM = r'''
+import json, xp
+if not xp.is_cuda_available():
+    print(json.dumps({"skip": xp.cuda_status()["reason"]}))
+    raise SystemExit(0)
+try:
+    xp.empty(4_000_000, dtype=xp.float32, device="cuda:0")
+    print(json.dumps({"raised": None}))
+except MemoryError as e:
+    print(json.dumps({"raised": type(e).__name__, "xp_error": isinstance(e, xp.Error), "requested": e.requested,
+                      "limit": e.limit, "device": e.device}))
+'''
+
+
+@pytest.mark.skipif(not FAKE_DRIVER, reason="XP_TEST_FAKE_DRIVER not given")
+def test_out_of_memory_is_a_memory_error_with_byte_counts():
+    env = dict(os.environ, XP_CUDA_DRIVER=FAKE_DRIVER, XP_FAKE_CUDA="devices=1,hollow,memory=1073741824",
+               XP_GPU_MEMORY_LIMIT="1048576")
+    for k in ("XP_DEVICE", "FORCE_CPU", "CUDA_VISIBLE_DEVICES"):
+        env.pop(k, None)
+    out = subprocess.run([sys.executable, "-c", OOM], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    if "skip" in r:
+        pytest.skip(f"CUDA not usable on the fake driver here: {r['skip']}")
+    assert r["raised"] == "OutOfMemoryError" and r["xp_error"]
+    assert r["requested"] == 16_000_000 and r["limit"] == 1048576 and r["device"] == "cuda:0"
