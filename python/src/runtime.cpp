@@ -67,16 +67,20 @@ void register_runtime(nb::module_& m) {
                    })
       .def("__repr__", [](const PyDType& d) { return "xp." + std::string(xp::name(d.dtype)); })
       .def("__str__", [](const PyDType& d) { return std::string(xp::name(d.dtype)); })
-      .def("__eq__",
-           [](const PyDType& d, nb::handle o) {
-             if (nb::isinstance<PyDType>(o)) return nb::cast<PyDType&>(o).dtype == d.dtype;
-             return false;
-           })
-      .def("__ne__",
-           [](const PyDType& d, nb::handle o) {
-             if (nb::isinstance<PyDType>(o)) return nb::cast<PyDType&>(o).dtype != d.dtype;
-             return true;
-           })
+      .def(
+          "__eq__",
+          [](const PyDType& d, nb::handle o) {
+            if (nb::isinstance<PyDType>(o)) return nb::cast<PyDType&>(o).dtype == d.dtype;
+            return false;
+          },
+          nb::arg("other").none())
+      .def(
+          "__ne__",
+          [](const PyDType& d, nb::handle o) {
+            if (nb::isinstance<PyDType>(o)) return nb::cast<PyDType&>(o).dtype != d.dtype;
+            return true;
+          },
+          nb::arg("other").none())
       .def("__hash__", [](const PyDType& d) { return static_cast<int>(d.dtype) + 0x5870; });
   g_dtypes = new std::array<nb::object, kDTypes>();
   for (int i = 0; i < kDTypes; ++i) {
@@ -91,18 +95,20 @@ void register_runtime(nb::module_& m) {
       .def_prop_ro("index", &xp::Device::index)
       .def("__repr__", [](const xp::Device& d) { return "Device('" + d.str() + "')"; })
       .def("__str__", &xp::Device::str)
-      .def("__eq__",
-           [](const xp::Device& d, nb::handle o) {
-             if (nb::isinstance<xp::Device>(o)) return nb::cast<xp::Device>(o) == d;
-             if (nb::isinstance<nb::str>(o)) {
-               try {
-                 return xp::Device(nb::cast<std::string>(o)) == d;
-               } catch (const xp::ValueError&) {
-                 return false;
-               }
-             }
-             return false;
-           })
+      .def(
+          "__eq__",
+          [](const xp::Device& d, nb::handle o) {
+            if (nb::isinstance<xp::Device>(o)) return nb::cast<xp::Device>(o) == d;
+            if (nb::isinstance<nb::str>(o)) {
+              try {
+                return xp::Device(nb::cast<std::string>(o)) == d;
+              } catch (const xp::ValueError&) {
+                return false;
+              }
+            }
+            return false;
+          },
+          nb::arg("other").none())
       .def("__hash__", [](const xp::Device& d) { return std::hash<std::string>()(d.str()); });
 
   m.def(
