@@ -67,10 +67,10 @@ xp::Axes to_axes(nb::handle h) {
 
 xp::Shape to_shape(nb::handle h) {
   if (PyLong_Check(h.ptr()) || PyIndex_Check(h.ptr())) {
-    return xp::Shape{nb::cast<std::int64_t>(nb::steal(PyNumber_Index(h.ptr())))};
+    return xp::Shape{nb::cast<std::int64_t>(checked(PyNumber_Index(h.ptr())))};
   }
   xp::Shape s;
-  for (nb::handle d : h) s.push_back(nb::cast<std::int64_t>(nb::steal(PyNumber_Index(d.ptr()))));
+  for (nb::handle d : h) s.push_back(nb::cast<std::int64_t>(checked(PyNumber_Index(d.ptr()))));
   return s;
 }
 
@@ -90,15 +90,17 @@ xp::Index to_index(nb::handle k) {
     auto part = [&](const char* name) -> std::optional<std::int64_t> {
       nb::object o = k.attr(name);
       if (o.is_none()) return std::nullopt;
-      return nb::cast<std::int64_t>(nb::steal(PyNumber_Index(o.ptr())));
+      return nb::cast<std::int64_t>(checked(PyNumber_Index(o.ptr())));
     };
     const auto step = part("step");
     if (step && *step == 0) throw nb::value_error("xp: slice step cannot be zero");
     return xp::Slice(part("start"), part("stop"), step ? *step : 1);
   }
+  if (nb::isinstance<xp::Array>(k) && nb::cast<xp::Array&>(k).ndim() != 0)
+    throw nb::index_error("xp: an integer array index is supported alone (x[i]), not beside other indices yet");
   if (PyBool_Check(k.ptr()))
     throw nb::index_error("xp: boolean indices are not supported (xp has no boolean-mask indexing yet)");
-  if (PyIndex_Check(k.ptr())) return nb::cast<std::int64_t>(nb::steal(PyNumber_Index(k.ptr())));
+  if (PyIndex_Check(k.ptr())) return nb::cast<std::int64_t>(checked(PyNumber_Index(k.ptr())));
   throw nb::index_error(("xp: unsupported index " + nb::cast<std::string>(nb::repr(k)) +
                          " (integers, slices, ..., None, and one integer array on its own)")
                             .c_str());

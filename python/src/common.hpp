@@ -36,6 +36,12 @@ std::optional<xp::Device> to_device(nb::handle h);
 // object that is neither, when `strict` is false: operators then return NotImplemented.
 bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict);
 
+// A new reference from a C API call, or the Python error it set raised as nb::python_error.
+inline nb::object checked(PyObject* result) {
+  if (result == nullptr) throw nb::python_error();
+  return nb::steal(result);
+}
+
 // A Python number as a weak scalar; false when h is not a bool, int or float.
 bool to_scalar(nb::handle h, xp::Scalar& s);
 

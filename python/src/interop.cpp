@@ -235,11 +235,12 @@ void walk(nb::handle h, int depth, Nested& n) {
                    !nb::isinstance<xp::Array>(h);
   if (seq) {
     const Py_ssize_t len = PySequence_Size(h.ptr());
+    if (len < 0) throw nb::python_error();
     if (static_cast<int>(n.shape.size()) == depth)
       n.shape.push_back(len);
     else if (static_cast<int>(n.shape.size()) < depth || n.shape[static_cast<std::size_t>(depth)] != len)
       throw nb::value_error("xp.asarray: ragged nested sequence (every row needs the same length)");
-    for (Py_ssize_t k = 0; k < len; ++k) walk(nb::steal(PySequence_GetItem(h.ptr(), k)), depth + 1, n);
+    for (Py_ssize_t k = 0; k < len; ++k) walk(checked(PySequence_GetItem(h.ptr(), k)), depth + 1, n);
     return;
   }
   if (static_cast<int>(n.shape.size()) != depth &&
@@ -278,9 +279,9 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
         throw nb::type_error("xp: complex numbers are not supported (xp has no complex dtypes)");
       } else if (PyFloat_Check(h.ptr()) || nb::hasattr(h, "__float__")) {
         if (PyIndex_Check(h.ptr()))
-          s = xp::Scalar(nb::cast<long long>(nb::steal(PyNumber_Index(h.ptr()))));
+          s = xp::Scalar(nb::cast<long long>(checked(PyNumber_Index(h.ptr()))));
         else
-          s = xp::Scalar(nb::cast<double>(nb::steal(PyNumber_Float(h.ptr()))));
+          s = xp::Scalar(nb::cast<double>(checked(PyNumber_Float(h.ptr()))));
       } else {
         throw nb::type_error(("xp.asarray: cannot convert " + nb::cast<std::string>(nb::repr(h.type()))).c_str());
       }
