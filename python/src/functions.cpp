@@ -294,8 +294,15 @@ void register_functions(nb::module_& m) {
       arg("axes"));
   m.def("matrix_transpose", &xp::matrix_transpose, arg("x"));
   m.def(
-      "expand_dims", [](const xp::Array& x, int axis) { return xp::expand_dims(x, axis); }, arg("x"), nb::kw_only(),
-      arg("axis") = 0);
+      "expand_dims",
+      [](const xp::Array& x, int axis) {
+        // The standard asks IndexError for an axis out of range (NumPy's AxisError is both).
+        if (axis < -x.ndim() - 1 || axis > x.ndim())
+          throw xp::IndexError("expand_dims: axis " + std::to_string(axis) + " is out of bounds for a result of " +
+                               std::to_string(x.ndim() + 1) + " dimensions");
+        return xp::expand_dims(x, axis);
+      },
+      arg("x"), nb::kw_only(), arg("axis") = 0);
   m.def(
       "squeeze", [](const xp::Array& x, nb::handle axis) { return xp::squeeze(x, to_axes(axis)); }, arg("x"),
       arg("axis"));
