@@ -236,8 +236,11 @@ void walk(nb::handle h, int depth, Nested& n) {
   if (seq) {
     const Py_ssize_t len = PySequence_Size(h.ptr());
     if (len < 0) throw nb::python_error();
-    if (static_cast<int>(n.shape.size()) == depth)
+    if (static_cast<int>(n.shape.size()) == depth) {
+      if (!n.leaves.empty())  // a number was met at this depth before: [1, [2]]
+        throw nb::value_error("xp.asarray: ragged nested sequence (a sequence where a number was expected)");
       n.shape.push_back(len);
+    }
     else if (static_cast<int>(n.shape.size()) < depth || n.shape[static_cast<std::size_t>(depth)] != len)
       throw nb::value_error("xp.asarray: ragged nested sequence (every row needs the same length)");
     for (Py_ssize_t k = 0; k < len; ++k) walk(checked(PySequence_GetItem(h.ptr(), k)), depth + 1, n);
@@ -254,13 +257,15 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
   walk(obj, 0, n);
   std::vector<xp::Scalar> vals;
   vals.reserve(n.leaves.size());
-  std::optional<xp::DType> seen;
+  std::optional<xp::DType> seen;  // the promoted dtype of the leaves that are 0-d xp arrays
+  std::size_t array_leaves = 0;
   for (nb::handle h : n.leaves) {
     xp::Scalar s(0);
     if (!to_scalar(h, s)) {
       if (nb::isinstance<xp::Array>(h) && nb::cast<xp::Array&>(h).ndim() == 0) {
         const xp::Array& a = nb::cast<xp::Array&>(h);
         seen = seen ? xp::result_type(*seen, a.dtype()) : a.dtype();
+        ++array_leaves;
         switch (xp::kind(a.dtype())) {
           case xp::DTypeKind::boolean:
             s = xp::Scalar(a.item<bool>());
@@ -298,7 +303,8 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
     any_big |= s.is_large_unsigned();
   }
   t = any_float ? xp::DType::float64 : any_int ? (any_big ? xp::DType::uint64 : xp::DType::int64) : xp::DType::bool_;
-  if (seen && vals.size() == n.leaves.size()) t = *seen;
+  if (seen && array_leaves == n.leaves.size()) t = *seen;  // only arrays: their dtypes promoted
+  if (vals.empty()) t = xp::DType::float64;  // as NumPy: asarray([]) is float64
   if (dtype) t = *dtype;
   const std::size_t count = vals.size();
   xp::Array out;

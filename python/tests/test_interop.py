@@ -103,3 +103,13 @@ def test_gpu_round_trip(xp_gpu):
     cai = a.__cuda_array_interface__
     assert cai["data"][0] == ptr(a)
     assert a.__dlpack_device__() == (2, 0)
+
+
+def test_nested_sequence_edge_cases():
+    assert xp.asarray([]).dtype == xp.float64 and xp.asarray([]).shape == (0,)
+    with pytest.raises(ValueError):
+        xp.asarray([1, [2]])
+    assert xp.asarray([xp.asarray(1, dtype=xp.int8), xp.asarray(2, dtype=xp.int8)]).dtype == xp.int8
+    assert xp.asarray([xp.asarray(1, dtype=xp.int8), 2.5]).dtype == xp.float64
+    assert xp.asarray([[True, False]]).dtype == xp.bool
+    assert xp.asarray([2**63]).dtype == xp.uint64
