@@ -240,8 +240,7 @@ void walk(nb::handle h, int depth, Nested& n) {
       if (!n.leaves.empty())  // a number was met at this depth before: [1, [2]]
         throw nb::value_error("xp.asarray: ragged nested sequence (a sequence where a number was expected)");
       n.shape.push_back(len);
-    }
-    else if (static_cast<int>(n.shape.size()) < depth || n.shape[static_cast<std::size_t>(depth)] != len)
+    } else if (static_cast<int>(n.shape.size()) < depth || n.shape[static_cast<std::size_t>(depth)] != len)
       throw nb::value_error("xp.asarray: ragged nested sequence (every row needs the same length)");
     for (Py_ssize_t k = 0; k < len; ++k) walk(checked(PySequence_GetItem(h.ptr(), k)), depth + 1, n);
     return;
@@ -304,7 +303,7 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
   }
   t = any_float ? xp::DType::float64 : any_int ? (any_big ? xp::DType::uint64 : xp::DType::int64) : xp::DType::bool_;
   if (seen && array_leaves == n.leaves.size()) t = *seen;  // only arrays: their dtypes promoted
-  if (vals.empty()) t = xp::DType::float64;  // as NumPy: asarray([]) is float64
+  if (vals.empty()) t = xp::DType::float64;                // as NumPy: asarray([]) is float64
   if (dtype) t = *dtype;
   const std::size_t count = vals.size();
   xp::Array out;
