@@ -111,6 +111,19 @@ def test_doctor_matches_the_cli_schema():
     assert {"verdict", "cuda", "libraries", "gpus", "environment", "kernels", "cpu", "exit_code"} <= set(d)
 
 
+@pytest.mark.skipif(not os.environ.get("XP_TEST_CLI"), reason="XP_TEST_CLI (the xp program, set by ctest) not given")
+def test_doctor_is_the_clis_document():
+    # The same library function writes both: the documents agree but for the CUDA libraries each
+    # process has loaded.
+    r = run("import json, xp; print(json.dumps(xp.doctor()))")
+    cli = subprocess.run([os.environ["XP_TEST_CLI"], "doctor", "--json"], capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in os.environ.items() if k not in ("XP_DEVICE", "FORCE_CPU")})
+    c = json.loads(cli.stdout)
+    for d in (r, c):
+        d.pop("loaded_cuda")
+    assert r == c
+
+
 def test_python_m_xp_doctor():
     out = subprocess.run([sys.executable, "-m", "xp", "doctor", "--json"], capture_output=True, text=True, timeout=120)
     assert out.returncode in (0, 1), out.stderr
@@ -145,17 +158,19 @@ def test_requires_gpu_fails_under_xp_test_require_gpu(tmp_path):
 
     if xp.is_cuda_available():
         pytest.skip("this machine has a GPU")
-    (tmp_path / "test_one.py").write_text("def test_gpu(xp_gpu):\n    pass\n")
+    (tmp_path / "test_one.py").write_text(
+        "import pytest\n\ndef test_gpu(xp_gpu):\n    pass\n\n@pytest.mark.xp_gpu\ndef test_marked():\n    pass\n"
+    )
     (tmp_path / "conftest.py").write_text("pytest_plugins = ['xp.testing']\n")
     # Under XP_TEST_REQUIRE_GPU=1 the fixture fails the test (pytest reports a failing fixture as
     # an error); otherwise it is skipped with the reason "no GPU".
-    for require, expect in (("1", "error"), ("0", "skipped")):
+    for require, expect in (("1", "errors"), ("0", "skipped")):
         env = dict(os.environ, XP_TEST_REQUIRE_GPU=require)
         out = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", str(tmp_path)],
             env=env, capture_output=True, text=True, timeout=120,
         )
-        assert f"1 {expect}" in out.stdout, out.stdout
-        assert (out.returncode != 0) == (expect == "error")
+        assert f"2 {expect}" in out.stdout, out.stdout
+        assert (out.returncode != 0) == (expect == "errors")
         if expect == "skipped":
             assert "no GPU" in out.stdout

@@ -6,7 +6,8 @@
 - ``xp_no_gpu``: the same as a pytest fixture.
 - ``requires_gpu()``: call it at the top of a test that needs a GPU: it skips the test with the
   reason "no GPU", or fails it when ``XP_TEST_REQUIRE_GPU=1`` (CI machines that have one). The
-  pytest fixture ``xp_gpu`` does the same and gives the device.
+  pytest fixture ``xp_gpu`` does the same and gives the device, and so does the marker
+  ``@pytest.mark.xp_gpu`` for a test that needs no device object.
 
 Register the fixtures in a conftest.py with ``pytest_plugins = ["xp.testing"]``.
 """
@@ -58,3 +59,10 @@ if _pytest is not None:
     def xp_gpu():
         """The first GPU; the test is skipped ("no GPU"), or fails under XP_TEST_REQUIRE_GPU=1, without one."""
         return requires_gpu()
+
+    def pytest_configure(config):
+        config.addinivalue_line("markers", "xp_gpu: the test needs a GPU (skipped without one, failed under XP_TEST_REQUIRE_GPU=1)")
+
+    def pytest_runtest_setup(item):
+        if item.get_closest_marker("xp_gpu") is not None:
+            requires_gpu()
