@@ -14,7 +14,7 @@ set -euo pipefail
 XP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 XP_VENV="$XP_ROOT/.venv"
 XP_DEB_PACKAGES=(cmake ninja-build g++ clang clang-format libgtest-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev libopenblas0 python3-venv python3-pip)
+  nlohmann-json3-dev libcli11-dev libopenblas0 python3-venv python3-pip python3-dev)
 XP_NVRTC_WHEEL='nvidia-cuda-nvrtc>=13,<14'
 # The headers kernels include (cuda_fp16.h, CUB): with pip they come in these wheels, into the same
 # nvidia/cu13/include folder beside NVRTC, where xp finds them.
@@ -78,8 +78,12 @@ xp_system_nvrtc() {
 
 # NVRTC 13 from its wheel into .venv; a no-op (no network) when a matching one is installed.
 # The references tests compare against: NumPy 2 (Debian's NumPy 1.24 has the old promotion
-# rules) and ml_dtypes 0.7 for bfloat16 (earlier versions promote bfloat16 differently).
-XP_TEST_PY_PACKAGES=('numpy>=2,<3' 'ml_dtypes>=0.7' 'numexpr>=2.10')
+# rules) and ml_dtypes 0.7 for bfloat16 (earlier versions promote bfloat16 differently). The Python
+# package's build (nanobind, scikit-build-core: with nanobind in .venv the release preset builds
+# the extension too) and its tests (pytest; hypothesis, ndindex and pytest-json-report for the
+# Array API conformance suite).
+XP_TEST_PY_PACKAGES=('numpy>=2,<3' 'ml_dtypes>=0.7' 'numexpr>=2.10' 'nanobind>=2,<4' 'scikit-build-core>=0.10'
+  'pytest' 'hypothesis>=6.151' 'ndindex>=1.8' 'pytest-json-report')
 xp_install_test_packages() {
   xp_log "test references: ${XP_TEST_PY_PACKAGES[*]} into $XP_VENV"
   "$XP_VENV/bin/python" -m pip install --disable-pip-version-check --quiet "${XP_TEST_PY_PACKAGES[@]}"
@@ -115,6 +119,21 @@ xp_main() {
   # 2 for a malformed variable; a machine without a GPU is not an error.
   echo "main.sh: built build/release; xp doctor exited $rc$([ "$rc" -eq 0 ] || echo ' (see its report above)')"
   [ "$rc" -le 1 ] || return "$rc"
+
+  # The Python package: built and installed into .venv by pip (scikit-build-core drives CMake; its
+  # build folder build/python-<tag> is kept, so a second run rebuilds only what changed).
+  xp_log "pip install . into $XP_VENV (the Python package xp)"
+  "$XP_VENV/bin/python" -m pip install --disable-pip-version-check --quiet --no-build-isolation .
+  xp_log "the Python package at work"
+  "$XP_VENV/bin/python" - <<'PY'
+import xp
+a = xp.asarray([1.0, 2.0, 3.0], dtype=xp.float32)
+print(f"xp {xp.__version__} from {xp.__file__}")
+print(f"default device {xp.default_device()}; CUDA {xp.cuda_status()['reason']}")
+print(f"xp.sum(a * 2 + 1) = {float(xp.sum(a * 2 + 1))} on {a.device}")
+d = xp.doctor()
+print(f"xp.doctor(): verdict {d['verdict']['device']}, {len(d['problems'])} problem(s), exit code {d['exit_code']}")
+PY
 
   # The Python rows run with .venv's Python (NumPy, numexpr); give another with --python to get the
   # GPU libraries' rows (CuPy, PyTorch...) where they are installed.

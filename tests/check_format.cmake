@@ -16,7 +16,7 @@ if(NOT version MATCHES "version 14\\.")
 endif()
 
 set(globs "")
-foreach(dir IN ITEMS include src tools tests bench)
+foreach(dir IN ITEMS include src tools tests bench python)
   foreach(ext IN ITEMS cpp hpp h)
     list(APPEND globs "${XP_SOURCE_DIR}/${dir}/*.${ext}")
   endforeach()

@@ -111,6 +111,30 @@ TEST_F(FakeDevice, DefaultDeviceIsTheFirstGpu) {
   EXPECT_EQ(xp::default_device().str(), "cuda:0");
 }
 
+// xp::set_cuda_hidden: the process behaves as on a machine without a GPU until the GPUs are shown
+// again, with no new detection.
+TEST_F(FakeDevice, HiddenCudaLooksLikeNoGpuUntilShownAgain) {
+  REQUIRE_CUDA();
+  EXPECT_FALSE(xp::cuda_hidden());
+  xp::set_cuda_hidden(true);
+  EXPECT_TRUE(xp::cuda_hidden());
+  const xp::CudaStatus hidden = xp::cuda_status();
+  EXPECT_FALSE(hidden.available);
+  EXPECT_EQ(hidden.reason, xp::CudaReason::no_device);
+  EXPECT_NE(hidden.detail.find("set_cuda_hidden"), std::string::npos) << hidden.detail;
+  EXPECT_EQ(xp::devices(), std::vector<xp::Device>{xp::Device::cpu()});
+  EXPECT_EQ(xp::default_device(), xp::Device::cpu());
+  EXPECT_THROW(xp::Device::cuda(0).activate(), xp::DeviceUnavailable);
+  EXPECT_THROW(xp::zeros({4}, xp::DType::float32, xp::Device::cuda(0)), xp::DeviceUnavailable);
+  Fake fake;
+  EXPECT_EQ(fake.refcount(0), 0);  // no context was made for the refused uses
+  xp::set_cuda_hidden(false);
+  EXPECT_FALSE(xp::cuda_hidden());
+  EXPECT_TRUE(xp::cuda_status().available);
+  EXPECT_EQ(xp::default_device(), xp::Device::cuda(0));
+  EXPECT_EQ(xp::devices().size(), 3u);
+}
+
 TEST_F(FakeDevice, GpuInfoReadsTheSecondDevice) {
   const bool fresh = !fake_already_loaded();
   REQUIRE_CUDA();

@@ -42,6 +42,16 @@ struct CudaStatus {
 // CUDA context.
 XP_API CudaStatus cuda_status() noexcept;
 
+// Makes this process behave, from the next call on, as on a machine without a usable GPU (true),
+// or as detected again (false): for tests of code that must also run without one (the Python
+// package's xp.testing uses it). While hidden, cuda_status() reports no_device (its detail names
+// this function), devices() lists the CPU alone, default_device() is the CPU (DeviceUnavailable
+// when XP_DEVICE asks for CUDA), and activating a CUDA device, as every new use of one does,
+// throws DeviceUnavailable (arrays already on a GPU are not moved: using them throws too).
+// Detection's cached answer is kept: showing the GPU again costs nothing. Thread-safe; never throws.
+XP_API void set_cuda_hidden(bool hidden) noexcept;
+XP_API bool cuda_hidden() noexcept;
+
 // One library xp looked for.
 struct LibraryInfo {
   std::string name;  // "libcuda", "libnvrtc", "libnvidia-ml"

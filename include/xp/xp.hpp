@@ -6,6 +6,7 @@
 #include "xp/cache.hpp"
 #include "xp/config.hpp"
 #include "xp/device.hpp"
+#include "xp/doctor.hpp"
 #include "xp/dtype.hpp"
 #include "xp/error.hpp"
 #include "xp/interop.hpp"

@@ -1,5 +1,6 @@
 // cuda_status(): the one verdict on whether CUDA is usable, from the configuration, the driver
 // probe and the NVRTC search.
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -115,7 +116,25 @@ CudaStatus hardware_status_uncached() noexcept {
 
 }  // namespace detail
 
+namespace {
+std::atomic<bool> g_cuda_hidden{false};
+}  // namespace
+
+void set_cuda_hidden(bool hidden) noexcept {
+  g_cuda_hidden.store(hidden, std::memory_order_relaxed);
+}
+
+bool cuda_hidden() noexcept {
+  return g_cuda_hidden.load(std::memory_order_relaxed);
+}
+
 CudaStatus cuda_status() noexcept {
+  if (cuda_hidden()) {
+    CudaStatus s;
+    s.reason = CudaReason::no_device;
+    s.detail = "CUDA is hidden in this process by xp::set_cuda_hidden(true)";
+    return s;
+  }
   if (detail::forked_after_init()) {
     CudaStatus s;
     s.reason = CudaReason::forked_after_init;

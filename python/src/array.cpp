@@ -1,0 +1,323 @@
+// xp.Array: properties, operators (with their reflected and in-place forms), indexing, conversions
+// to Python numbers and printing, over xp::Array.
+#include <Python.h>
+
+#include <cmath>
+
+#include "common.hpp"
+
+namespace xp_py {
+
+bool to_scalar(nb::handle h, xp::Scalar& s) {
+  if (PyBool_Check(h.ptr())) {
+    s = xp::Scalar(h.ptr() == Py_True);
+    return true;
+  }
+  if (PyLong_Check(h.ptr())) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow == 0) {
+      s = xp::Scalar(v);
+      return true;
+    }
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(h.ptr());
+      if (!PyErr_Occurred()) {
+        s = xp::Scalar(u);
+        return true;
+      }
+      PyErr_Clear();
+    }
+    throw nb::type_error("xp: a Python int beyond the range of int64 and uint64 has no xp dtype");
+  }
+  if (PyFloat_Check(h.ptr())) {
+    s = xp::Scalar(PyFloat_AsDouble(h.ptr()));
+    return true;
+  }
+  return false;
+}
+
+bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict) {
+  if (nb::isinstance<xp::Array>(h)) {
+    op.emplace(nb::cast<xp::Array&>(h));
+    return true;
+  }
+  xp::Scalar s(0);
+  if (to_scalar(h, s)) {
+    op.emplace(s);
+    return true;
+  }
+  if (PyComplex_Check(h.ptr())) {
+    if (!strict) return false;
+    throw nb::type_error("xp: complex numbers are not supported (xp has no complex dtypes)");
+  }
+  if (!strict) return false;
+  keep = asarray(h, std::nullopt, std::nullopt, std::nullopt);
+  op.emplace(keep);
+  return true;
+}
+
+xp::Axes to_axes(nb::handle h) {
+  if (h.is_none()) return xp::Axes();
+  if (PyLong_Check(h.ptr())) return xp::Axes(nb::cast<int>(h));
+  std::vector<int> axes;
+  for (nb::handle a : h) axes.push_back(nb::cast<int>(a));
+  return xp::Axes(std::move(axes));
+}
+
+xp::Shape to_shape(nb::handle h) {
+  if (PyLong_Check(h.ptr()) || PyIndex_Check(h.ptr())) {
+    return xp::Shape{nb::cast<std::int64_t>(checked(PyNumber_Index(h.ptr())))};
+  }
+  xp::Shape s;
+  for (nb::handle d : h) s.push_back(nb::cast<std::int64_t>(checked(PyNumber_Index(d.ptr()))));
+  return s;
+}
+
+namespace {
+
+nb::tuple shape_tuple(const xp::Array& a) {
+  nb::list l;
+  for (std::int64_t d : a.shape()) l.append(d);
+  return nb::tuple(l);
+}
+
+// One index of a[key]: an int (or __index__), a slice, Ellipsis or None.
+xp::Index to_index(nb::handle k) {
+  if (k.is_none()) return xp::newaxis;
+  if (k.ptr() == Py_Ellipsis) return xp::ellipsis;
+  if (PySlice_Check(k.ptr())) {
+    auto part = [&](const char* name) -> std::optional<std::int64_t> {
+      nb::object o = k.attr(name);
+      if (o.is_none()) return std::nullopt;
+      return nb::cast<std::int64_t>(checked(PyNumber_Index(o.ptr())));
+    };
+    const auto step = part("step");
+    if (step && *step == 0) throw nb::value_error("xp: slice step cannot be zero");
+    return xp::Slice(part("start"), part("stop"), step ? *step : 1);
+  }
+  if (nb::isinstance<xp::Array>(k) && nb::cast<xp::Array&>(k).ndim() != 0)
+    throw nb::index_error("xp: an integer array index is supported alone (x[i]), not beside other indices yet");
+  if (PyBool_Check(k.ptr()))
+    throw nb::index_error("xp: boolean indices are not supported (xp has no boolean-mask indexing yet)");
+  if (PyIndex_Check(k.ptr())) return nb::cast<std::int64_t>(checked(PyNumber_Index(k.ptr())));
+  throw nb::index_error(("xp: unsupported index " + nb::cast<std::string>(nb::repr(k)) +
+                         " (integers, slices, ..., None, and one integer array on its own)")
+                            .c_str());
+}
+
+std::vector<xp::Index> to_indices(nb::handle key) {
+  std::vector<xp::Index> idx;
+  if (PyTuple_Check(key.ptr())) {
+    for (nb::handle k : key) idx.push_back(to_index(k));
+  } else {
+    idx.push_back(to_index(key));
+  }
+  return idx;
+}
+
+// a[key]: basic indexing is a view; an integer xp array alone gathers along axis 0 (take).
+xp::Array getitem(const xp::Array& a, nb::handle key) {
+  if (nb::isinstance<xp::Array>(key)) {
+    const xp::Array& k = nb::cast<xp::Array&>(key);
+    if (k.ndim() == 0 && xp::kind(k.dtype()) != xp::DTypeKind::boolean &&
+        xp::kind(k.dtype()) != xp::DTypeKind::floating)
+      return a.slice({xp::Index(k.item<std::int64_t>())});
+    if (xp::kind(k.dtype()) == xp::DTypeKind::boolean)
+      throw nb::index_error("xp: boolean-mask indexing is not supported yet");
+    return xp::take(a, k, 0);
+  }
+  const std::vector<xp::Index> idx = to_indices(key);
+  return a.slice(std::span<const xp::Index>(idx));
+}
+
+void setitem(const xp::Array& a, nb::handle key, nb::handle value) {
+  const xp::Array view = getitem(a, key);
+  if (!nb::isinstance<xp::Array>(key)) {
+    std::optional<xp::Operand> op;
+    xp::Array keep;
+    to_operand(value, op, keep, true);
+    view.assign(*op);
+    return;
+  }
+  throw nb::index_error("xp: assignment through an integer-array index is not supported yet");
+}
+
+using Binary = xp::Array (*)(const xp::Operand&, const xp::Operand&, const xp::Out&);
+
+// The forward, reflected and in-place forms of a binary operator.
+template <Binary F>
+nb::object forward(const xp::Array& a, nb::handle b) {
+  std::optional<xp::Operand> op;
+  xp::Array keep;
+  if (!to_operand(b, op, keep, false)) return nb::borrow(Py_NotImplemented);
+  return nb::cast(F(a, *op, {}));
+}
+template <Binary F>
+nb::object reflected(const xp::Array& a, nb::handle b) {
+  std::optional<xp::Operand> op;
+  xp::Array keep;
+  if (!to_operand(b, op, keep, false)) return nb::borrow(Py_NotImplemented);
+  return nb::cast(F(*op, a, {}));
+}
+template <Binary F>
+nb::object inplace(nb::handle self, nb::handle b) {
+  const xp::Array& a = nb::cast<xp::Array&>(self);
+  std::optional<xp::Operand> op;
+  xp::Array keep;
+  if (!to_operand(b, op, keep, false)) return nb::borrow(Py_NotImplemented);
+  F(a, *op, xp::Out(a));
+  return nb::borrow(self);
+}
+
+template <Binary F>
+void def_binary(nb::class_<xp::Array>& c, const char* name, const char* rname, const char* iname) {
+  c.def(name, &forward<F>, nb::arg("other").none());
+  if (rname != nullptr) c.def(rname, &reflected<F>, nb::arg("other").none());
+  if (iname != nullptr) c.def(iname, &inplace<F>, nb::arg("other").none());
+}
+
+// The single element as a Python number (errors as the C++ item<T>() raises them).
+nb::object item(const xp::Array& a) {
+  switch (xp::kind(a.dtype())) {
+    case xp::DTypeKind::boolean:
+      return nb::bool_(a.item<bool>());
+    case xp::DTypeKind::signed_integer:
+      return nb::int_(a.item<std::int64_t>());
+    case xp::DTypeKind::unsigned_integer:
+      return nb::int_(a.item<std::uint64_t>());
+    case xp::DTypeKind::floating:
+      return nb::float_(a.item<double>());
+  }
+  return nb::none();
+}
+
+}  // namespace
+
+void register_array(nb::module_& m) {
+  nb::class_<xp::Array> c(m, "Array", nb::type_slots(g_buffer_slots),
+                          "An n-dimensional array on one device (the CPU or a CUDA GPU). Elementwise work is lazy "
+                          "and fused; values are computed where they are read.");
+  c.def_prop_ro("dtype", [](const xp::Array& a) { return dtype_object(a.dtype()); })
+      .def_prop_ro("shape", &shape_tuple)
+      .def_prop_ro("ndim", &xp::Array::ndim)
+      .def_prop_ro("size", [](const xp::Array& a) { return a.size(); })
+      .def_prop_ro("nbytes", &xp::Array::nbytes)
+      .def_prop_ro("itemsize", &xp::Array::itemsize)
+      .def_prop_ro("strides",
+                   [](const xp::Array& a) {
+                     nb::list l;
+                     for (std::int64_t s : a.strides()) l.append(s);
+                     return nb::tuple(l);
+                   })
+      .def_prop_ro("device", &xp::Array::device)
+      .def_prop_ro("T",
+                   [](const xp::Array& a) {
+                     if (a.ndim() != 2) throw nb::value_error("xp: x.T needs a 2-D array (use x.mT or permute_dims)");
+                     return a.transpose();
+                   })
+      .def_prop_ro("mT", [](const xp::Array& a) { return xp::matrix_transpose(a); })
+      .def(
+          "to_device",
+          [](const xp::Array& a, nb::handle device, nb::handle stream) {
+            (void)stream;
+            const auto d = to_device(device);
+            return d ? a.to_device(*d) : a;
+          },
+          nb::arg("device"), nb::kw_only(), nb::arg("stream") = nb::none())
+      .def(
+          "__array_namespace__",
+          [](const xp::Array&, nb::handle api_version) {
+            if (!api_version.is_none()) {
+              const std::string v = nb::cast<std::string>(api_version);
+              if (v != "2024.12" && v != "2023.12" && v != "2022.12" && v != "2021.12")
+                throw nb::value_error(("xp: unsupported Array API version " + v).c_str());
+            }
+            return nb::module_::import_("xp");
+          },
+          nb::kw_only(), nb::arg("api_version") = nb::none())
+      .def("__repr__", &xp::Array::repr)
+      .def("__str__", &xp::Array::str)
+      .def("__len__",
+           [](const xp::Array& a) {
+             if (a.ndim() == 0) throw nb::type_error("len() of a 0-d array");
+             return a.shape(0);
+           })
+      .def("__bool__", [](const xp::Array& a) { return static_cast<bool>(a); })
+      .def("__int__",
+           [](const xp::Array& a) -> nb::object {
+             if (xp::kind(a.dtype()) == xp::DTypeKind::floating) {
+               const double v = a.item<double>();
+               if (std::isnan(v)) throw nb::value_error("cannot convert float NaN to integer");
+               if (std::isinf(v)) {
+                 PyErr_SetString(PyExc_OverflowError, "cannot convert float infinity to integer");
+                 throw nb::python_error();
+               }
+               return nb::steal(PyLong_FromDouble(v));
+             }
+             return nb::int_(item(a));
+           })
+      .def("__float__", [](const xp::Array& a) { return a.item<double>(); })
+      .def("__complex__", [](const xp::Array& a) { return nb::steal(PyComplex_FromDoubles(a.item<double>(), 0.0)); })
+      .def("__index__",
+           [](const xp::Array& a) {
+             const xp::DTypeKind k = xp::kind(a.dtype());
+             if (k != xp::DTypeKind::signed_integer && k != xp::DTypeKind::unsigned_integer)
+               throw nb::type_error("xp: only integer arrays can be used as an index (__index__)");
+             return item(a);
+           })
+      .def("item", &item)
+      .def("__getitem__", &getitem)
+      .def("__setitem__", &setitem)
+      .def("copy", &xp::Array::copy)
+      .def("astype", [](const xp::Array& a, nb::handle dtype) { return a.astype(*to_dtype(dtype)); })
+      .def("reshape", [](const xp::Array& a, nb::handle shape) { return a.reshape(to_shape(shape)); })
+      .def("eval",
+           [](nb::handle self) {
+             nb::cast<xp::Array&>(self).eval();
+             return nb::borrow(self);
+           })
+      .def_prop_ro("is_lazy", &xp::Array::is_lazy)
+      .def("__neg__", [](const xp::Array& a) { return -a; })
+      .def("__pos__", [](const xp::Array& a) { return +a; })
+      .def("__abs__", [](const xp::Array& a) { return xp::abs(a); })
+      .def("__invert__", [](const xp::Array& a) { return ~a; })
+      .def("__matmul__",
+           [](const xp::Array& a, nb::handle b) -> nb::object {
+             if (!nb::isinstance<xp::Array>(b)) return nb::borrow(Py_NotImplemented);
+             return nb::cast(xp::matmul(a, nb::cast<xp::Array&>(b)));
+           })
+      .def("__rmatmul__",
+           [](const xp::Array& a, nb::handle b) -> nb::object {
+             if (!nb::isinstance<xp::Array>(b)) return nb::borrow(Py_NotImplemented);
+             return nb::cast(xp::matmul(nb::cast<xp::Array&>(b), a));
+           })
+      .def("__imatmul__", [](nb::handle self, nb::handle b) -> nb::object {
+        if (!nb::isinstance<xp::Array>(b)) return nb::borrow(Py_NotImplemented);
+        const xp::Array& a = nb::cast<xp::Array&>(self);
+        const xp::Array r = xp::matmul(a, nb::cast<xp::Array&>(b));
+        xp::copyto(a, r);
+        return nb::borrow(self);
+      });
+  def_binary<&xp::add>(c, "__add__", "__radd__", "__iadd__");
+  def_binary<&xp::subtract>(c, "__sub__", "__rsub__", "__isub__");
+  def_binary<&xp::multiply>(c, "__mul__", "__rmul__", "__imul__");
+  def_binary<&xp::divide>(c, "__truediv__", "__rtruediv__", "__itruediv__");
+  def_binary<&xp::floor_divide>(c, "__floordiv__", "__rfloordiv__", "__ifloordiv__");
+  def_binary<&xp::remainder>(c, "__mod__", "__rmod__", "__imod__");
+  def_binary<&xp::pow>(c, "__pow__", "__rpow__", "__ipow__");
+  def_binary<&xp::bitwise_and>(c, "__and__", "__rand__", "__iand__");
+  def_binary<&xp::bitwise_or>(c, "__or__", "__ror__", "__ior__");
+  def_binary<&xp::bitwise_xor>(c, "__xor__", "__rxor__", "__ixor__");
+  def_binary<&xp::bitwise_left_shift>(c, "__lshift__", "__rlshift__", "__ilshift__");
+  def_binary<&xp::bitwise_right_shift>(c, "__rshift__", "__rrshift__", "__irshift__");
+  def_binary<&xp::equal>(c, "__eq__", nullptr, nullptr);
+  def_binary<&xp::not_equal>(c, "__ne__", nullptr, nullptr);
+  def_binary<&xp::less>(c, "__lt__", nullptr, nullptr);
+  def_binary<&xp::less_equal>(c, "__le__", nullptr, nullptr);
+  def_binary<&xp::greater>(c, "__gt__", nullptr, nullptr);
+  def_binary<&xp::greater_equal>(c, "__ge__", nullptr, nullptr);
+  register_array_interop(c);
+}
+
+}  // namespace xp_py

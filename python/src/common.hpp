@@ -1,0 +1,69 @@
+#pragma once
+
+// What the files of the extension share: dtype objects, devices and operands converted from Python.
+// Only the public API of libxp (include/xp) is used.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xp/xp.hpp"
+
+namespace nb = nanobind;
+
+namespace xp_py {
+
+// A dtype as Python sees it: one object per dtype (xp.float32 is x.dtype), compared by identity or ==.
+struct PyDType {
+  xp::DType dtype;
+};
+
+// The dtype object of a DType, and back (a dtype object, or a name such as "float32"; None gives
+// nullopt). Anything else is a TypeError.
+nb::object dtype_object(xp::DType t);
+std::optional<xp::DType> to_dtype(nb::handle h);
+
+// A device from Python: None (nullopt), an xp.Device, or a name ("cpu", "cuda", "cuda:1").
+std::optional<xp::Device> to_device(nb::handle h);
+
+// An operand: an xp array, a Python bool/int/float (a weak scalar), or anything xp.asarray takes.
+// `keep` holds the array made for a non-array operand. Returns false (nothing converted) for an
+// object that is neither, when `strict` is false: operators then return NotImplemented.
+bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict);
+
+// A new reference from a C API call, or the Python error it set raised as nb::python_error.
+inline nb::object checked(PyObject* result) {
+  if (result == nullptr) throw nb::python_error();
+  return nb::steal(result);
+}
+
+// A Python number as a weak scalar; false when h is not a bool, int or float.
+bool to_scalar(nb::handle h, xp::Scalar& s);
+
+// Axes: None (all), an int, or a sequence of ints.
+xp::Axes to_axes(nb::handle h);
+
+// Shape from an int or a sequence of ints.
+xp::Shape to_shape(nb::handle h);
+
+// xp.asarray(obj, dtype, device, copy): in interop.cpp.
+xp::Array asarray(nb::handle obj, std::optional<xp::DType> dtype, std::optional<xp::Device> device,
+                  std::optional<bool> copy);
+
+// The buffer protocol of xp.Array (CPU arrays): interop.cpp.
+extern PyType_Slot g_buffer_slots[];
+
+void register_errors(nb::module_& m);
+void register_runtime(nb::module_& m);
+void register_array(nb::module_& m);
+void register_functions(nb::module_& m);
+void register_interop(nb::module_& m);
+void register_kernels(nb::module_& m);
+void register_array_interop(nb::class_<xp::Array>& cls);
+
+}  // namespace xp_py

@@ -1,0 +1,377 @@
+// The array namespace's functions, under their Array API names and keyword arguments: creation,
+// elementwise, reductions, manipulation, linear algebra, files.
+#include <cmath>
+#include <cstdint>
+
+#include "common.hpp"
+
+namespace xp_py {
+
+namespace {
+
+// An elementwise operand that may be a Python scalar; `keep` holds an array made from another object.
+struct Arg {
+  std::optional<xp::Operand> op;
+  xp::Array keep;
+  explicit Arg(nb::handle h) { to_operand(h, op, keep, true); }
+  const xp::Operand& operator*() const { return *op; }
+};
+
+xp::Out to_out(nb::handle out) {
+  if (out.is_none()) return {};
+  if (!nb::isinstance<xp::Array>(out)) throw nb::type_error("xp: out= takes an xp array");
+  return xp::Out(nb::cast<xp::Array&>(out));
+}
+
+std::vector<xp::Array> to_arrays(nb::handle seq) {
+  std::vector<xp::Array> v;
+  for (nb::handle h : seq) {
+    if (nb::isinstance<xp::Array>(h))
+      v.push_back(nb::cast<xp::Array&>(h));
+    else
+      v.push_back(asarray(h, std::nullopt, std::nullopt, std::nullopt));
+  }
+  return v;
+}
+
+const xp::Array& arr(nb::handle h) {
+  if (!nb::isinstance<xp::Array>(h))
+    throw nb::type_error(("xp: expected an xp array, got " + nb::cast<std::string>(nb::repr(h.type()))).c_str());
+  return nb::cast<xp::Array&>(h);
+}
+
+std::optional<int> opt_axis(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return nb::cast<int>(h);
+}
+
+}  // namespace
+
+void register_functions(nb::module_& m) {
+  using nb::arg;
+  const auto none = nb::none();
+
+  // ---- creation ----
+#define XP_CREATE_(name)                                                                  \
+  m.def(                                                                                  \
+      #name,                                                                              \
+      [](nb::handle shape, nb::handle dtype, nb::handle device) {                         \
+        const auto t = to_dtype(dtype);                                                   \
+        return xp::name(to_shape(shape), t ? *t : xp::DType::float64, to_device(device)); \
+      },                                                                                  \
+      arg("shape"), nb::kw_only(), arg("dtype") = none, arg("device") = none);
+  XP_CREATE_(zeros)
+  XP_CREATE_(ones)
+  XP_CREATE_(empty)
+#undef XP_CREATE_
+  m.def(
+      "full",
+      [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {
+        xp::Scalar s(0);
+        if (!to_scalar(value, s)) {
+          if (nb::isinstance<xp::Array>(value)) {
+            const xp::Array& v = nb::cast<xp::Array&>(value);
+            const auto t = to_dtype(dtype);
+            xp::Array out = xp::empty(to_shape(shape), t ? *t : v.dtype(), to_device(device));
+            xp::copyto(out, v);
+            return out;
+          }
+          throw nb::type_error("xp.full: fill_value must be a bool, int or float");
+        }
+        return xp::full(to_shape(shape), s, to_dtype(dtype), to_device(device));
+      },
+      arg("shape"), arg("fill_value"), nb::kw_only(), arg("dtype") = none, arg("device") = none);
+#define XP_LIKE_(name)                                              \
+  m.def(                                                            \
+      #name,                                                        \
+      [](const xp::Array& x, nb::handle dtype, nb::handle device) { \
+        const auto d = to_device(device);                           \
+        xp::Array r = xp::name(x, to_dtype(dtype));                 \
+        return d && *d != r.device() ? r.to_device(*d) : r;         \
+      },                                                            \
+      arg("x"), nb::kw_only(), arg("dtype") = none, arg("device") = none);
+  XP_LIKE_(zeros_like)
+  XP_LIKE_(ones_like)
+  XP_LIKE_(empty_like)
+#undef XP_LIKE_
+  m.def(
+      "full_like",
+      [](const xp::Array& x, nb::handle value, nb::handle dtype, nb::handle device) {
+        xp::Scalar s(0);
+        if (!to_scalar(value, s)) throw nb::type_error("xp.full_like: fill_value must be a bool, int or float");
+        const auto d = to_device(device);
+        xp::Array r = xp::full_like(x, s, to_dtype(dtype));
+        return d && *d != r.device() ? r.to_device(*d) : r;
+      },
+      arg("x"), arg("fill_value"), nb::kw_only(), arg("dtype") = none, arg("device") = none);
+  m.def(
+      "arange",
+      [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle device) {
+        xp::Scalar a(0), b(0), c(1);
+        if (!to_scalar(start, a) || (!stop.is_none() && !to_scalar(stop, b)) || !to_scalar(step, c))
+          throw nb::type_error("xp.arange: start, stop and step must be ints or floats");
+        if (stop.is_none()) {
+          b = a;
+          a = xp::Scalar(0);
+        }
+        return xp::arange(a, b, c, to_dtype(dtype), to_device(device));
+      },
+      arg("start"), arg("stop") = none, arg("step") = 1, nb::kw_only(), arg("dtype") = none, arg("device") = none);
+  m.def(
+      "linspace",
+      [](double start, double stop, std::int64_t num, nb::handle dtype, nb::handle device, bool endpoint) {
+        const auto t = to_dtype(dtype);
+        return xp::linspace(start, stop, num, endpoint, t ? *t : xp::DType::float64, to_device(device));
+      },
+      arg("start"), arg("stop"), arg("num"), nb::kw_only(), arg("dtype") = none, arg("device") = none,
+      arg("endpoint") = true);
+  m.def(
+      "eye",
+      [](std::int64_t n, std::optional<std::int64_t> m_, std::int64_t k, nb::handle dtype, nb::handle device) {
+        const auto t = to_dtype(dtype);
+        return xp::eye(n, m_, k, t ? *t : xp::DType::float64, to_device(device));
+      },
+      arg("n_rows"), arg("n_cols") = none, nb::kw_only(), arg("k") = 0, arg("dtype") = none, arg("device") = none);
+
+  // ---- elementwise ----
+#define XP_UNARY_(name, pyname)                                                                                     \
+  m.def(                                                                                                            \
+      pyname, [](nb::handle x, nb::handle out) { return xp::name(*Arg(x), to_out(out)); }, arg("x"), nb::kw_only(), \
+      arg("out") = none);
+#define XP_BINARY_(name, pyname)                                                         \
+  m.def(                                                                                 \
+      pyname,                                                                            \
+      [](nb::handle x1, nb::handle x2, nb::handle out) {                                 \
+        const Arg a(x1), b(x2);                                                          \
+        if (!(*a).is_array() && !(*b).is_array())                                        \
+          throw nb::type_error("xp." pyname ": at least one argument must be an array"); \
+        return xp::name(*a, *b, to_out(out));                                            \
+      },                                                                                 \
+      arg("x1"), arg("x2"), nb::kw_only(), arg("out") = none);
+  XP_UNARY_(negative, "negative")
+  XP_UNARY_(positive, "positive")
+  XP_UNARY_(abs, "abs")
+  XP_UNARY_(sign, "sign")
+  XP_UNARY_(square, "square")
+  XP_UNARY_(sqrt, "sqrt")
+  XP_UNARY_(exp, "exp")
+  XP_UNARY_(expm1, "expm1")
+  XP_UNARY_(log, "log")
+  XP_UNARY_(log1p, "log1p")
+  XP_UNARY_(log2, "log2")
+  XP_UNARY_(log10, "log10")
+  XP_UNARY_(sin, "sin")
+  XP_UNARY_(cos, "cos")
+  XP_UNARY_(tan, "tan")
+  XP_UNARY_(asin, "asin")
+  XP_UNARY_(acos, "acos")
+  XP_UNARY_(atan, "atan")
+  XP_UNARY_(sinh, "sinh")
+  XP_UNARY_(cosh, "cosh")
+  XP_UNARY_(tanh, "tanh")
+  XP_UNARY_(floor, "floor")
+  XP_UNARY_(ceil, "ceil")
+  XP_UNARY_(round, "round")
+  XP_UNARY_(trunc, "trunc")
+  XP_UNARY_(isnan, "isnan")
+  XP_UNARY_(isinf, "isinf")
+  XP_UNARY_(isfinite, "isfinite")
+  XP_UNARY_(logical_not, "logical_not")
+  XP_UNARY_(bitwise_invert, "bitwise_invert")
+  XP_BINARY_(add, "add")
+  XP_BINARY_(subtract, "subtract")
+  XP_BINARY_(multiply, "multiply")
+  XP_BINARY_(divide, "divide")
+  XP_BINARY_(floor_divide, "floor_divide")
+  XP_BINARY_(remainder, "remainder")
+  XP_BINARY_(pow, "pow")
+  XP_BINARY_(atan2, "atan2")
+  XP_BINARY_(minimum, "minimum")
+  XP_BINARY_(maximum, "maximum")
+  XP_BINARY_(equal, "equal")
+  XP_BINARY_(not_equal, "not_equal")
+  XP_BINARY_(less, "less")
+  XP_BINARY_(less_equal, "less_equal")
+  XP_BINARY_(greater, "greater")
+  XP_BINARY_(greater_equal, "greater_equal")
+  XP_BINARY_(logical_and, "logical_and")
+  XP_BINARY_(logical_or, "logical_or")
+  XP_BINARY_(logical_xor, "logical_xor")
+  XP_BINARY_(bitwise_and, "bitwise_and")
+  XP_BINARY_(bitwise_or, "bitwise_or")
+  XP_BINARY_(bitwise_xor, "bitwise_xor")
+  XP_BINARY_(bitwise_left_shift, "bitwise_left_shift")
+  XP_BINARY_(bitwise_right_shift, "bitwise_right_shift")
+#undef XP_UNARY_
+#undef XP_BINARY_
+  m.def(
+      "clip",
+      [](const xp::Array& x, nb::handle lo, nb::handle hi, nb::handle out) {
+        if (lo.is_none() && hi.is_none()) return out.is_none() ? x.copy() : (xp::copyto(arr(out), x), arr(out));
+        // A missing bound is one that never applies: +-inf for floats, and for integers a bound at
+        // the dtype's limit, which clip drops.
+        const bool is_float = xp::kind(x.dtype()) == xp::DTypeKind::floating;
+        const xp::Scalar low = is_float ? xp::Scalar(-INFINITY) : xp::Scalar(INT64_MIN);
+        const xp::Scalar high = is_float ? xp::Scalar(INFINITY) : xp::Scalar(UINT64_MAX);
+        const Arg a(lo.is_none() ? nb::cast(x) : nb::borrow(lo)), b(hi.is_none() ? nb::cast(x) : nb::borrow(hi));
+        const xp::Operand l = lo.is_none() ? xp::Operand(low) : *a;
+        const xp::Operand h = hi.is_none() ? xp::Operand(high) : *b;
+        return xp::clip(x, l, h, to_out(out));
+      },
+      arg("x"), arg("min") = none, arg("max") = none, nb::kw_only(), arg("out") = none);
+  m.def(
+      "where",
+      [](nb::handle c, nb::handle x1, nb::handle x2, nb::handle out) {
+        const Arg a(c), b(x1), d(x2);
+        return xp::where(*a, *b, *d, to_out(out));
+      },
+      arg("condition"), arg("x1"), arg("x2"), nb::kw_only(), arg("out") = none);
+  m.def(
+      "fma",
+      [](nb::handle x, nb::handle y, nb::handle z, nb::handle out) {
+        const Arg a(x), b(y), c(z);
+        return xp::fma(*a, *b, *c, to_out(out));
+      },
+      arg("x"), arg("y"), arg("z"), nb::kw_only(), arg("out") = none);
+
+  // ---- reductions ----
+#define XP_RED_DTYPE_(name)                                                      \
+  m.def(                                                                         \
+      #name,                                                                     \
+      [](const xp::Array& x, nb::handle axis, nb::handle dtype, bool keepdims) { \
+        return xp::name(x, to_axes(axis), keepdims, to_dtype(dtype));            \
+      },                                                                         \
+      arg("x"), nb::kw_only(), arg("axis") = none, arg("dtype") = none, arg("keepdims") = false);
+  XP_RED_DTYPE_(sum)
+  XP_RED_DTYPE_(prod)
+#undef XP_RED_DTYPE_
+#define XP_RED_(name)                                                                                                 \
+  m.def(                                                                                                              \
+      #name, [](const xp::Array& x, nb::handle axis, bool keepdims) { return xp::name(x, to_axes(axis), keepdims); }, \
+      arg("x"), nb::kw_only(), arg("axis") = none, arg("keepdims") = false);
+  XP_RED_(mean)
+  XP_RED_(min)
+  XP_RED_(max)
+  XP_RED_(any)
+  XP_RED_(all)
+#undef XP_RED_
+#define XP_VAR_(name)                                                             \
+  m.def(                                                                          \
+      #name,                                                                      \
+      [](const xp::Array& x, nb::handle axis, double correction, bool keepdims) { \
+        return xp::name(x, to_axes(axis), correction, keepdims);                  \
+      },                                                                          \
+      arg("x"), nb::kw_only(), arg("axis") = none, arg("correction") = 0.0, arg("keepdims") = false);
+  XP_VAR_(var)
+  XP_VAR_(std)
+#undef XP_VAR_
+  m.def(
+      "argmin",
+      [](const xp::Array& x, nb::handle axis, bool keepdims) { return xp::argmin(x, opt_axis(axis), keepdims); },
+      arg("x"), nb::kw_only(), arg("axis") = none, arg("keepdims") = false);
+  m.def(
+      "argmax",
+      [](const xp::Array& x, nb::handle axis, bool keepdims) { return xp::argmax(x, opt_axis(axis), keepdims); },
+      arg("x"), nb::kw_only(), arg("axis") = none, arg("keepdims") = false);
+  m.def(
+      "cumulative_sum",
+      [](const xp::Array& x, nb::handle axis, nb::handle dtype, bool include_initial) {
+        return xp::cumulative_sum(x, opt_axis(axis), to_dtype(dtype), include_initial);
+      },
+      arg("x"), nb::kw_only(), arg("axis") = none, arg("dtype") = none, arg("include_initial") = false);
+
+  // ---- manipulation ----
+  m.def(
+      "reshape",
+      [](const xp::Array& x, nb::handle shape, nb::handle copy) {
+        xp::Array r = xp::reshape(x, to_shape(shape));
+        if (!copy.is_none() && nb::cast<bool>(copy)) r = r.copy();
+        return r;
+      },
+      arg("x"), arg("shape"), nb::kw_only(), arg("copy") = none);
+  m.def(
+      "permute_dims", [](const xp::Array& x, std::vector<int> axes) { return xp::permute_dims(x, axes); }, arg("x"),
+      arg("axes"));
+  m.def("matrix_transpose", &xp::matrix_transpose, arg("x"));
+  m.def(
+      "expand_dims",
+      [](const xp::Array& x, int axis) {
+        // The standard asks IndexError for an axis out of range (NumPy's AxisError is both).
+        if (axis < -x.ndim() - 1 || axis > x.ndim())
+          throw xp::IndexError("expand_dims: axis " + std::to_string(axis) + " is out of bounds for a result of " +
+                               std::to_string(x.ndim() + 1) + " dimensions");
+        return xp::expand_dims(x, axis);
+      },
+      arg("x"), nb::kw_only(), arg("axis") = 0);
+  m.def(
+      "squeeze", [](const xp::Array& x, nb::handle axis) { return xp::squeeze(x, to_axes(axis)); }, arg("x"),
+      arg("axis"));
+  m.def(
+      "broadcast_to", [](const xp::Array& x, nb::handle shape) { return xp::broadcast_to(x, to_shape(shape)); },
+      arg("x"), arg("shape"));
+  m.def(
+      "flip", [](const xp::Array& x, nb::handle axis) { return xp::flip(x, to_axes(axis)); }, arg("x"), nb::kw_only(),
+      arg("axis") = none);
+  m.def(
+      "concat",
+      [](nb::handle arrays, nb::handle axis) {
+        std::vector<xp::Array> v = to_arrays(arrays);
+        if (axis.is_none()) {
+          for (auto& a : v) a = a.ravel();
+          return xp::concat(v, 0);
+        }
+        return xp::concat(v, nb::cast<int>(axis));
+      },
+      arg("arrays"), nb::kw_only(), arg("axis").none() = 0);
+  m.def(
+      "stack", [](nb::handle arrays, int axis) { return xp::stack(to_arrays(arrays), axis); }, arg("arrays"),
+      nb::kw_only(), arg("axis") = 0);
+  m.def(
+      "take",
+      [](const xp::Array& x, nb::handle indices, nb::handle axis) { return xp::take(x, arr(indices), opt_axis(axis)); },
+      arg("x"), arg("indices"), nb::kw_only(), arg("axis") = none);
+  m.def(
+      "astype",
+      [](const xp::Array& x, nb::handle dtype, bool copy, nb::handle device) {
+        const xp::DType t = *to_dtype(dtype);
+        xp::Array r = (!copy && t == x.dtype()) ? x : x.astype(t);
+        const auto d = to_device(device);
+        return d && *d != r.device() ? r.to_device(*d) : r;
+      },
+      arg("x"), arg("dtype"), nb::kw_only(), arg("copy") = true, arg("device") = none);
+  m.def("_result_type2", [](nb::handle a, nb::handle b) {
+    // Two dtypes, a dtype and an array or scalar, or two arrays: the core's promotion.
+    auto as_dtype = [](nb::handle h) -> std::optional<xp::DType> {
+      if (nb::isinstance<PyDType>(h)) return nb::cast<PyDType&>(h).dtype;
+      if (nb::isinstance<xp::Array>(h)) return nb::cast<xp::Array&>(h).dtype();
+      return std::nullopt;
+    };
+    const auto da = as_dtype(a), db = as_dtype(b);
+    if (da && db) return dtype_object(xp::result_type(*da, *db));
+    xp::Scalar s(0);
+    if (da && to_scalar(b, s)) return dtype_object(xp::result_type(*da, s.kind()));
+    if (db && to_scalar(a, s)) return dtype_object(xp::result_type(*db, s.kind()));
+    throw nb::type_error("xp.result_type: give arrays, dtypes and at most Python scalars beside them");
+  });
+  m.def(
+      "copyto", [](const xp::Array& dst, nb::handle src) { xp::copyto(dst, *Arg(src)); }, arg("dst"), arg("src"));
+  m.def("eval", [](nb::args arrays) {
+    for (nb::handle h : arrays) nb::cast<xp::Array&>(h).eval();
+  });
+
+  // ---- linear algebra ----
+  m.def(
+      "matmul", [](const xp::Array& a, const xp::Array& b) { return xp::matmul(a, b); }, arg("x1"), arg("x2"));
+  m.def(
+      "vecdot", [](const xp::Array& a, const xp::Array& b, int axis) { return xp::vecdot(a, b, axis); }, arg("x1"),
+      arg("x2"), nb::kw_only(), arg("axis") = -1);
+
+  // ---- files ----
+  m.def(
+      "load", [](const std::string& path, nb::handle device) { return xp::load(path, to_device(device)); }, arg("path"),
+      nb::kw_only(), arg("device") = none);
+  m.def(
+      "save", [](const std::string& path, const xp::Array& a) { xp::save(path, a); }, arg("path"), arg("x"));
+}
+
+}  // namespace xp_py

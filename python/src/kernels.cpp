@@ -1,0 +1,190 @@
+// Kernels from Python as CuPy users call them: xp.RawKernel, xp.RawModule, xp.Stream and xp.Event,
+// over xp::Program, xp::Kernel, xp::Stream and xp::Event.
+#include <Python.h>
+#include <nanobind/stl/pair.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "common.hpp"
+
+namespace xp_py {
+
+namespace {
+
+xp::Dim3 to_dim3(nb::handle h) {
+  if (PyLong_Check(h.ptr())) return xp::Dim3(nb::cast<unsigned>(h));
+  std::vector<unsigned> v;
+  for (nb::handle d : h) v.push_back(nb::cast<unsigned>(d));
+  if (v.empty() || v.size() > 3) throw nb::value_error("xp: a grid or block is an int or a tuple of 1 to 3 ints");
+  v.resize(3, 1);
+  return xp::Dim3(v[0], v[1], v[2]);
+}
+
+// A stream argument: None, an xp.Stream, an object speaking __cuda_stream__ (cuda.core's protocol),
+// an object with .ptr (CuPy) or .cuda_stream (PyTorch), or a CUstream as an int.
+std::optional<xp::Stream> to_stream(nb::handle h, const xp::Device& device) {
+  if (h.is_none()) return std::nullopt;
+  if (nb::isinstance<xp::Stream>(h)) return nb::cast<xp::Stream>(h);
+  std::uintptr_t handle = 0;
+  if (nb::hasattr(h, "__cuda_stream__")) {
+    nb::tuple t = nb::borrow<nb::tuple>(h.attr("__cuda_stream__")());
+    handle = nb::cast<std::uintptr_t>(t[1]);
+  } else if (nb::hasattr(h, "ptr")) {
+    handle = nb::cast<std::uintptr_t>(h.attr("ptr"));
+  } else if (nb::hasattr(h, "cuda_stream")) {
+    handle = nb::cast<std::uintptr_t>(h.attr("cuda_stream"));
+  } else {
+    handle = nb::cast<std::uintptr_t>(h);
+  }
+  return xp::Stream::wrap(device, reinterpret_cast<void*>(handle));
+}
+
+std::vector<std::string> strings(nb::handle seq) {
+  std::vector<std::string> v;
+  for (nb::handle s : seq) v.push_back(nb::cast<std::string>(s));
+  return v;
+}
+
+struct RawModule {
+  std::shared_ptr<xp::Program> program;
+};
+
+struct RawKernel {
+  std::shared_ptr<xp::Program> program;
+  std::string name;
+  std::map<int, xp::Kernel> kernels;  // by device ordinal
+
+  const xp::Kernel& kernel(const xp::Device& d) {
+    auto it = kernels.find(d.index());
+    if (it == kernels.end()) it = kernels.emplace(d.index(), program->kernel(name, d)).first;
+    return it->second;
+  }
+
+  void call(nb::handle grid, nb::handle block, nb::handle args, unsigned shared_mem, nb::handle stream) {
+    const nb::tuple a = nb::tuple(nb::borrow(args));
+    const std::size_t n = a.size();
+    // The device: the stream's, else the first array's, else the default device.
+    std::optional<xp::Device> device;
+    if (nb::isinstance<xp::Stream>(stream)) device = nb::cast<xp::Stream&>(stream).device();
+    std::vector<xp::Array> arrays(n);  // xp arrays, and foreign arrays seen through DLPack or the CAI
+    for (std::size_t i = 0; i < n; ++i) {
+      nb::handle h = a[i];
+      if (nb::isinstance<xp::Array>(h))
+        arrays[i] = nb::cast<xp::Array&>(h);
+      else if (nb::hasattr(h, "__cuda_array_interface__") || nb::hasattr(h, "__dlpack_device__"))
+        arrays[i] = asarray(h, std::nullopt, std::nullopt, std::nullopt);
+      if (!device && arrays[i].valid()) device = arrays[i].device();
+    }
+    if (!device) device = xp::default_device();
+    const xp::Kernel& k = kernel(*device);
+    const std::optional<xp::Stream> st = to_stream(stream, *device);
+    std::vector<std::uint64_t> values(n);  // each argument's bytes (at most 8)
+    std::vector<void*> pointers(n);
+    std::vector<std::size_t> sizes(n);
+    std::vector<std::shared_ptr<const void>> refs(n);
+    xp::KernelArgContext context(*device, refs.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      nb::handle h = a[i];
+      if (arrays[i].valid()) {
+        values[i] = xp::kernel_arg(arrays[i], context);
+        sizes[i] = sizeof(std::uint64_t);
+      } else if (nb::hasattr(h, "dtype") && nb::hasattr(h, "tobytes")) {  // a NumPy scalar: its bytes
+        nb::bytes b = nb::borrow<nb::bytes>(h.attr("tobytes")());
+        if (b.size() > sizeof(std::uint64_t)) throw nb::type_error("xp: a kernel argument of more than 8 bytes");
+        std::memcpy(&values[i], b.c_str(), b.size());
+        sizes[i] = b.size();
+      } else {
+        throw nb::type_error(("xp: kernel argument " + std::to_string(i) + " is a " +
+                              nb::cast<std::string>(nb::repr(h.type())) +
+                              ": give an array, or a NumPy scalar (numpy.float32(1), numpy.int32(n)) so that its "
+                              "size is explicit")
+                                 .c_str());
+      }
+      pointers[i] = &values[i];
+    }
+    xp::LaunchConfig config;
+    config.grid = to_dim3(grid);
+    config.block = to_dim3(block);
+    config.shared_bytes = shared_mem;
+    if (st) config.stream = &*st;
+    k.launch_holding(config, pointers.data(), sizes.data(), n, refs.data(), context.kept());
+  }
+};
+
+std::shared_ptr<xp::Program> make_program(const std::string& code, nb::handle options, nb::handle name_expressions) {
+  xp::ProgramOptions o;
+  o.options = strings(options);
+  o.name_expressions = strings(name_expressions);
+  return std::make_shared<xp::Program>(code, o);
+}
+
+}  // namespace
+
+void register_kernels(nb::module_& m) {
+  nb::class_<xp::Stream>(m, "Stream", "A CUDA stream: xp's own (Stream(device)) or another library's (wrapped).")
+      .def(nb::new_([](nb::handle device) {
+             const auto d = to_device(device);
+             return xp::Stream(d ? *d : xp::default_device());
+           }),
+           nb::arg("device") = nb::none())
+      .def_static(
+          "default_for",
+          [](nb::handle device) {
+            const auto d = to_device(device);
+            return xp::Stream::default_for(d ? *d : xp::default_device());
+          },
+          nb::arg("device") = nb::none())
+      .def_prop_ro("device", &xp::Stream::device)
+      .def_prop_ro("ptr", [](const xp::Stream& s) { return reinterpret_cast<std::uintptr_t>(s.handle()); })
+      .def("__cuda_stream__",
+           [](const xp::Stream& s) {
+             return std::pair<int, std::uintptr_t>(0, reinterpret_cast<std::uintptr_t>(s.handle()));
+           })
+      .def("synchronize", &xp::Stream::synchronize);
+  nb::class_<xp::Event>(m, "Event", "A marker in a stream, for timing and waiting.")
+      .def(nb::new_([](nb::handle device) {
+             const auto d = to_device(device);
+             return xp::Event(d ? *d : xp::default_device());
+           }),
+           nb::arg("device") = nb::none())
+      .def(
+          "record",
+          [](xp::Event& e, nb::handle stream) {
+            if (stream.is_none()) throw nb::value_error("xp.Event.record: give the stream");
+            e.record(nb::cast<xp::Stream&>(stream));
+          },
+          nb::arg("stream"))
+      .def("synchronize", &xp::Event::synchronize)
+      .def_static("elapsed_ms", &xp::Event::elapsed_ms, nb::arg("start"), nb::arg("stop"));
+
+  nb::class_<RawKernel>(m, "RawKernel", "A __global__ function of CUDA C++ source compiled by NVRTC at first use.")
+      .def(nb::new_([](const std::string& code, const std::string& name, nb::handle options) {
+             return RawKernel{make_program(code, options, nb::tuple()), name, {}};
+           }),
+           nb::arg("code"), nb::arg("name"), nb::arg("options") = nb::tuple())
+      .def_prop_ro("name", [](const RawKernel& k) { return k.name; })
+      .def(
+          "compile",
+          [](RawKernel& k, nb::handle device) {
+            const auto d = to_device(device);
+            k.kernel(d ? *d : xp::default_device());
+          },
+          nb::arg("device") = nb::none())
+      .def("__call__", &RawKernel::call, nb::arg("grid"), nb::arg("block"), nb::arg("args"), nb::kw_only(),
+           nb::arg("shared_mem") = 0, nb::arg("stream") = nb::none());
+  nb::class_<RawModule>(m, "RawModule", "CUDA C++ source compiled by NVRTC; get_function names its kernels.")
+      .def(nb::new_([](const std::string& code, nb::handle options, nb::handle name_expressions) {
+             return RawModule{make_program(code, options, name_expressions)};
+           }),
+           nb::kw_only(), nb::arg("code"), nb::arg("options") = nb::tuple(), nb::arg("name_expressions") = nb::tuple())
+      .def(
+          "get_function",
+          [](const RawModule& m, const std::string& name) {
+            return RawKernel{m.program, name, {}};
+          },
+          nb::arg("name"));
+}
+
+}  // namespace xp_py

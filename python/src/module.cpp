@@ -1,0 +1,14 @@
+// The extension module xp._xp: the package xp (python/xp/__init__.py) re-exports it. Importing it
+// opens no CUDA library and creates no context: detection runs at the first call that needs it.
+#include "common.hpp"
+
+NB_MODULE(_xp, m) {
+  nb::set_leak_warnings(false);  // the dtype objects live as long as the process
+  m.doc() = "xp's C++ core (libxp) for Python; import xp, not this module";
+  xp_py::register_errors(m);
+  xp_py::register_runtime(m);
+  xp_py::register_array(m);
+  xp_py::register_functions(m);
+  xp_py::register_interop(m);
+  xp_py::register_kernels(m);
+}

@@ -1,0 +1,124 @@
+"""Arrays from Python: the namespace, operators, indexing, errors (results checked against NumPy)."""
+
+import numpy as np
+import pytest
+
+import xp
+
+
+def test_namespace():
+    a = xp.asarray([1, 2, 3])
+    assert a.__array_namespace__() is xp
+    assert xp.__array_api_version__ == "2024.12"
+    info = xp.__array_namespace_info__()
+    assert info.default_dtypes()["real floating"] == xp.float64
+    assert xp.Device("cpu") in info.devices()
+    assert xp.newaxis is None and xp.pi == np.pi and np.isnan(xp.nan)
+
+
+def test_dtypes_and_shapes():
+    a = xp.zeros((2, 3), dtype=xp.float32)
+    assert a.dtype == xp.float32 and a.dtype is xp.float32
+    assert a.shape == (2, 3) and a.ndim == 2 and a.size == 6
+    assert xp.asarray([1, 2]).dtype == xp.int64
+    assert xp.asarray([True]).dtype == xp.bool
+    assert xp.asarray([1, 2.5]).dtype == xp.float64
+
+
+def test_weak_scalars():
+    a = xp.asarray([1, 2], dtype=xp.float32)
+    assert (a * 2.0).dtype == xp.float32
+    assert (2 + a).dtype == xp.float32
+    u = xp.asarray([1], dtype=xp.uint8)
+    assert (u + 1).dtype == xp.uint8
+    with pytest.raises(TypeError):
+        u + 300
+
+
+@pytest.mark.parametrize("op", ["__add__", "__sub__", "__mul__", "__truediv__", "__pow__", "__floordiv__", "__mod__"])
+def test_operators_against_numpy(op):
+    n1 = np.array([1.5, -2.0, 3.25], dtype=np.float64)
+    n2 = np.array([0.5, 4.0, -1.5], dtype=np.float64)
+    a1, a2 = xp.asarray(n1), xp.asarray(n2)
+    # pow is not exactly rounded (docs/semantics.md): within an ulp; the others exactly NumPy's bits.
+    check = (lambda x, y: np.testing.assert_allclose(x, y, rtol=4e-16)) if op == "__pow__" else np.testing.assert_array_equal
+    check(xp.to_cpu(getattr(a1, op)(a2)), getattr(n1, op)(n2))
+    rop = "__r" + op[2:]
+    check(xp.to_cpu(getattr(a1, rop)(2.0)), getattr(n1, rop)(2.0))
+
+
+def test_in_place_keeps_the_array():
+    a = xp.asarray([1.0, 2.0])
+    b = a
+    a += 1
+    a *= 3
+    assert b is a
+    assert xp.to_cpu(a).tolist() == [6.0, 9.0]
+    i = xp.asarray([1, 2])
+    with pytest.raises(TypeError):
+        i += 1.5
+
+
+def test_indexing():
+    n = np.arange(24).reshape(2, 3, 4)
+    a = xp.asarray(n)
+    for key in [0, -1, (1, 2), (slice(None), 1), (Ellipsis, 2), (None, 0), (slice(None, None, -1), slice(1, 3)),
+                (0, Ellipsis, None)]:
+        np.testing.assert_array_equal(xp.to_cpu(a[key]), n[key])
+    a[0, 1] = 100
+    n[0, 1] = 100
+    np.testing.assert_array_equal(xp.to_cpu(a), n)
+    np.testing.assert_array_equal(xp.to_cpu(a[xp.asarray([1, 0])]), n[[1, 0]])
+    with pytest.raises(IndexError):
+        a[5]
+
+
+def test_conversions_and_printing():
+    a = xp.asarray([[1.0, 2.0], [3.0, 4.0]], dtype=xp.float32)
+    assert repr(a) == repr(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32))
+    assert str(a) == str(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32))
+    one = xp.asarray(7)
+    assert int(one) == 7 and float(one) == 7.0 and bool(one) and complex(one) == 7 and [0] * 8 == [0] * 8
+    assert list(range(10))[one] == 7
+    np.testing.assert_array_equal(xp.to_cpu(a.mT), np.array([[1, 3], [2, 4]], dtype=np.float32))
+    with pytest.raises(ValueError):
+        bool(a)
+
+
+def test_functions():
+    n = np.linspace(0.1, 2.0, 12).reshape(3, 4)
+    a = xp.asarray(n)
+    np.testing.assert_allclose(xp.to_cpu(xp.exp(a)), np.exp(n), rtol=1e-15)
+    np.testing.assert_allclose(xp.to_cpu(xp.sum(a, axis=0)), n.sum(axis=0))
+    np.testing.assert_allclose(xp.to_cpu(xp.mean(a, axis=1, keepdims=True)), n.mean(axis=1, keepdims=True))
+    np.testing.assert_allclose(xp.to_cpu(xp.std(a, correction=1)), n.std(ddof=1))
+    np.testing.assert_allclose(xp.to_cpu(xp.matmul(a, a.mT)), n @ n.T)
+    np.testing.assert_array_equal(xp.to_cpu(xp.argmax(a, axis=1)), n.argmax(axis=1))
+    np.testing.assert_array_equal(xp.to_cpu(xp.clip(a, max=1.0)), np.clip(n, None, 1.0))
+    np.testing.assert_array_equal(xp.to_cpu(xp.where(a > 1, a, 0.0)), np.where(n > 1, n, 0.0))
+    np.testing.assert_array_equal(xp.to_cpu(xp.concat([a, a], axis=None)), np.concatenate([n.ravel(), n.ravel()]))
+    assert xp.result_type(xp.int8, xp.uint8) == xp.int16
+    assert xp.isdtype(xp.float32, "real floating") and not xp.isdtype(xp.int8, "unsigned integer")
+    assert xp.iinfo(xp.int8).max == 127 and xp.finfo(xp.float32).eps == np.finfo(np.float32).eps
+
+
+def test_errors_derive_from_the_builtins():
+    assert issubclass(xp.ValueError, ValueError) and issubclass(xp.ValueError, xp.Error)
+    assert issubclass(xp.TypeError, TypeError) and issubclass(xp.IndexError, IndexError)
+    assert issubclass(xp.OutOfMemoryError, MemoryError) and issubclass(xp.CudaError, RuntimeError)
+    assert issubclass(xp.FileError, OSError) and issubclass(xp.DeviceUnavailable, RuntimeError)
+    with pytest.raises(xp.TypeError) as e:
+        xp.bitwise_and(xp.asarray([1.0]), xp.asarray([2.0]))
+    assert "bitwise_and" in str(e.value)
+    with pytest.raises(xp.FileError) as f:
+        xp.load("/nonexistent/x.npy")
+    assert f.value.filename == "/nonexistent/x.npy"
+    with pytest.raises(xp.DeviceMismatch if xp.is_cuda_available() else xp.DeviceUnavailable):
+        xp.zeros(2) + xp.zeros(2, device="cuda:0")
+
+
+def test_lazy_is_invisible():
+    a = xp.asarray([1.0, 2.0, 3.0])
+    b = a * 2 + 1
+    a[0] = 100.0  # the graph keeps a's value as it was
+    assert xp.to_cpu(b).tolist() == [3.0, 5.0, 7.0]

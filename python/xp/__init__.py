@@ -1,0 +1,44 @@
+"""xp: arrays and kernels on the CPU and on NVIDIA GPUs, with the GPU optional.
+
+``import xp`` never fails for want of a GPU and opens no CUDA library: detection runs at the first
+call that needs it (``xp.is_cuda_available()``, an array's creation...). Arrays live on the default
+device, ``cuda:0`` when CUDA is usable and the CPU otherwise (``XP_DEVICE``, ``FORCE_CPU=1``).
+
+The module is an Array API 2024.12 namespace: ``x.__array_namespace__()`` returns it.
+"""
+
+from . import _xp
+from ._xp import *  # noqa: F401,F403  (the functions, dtypes, Array, Device, errors)
+from ._xp import Array, Device, DType, __version__  # noqa: F401
+from ._xp import bool, float16, bfloat16, float32, float64  # noqa: A004  (Array API dtype names)
+from ._xp import int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from ._namespace import (  # noqa: F401
+    __array_api_version__,
+    __array_namespace_info__,
+    can_cast,
+    e,
+    finfo,
+    iinfo,
+    inf,
+    isdtype,
+    nan,
+    newaxis,
+    pi,
+    result_type,
+)
+from ._interop import asnumpy, to_cpu  # noqa: F401
+
+
+def doctor():
+    """The report of ``xp doctor --json`` as a dict (the same document, schema xp.doctor/1)."""
+    import json
+
+    return json.loads(_xp.doctor_json())
+
+
+def __getattr__(name):
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'xp' has no attribute {name!r}")
