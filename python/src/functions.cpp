@@ -127,8 +127,12 @@ void register_functions(nb::module_& m) {
       arg("endpoint") = true);
   m.def(
       "eye",
-      [](std::int64_t n, std::optional<std::int64_t> m_, std::int64_t k, nb::handle dtype, nb::handle device) {
+      [](std::int64_t n, std::optional<std::int64_t> m_, nb::int_ k_obj, nb::handle dtype, nb::handle device) {
         const auto t = to_dtype(dtype);
+        // k is any Python int: a diagonal past either edge gives zeros, so one beyond int64 is
+        // the same as one at the edge of int64's range.
+        std::int64_t k = 0;
+        if (!nb::try_cast<std::int64_t>(k_obj, k)) k = k_obj > nb::int_(0) ? INT64_MAX : INT64_MIN;
         return xp::eye(n, m_, k, t ? *t : xp::DType::float64, to_device(device));
       },
       arg("n_rows"), arg("n_cols") = none, nb::kw_only(), arg("k") = 0, arg("dtype") = none, arg("device") = none);
