@@ -32,6 +32,7 @@ set(allowed_crossings
 # Headers generated into the build tree, and the layer (and rank, below) each belongs to.
 set(generated_headers
   "xp_generated/philox_text.hpp|backend|4"  # the text of src/backend/philox.hpp (CMakeLists.txt)
+  "xp_generated/device_code.hpp|backend/cuda|5"  # the text of src/backend/cuda/device/*.cuh
 )
 
 # Headers of src/runtime that name CUDA (its ABI, the driver's tables, NVML, NVRTC's search).

@@ -9,7 +9,6 @@
 // Each writes the same bits as xp_rows_vec (the order of additions is the same); the program checks.
 // Not yet run on a GPU.
 //
-//   <build>/bench/xp_dump_reduce_source sum float32 rows_vector > xp_rows.cuh
 //   nvcc -O3 -arch=sm_90 --fmad=false -std=c++17 -I. -o xp_short_rows bench/nvcc/xp_short_rows.cu && ./xp_short_rows
 #include <algorithm>
 #include <cstdio>
@@ -19,7 +18,7 @@
 
 #include "timing.cuh"
 
-#include "xp_rows.cuh"
+#include "xp_reduce.cuh"
 
 namespace {
 constexpr int kLoads = 8;  // rows_vec_loads(sum, float32)

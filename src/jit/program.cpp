@@ -528,6 +528,13 @@ struct KernelAccess {
 
   static Kernel generated(const std::string& generator_key, const std::function<std::string()>& make_source,
                           const ProgramOptions& options, std::string_view kernel_name, const Device& device);
+
+  // Another kernel of the module k was found in.
+  static Kernel sibling(const Kernel& k, std::string_view name, const std::string& program_name) {
+    if (!k.state_) throw ValueError("no kernel '" + std::string(name) + "' in " + program_name + ": an empty Kernel");
+    auto module = std::static_pointer_cast<Module>(std::const_pointer_cast<void>(k.state_->module));
+    return in_module(module, name, program_name);
+  }
 };
 
 }  // namespace detail
@@ -631,6 +638,10 @@ Kernel KernelAccess::generated(const std::string& generator_key, const std::func
     cache.by_hash[hash] = GeneratedCache::Value{key, module->code, {}};
   }
   return in_module(module, kernel_name, options.name);
+}
+
+Kernel generated_sibling(const Kernel& k, std::string_view name, const ProgramOptions& options) {
+  return KernelAccess::sibling(k, name, options.name);
 }
 
 void prepare_generated_kernels(const Device& device) noexcept {
