@@ -36,7 +36,7 @@ set(generated_headers
 )
 
 # Headers of src/runtime that name CUDA (its ABI, the driver's tables, NVML, NVRTC's search).
-set(cuda_runtime_headers runtime/cuda_abi.hpp runtime/driver.hpp runtime/driver_ext.hpp runtime/nvml.hpp
+set(cuda_runtime_headers runtime/cuda_abi.hpp runtime/driver.hpp runtime/nvml.hpp
   runtime/nvrtc_search.hpp)
 
 # The layer of a path relative to the source tree ("" when it is in none), and its rank: a file may

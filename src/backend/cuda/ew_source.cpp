@@ -1,3 +1,8 @@
+// Over 800 lines on purpose: one generator, whose parts (an instruction's expression, the program's
+// layout and variant, the source around them, the argument's packing and the launch shape) must agree
+// on every form they write; kept in one file their shared helpers stay file-local. The device code
+// the source starts with is device/elementwise.cuh.
+//
 // FusedProgram -> CUDA C++ source. The prelude below ports the CPU backend's element functions
 // (backend/cpu/ew_exact.cpp) one for one; docs/semantics.md is the contract both keep.
 //
