@@ -54,7 +54,7 @@ struct Shape {
   bool tiles;
 };
 
-// xp's plan for one output of n contiguous float32 (reduce_source.cpp, plan_reduce) with the
+// xp's plan for one output of n contiguous float32 (reduce_plan.cpp, plan_reduce) with the
 // kernel's occupancy: one unit per resident warp (or block, tiles), at least 2048 elements each,
 // chunks of whole vectors for the 32 lanes (or 256 threads).
 double run(const Shape& s, double cub_ms, std::string& best, double& best_ms) {

@@ -50,7 +50,7 @@ XP_D typename R::St prefold_run(const Args& a, const R& r, i64 io, i64 k0, i64 k
   return st;
 }
 
-// xp_rows_tile_body (reduce_source.cpp) with prefold_run for xp_run_state, all else the same.
+// xp_rows_tile_body (device/reduce_bodies.cuh) with prefold_run for xp_run_state, all else the same.
 template <class R>
 XP_D void prefold_tile_body(const Args& a) {
   typedef typename R::St St;

@@ -879,10 +879,6 @@ std::int64_t element_count(const FusedProgram& p) {
 
 }  // namespace
 
-std::string_view half_conversions() noexcept {
-  return device_code::half_cuh;
-}
-
 const char* ctype(DType d) {
   switch (d) {
     case DType::bool_:

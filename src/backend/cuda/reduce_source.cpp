@@ -270,7 +270,7 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
   switch (op) {
     case ReduceOp::var:
     case ReduceOp::std: {
-      // One read (see kMoments): the state of a run is (n, mean as a pair h + l, M2 as a pair q + c).
+      // One read (device/reduce_moments.cuh): the state of a run is (n, mean as a pair h + l, M2 as a pair q + c).
       const std::string A = mean_acc(d);
       packed = 3;
       s += "  typedef " + A + " A;\n  struct St { A h, l, q, c; i64 n; };\n";

@@ -157,7 +157,7 @@ XP_D void xp_unpack(uint4 x, V* v) {
 #pragma unroll
   for (int j = 0; j < (int)(16 / sizeof(S)); ++j) v[j] = xp_val(w.e[j]);
 }
-// A thread's run for var and std (R::kPack == 3, kMoments): the D vectors in flight are cut into
+// A thread's run for var and std (R::kPack == 3, reduce_moments.cuh): the D vectors in flight are cut into
 // tiles of at most 32 values (whole vectors), each tile added as one state, in order; a vector past
 // the last whole group is a tile of its own; then the elements past the last whole vector.
 template <class R, int T, int D>
