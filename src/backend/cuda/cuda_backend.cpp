@@ -14,7 +14,6 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "backend/cuda/ew_source.hpp"
