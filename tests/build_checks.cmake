@@ -8,6 +8,8 @@
 #   build.getenv_only_in_config  only src/runtime/config.cpp reads the environment (include/ src/ tools/)
 #   build.layers             every #include of xp's own files in include/xp src/ tools/ goes down the
 #                            layers of docs/design.md ("Layers"); exceptions listed in the script
+#   build.device_code        the CUDA backend's device code (src/backend/cuda/device/) compiles with nvcc
+#                            (tests/nvcc/), skipped where there is no nvcc
 #   format.clang_format      clang-format 14 --dry-run --Werror over include/ src/ tools/ tests/ bench/
 # Each check is a `cmake -P` script next to this file; one that cannot run here prints
 # "XP_CHECK_SKIPPED: <reason>" and is reported as skipped, never as passed. Facts about this build
@@ -82,4 +84,5 @@ xp_add_build_check(build.exported_symbols check_exported_symbols.cmake LABELS bu
 xp_add_build_check(build.install_consumer check_install_consumer.cmake LABELS "build;install" TIMEOUT 600)
 xp_add_build_check(build.getenv_only_in_config check_getenv.cmake LABELS build)
 xp_add_build_check(build.layers check_layers.cmake LABELS build)
+xp_add_build_check(build.device_code check_device_code.cmake LABELS build TIMEOUT 600)
 xp_add_build_check(format.clang_format check_format.cmake LABELS format)

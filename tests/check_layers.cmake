@@ -32,10 +32,11 @@ set(allowed_crossings
 # Headers generated into the build tree, and the layer (and rank, below) each belongs to.
 set(generated_headers
   "xp_generated/philox_text.hpp|backend|4"  # the text of src/backend/philox.hpp (CMakeLists.txt)
+  "xp_generated/device_code.hpp|backend/cuda|5"  # the text of src/backend/cuda/device/*.cuh
 )
 
 # Headers of src/runtime that name CUDA (its ABI, the driver's tables, NVML, NVRTC's search).
-set(cuda_runtime_headers runtime/cuda_abi.hpp runtime/driver.hpp runtime/driver_ext.hpp runtime/nvml.hpp
+set(cuda_runtime_headers runtime/cuda_abi.hpp runtime/driver.hpp runtime/nvml.hpp
   runtime/nvrtc_search.hpp)
 
 # The layer of a path relative to the source tree ("" when it is in none), and its rank: a file may

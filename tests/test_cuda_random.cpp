@@ -132,10 +132,10 @@ TEST(CudaRandom, RefusesWhatTheCpuRefuses) {
   r.kind = RandomKind::integers;
   r.low = 5;
   r.high = 5;
-  EXPECT_THROW(cr::fill_random(xp::Device::cuda(0), r, v), xp::ValueError);
+  EXPECT_THROW(cr::fill_random(xp::Device::cuda(0), 0, r, v), xp::ValueError);
   r.high = 6;
   strides[0] = 16;  // not C-contiguous
-  EXPECT_THROW(cr::fill_random(xp::Device::cuda(0), r, v), xp::ValueError);
+  EXPECT_THROW(cr::fill_random(xp::Device::cuda(0), 0, r, v), xp::ValueError);
 }
 
 TEST(CudaRandom, LaunchPlan) {

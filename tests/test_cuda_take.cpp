@@ -469,10 +469,11 @@ TEST(CudaTakeSource, OneSourcePerElementSizeKeyedByItAlone) {
   for (int size : {1, 2, 4, 8}) {
     const std::string s = cg::take_source(size);
     EXPECT_EQ(s, cg::take_source(size));
-    EXPECT_EQ(cg::take_key(size), "xp-take-1:" + std::to_string(size));
+    EXPECT_EQ(cg::take_key(size), "xp-take-2:" + std::to_string(size));
     EXPECT_NE(s.find(cg::take_key(size)), std::string::npos);
-    EXPECT_NE(s.find("void __launch_bounds__(256) xp_take("), std::string::npos);
-    EXPECT_NE(s.find("== " + std::to_string(sizeof(cg::TakeArgs))), std::string::npos);
+    EXPECT_NE(s.find("#define XP_TAKE_BLOCK 256\n"), std::string::npos);
+    EXPECT_NE(s.find("void __launch_bounds__(XP_TAKE_BLOCK) xp_take("), std::string::npos);
+    EXPECT_NE(s.find("#define XP_TAKE_ARGS " + std::to_string(sizeof(cg::TakeArgs)) + "\n"), std::string::npos);
     EXPECT_EQ(s.find("#include"), std::string::npos);
     EXPECT_EQ(s.find('$'), std::string::npos) << "a placeholder left";
     for (int other : {1, 2, 4, 8}) {
@@ -511,10 +512,10 @@ TEST(CudaTakeSource, TheKernelsArgumentIsHeldToTheHostsTakeArgs) {
   XP_REQUIRE_NVRTC();
   // The same source with another argument size does not compile: its static_assert is live.
   std::string s = cg::take_source(4);
-  const std::string size = "== " + std::to_string(sizeof(cg::TakeArgs));
+  const std::string size = "#define XP_TAKE_ARGS " + std::to_string(sizeof(cg::TakeArgs)) + "\n";
   const std::size_t at = s.find(size);
   ASSERT_NE(at, std::string::npos);
-  s.replace(at, size.size(), "== " + std::to_string(sizeof(cg::TakeArgs) - 8));
+  s.replace(at, size.size(), "#define XP_TAKE_ARGS " + std::to_string(sizeof(cg::TakeArgs) - 8) + "\n");
   xp::ProgramOptions opt;
   opt.name = kCheckProgram;
   opt.options = cg::nvrtc_options();

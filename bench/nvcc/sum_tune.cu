@@ -2,7 +2,7 @@
 // xp's rows_vector reduction (a warp per split, 16-byte loads, several in flight per lane, a
 // compensated or a plain float sum per lane) with a number of splits per resident warp, then the
 // finish (one block combining the partial states), each timed apart and together; so that xp's
-// plan (src/backend/cuda/reduce_source.cpp) can take the fastest shape.
+// plan (src/backend/cuda/reduce_plan.cpp) can take the fastest shape.
 //
 //   nvcc -O3 -arch=native -o sum_tune sum_tune.cu && ./sum_tune [log2 n = 28]
 #include <cuda_runtime.h>

@@ -2,9 +2,9 @@
 // them, timed with CUDA events: the scalar kernel (a thread per output, xp_cols) and the kernel in
 // vectors (a thread per 16 / itemsize adjacent outputs, xp_cols_vec) with 4 or 8 loads in flight and
 // 0.5, 1 or 2 threads per resident thread, each followed by the finish kernel xp launches. One line
-// per choice, twice; "best:" names the fastest. The op and dtype are those of the included source:
+// per choice, twice; "best:" names the fastest. The sum of float32 (xp_reduce.cuh: -DXP_SUM_FLOAT64 or
+// -DXP_SUM_FLOAT16 for the others):
 //
-//   <build>/bench/xp_dump_reduce_source sum float32 columns > xp_cols.cuh
 //   nvcc -O3 -arch=sm_90 --fmad=false -std=c++17 -I. -DELEM='(float)(v % 1000) * 1e-3f + 1.0f' -DOUT_BYTES=4 \
 //       -o xp_col_kernels bench/nvcc/xp_col_kernels.cu && ./xp_col_kernels
 //
@@ -19,7 +19,8 @@
 
 #include "timing.cuh"
 
-#include "xp_cols.cuh"
+#define XP_SUM_COLUMNS
+#include "xp_reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) vec4(const Args a) {
   xp_cols_vec_body<R0, 4>(a);

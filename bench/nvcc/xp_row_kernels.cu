@@ -4,7 +4,6 @@
 // rows_vec_loads) and a block per row (xp_rows_tile). Every row is one unit (more rows than resident
 // warps: one split), so each kernel writes its outputs itself. One line per choice and length, twice.
 //
-//   <build>/bench/xp_dump_reduce_source sum float32 rows_vector > xp_rows.cuh
 //   nvcc -O3 -arch=sm_90 --fmad=false -std=c++17 -I. -DELEM='(float)(v % 1000) * 1e-3f + 1.0f' -DOUT_BYTES=4 \
 //       -o xp_row_kernels bench/nvcc/xp_row_kernels.cu && ./xp_row_kernels
 #include <algorithm>
@@ -16,7 +15,7 @@
 
 #include "timing.cuh"
 
-#include "xp_rows.cuh"
+#include "xp_reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) warp4(const Args a) {
   xp_rows_vec_body<R0, 4>(a);

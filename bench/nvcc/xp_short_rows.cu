@@ -1,7 +1,7 @@
 // Sums of short rows (4 and 16 KiB of float32; 2^28 elements in all), where xp's warp-per-row kernel
 // trails PyTorch and CuPy (bench/results/2026-12-03-h200-columns, run 5: 0.94x and 0.96x) and the
 // loads in flight made no difference (run 4). Two hypotheses, each a variant of xp_rows_vec_body
-// (reduce_source.cpp) timed against xp_rows_vec in the same program:
+// (src/backend/cuda/device/reduce_bodies.cuh) timed against xp_rows_vec in the same program:
 //   idx      the unit's offsets without 64-bit divisions (one split, one kept axis: m = u), to see
 //            what the per-unit index arithmetic (u / S and xp_kept, twice) costs;
 //   two      a warp reads two rows before combining either (both runs' loads in flight, then both
@@ -9,7 +9,6 @@
 // Each writes the same bits as xp_rows_vec (the order of additions is the same); the program checks.
 // Not yet run on a GPU.
 //
-//   <build>/bench/xp_dump_reduce_source sum float32 rows_vector > xp_rows.cuh
 //   nvcc -O3 -arch=sm_90 --fmad=false -std=c++17 -I. -o xp_short_rows bench/nvcc/xp_short_rows.cu && ./xp_short_rows
 #include <algorithm>
 #include <cstdio>
@@ -19,7 +18,7 @@
 
 #include "timing.cuh"
 
-#include "xp_rows.cuh"
+#include "xp_reduce.cuh"
 
 namespace {
 constexpr int kLoads = 8;  // rows_vec_loads(sum, float32)

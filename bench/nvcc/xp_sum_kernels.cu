@@ -7,7 +7,6 @@
 // taken when xp's tile kernel had no minimum: its "tile" is today's tile_nomin, its "tile_min6"
 // today's "tile".)
 //
-//   <build>/bench/xp_dump_reduce_source sum float32 rows_vector > xp_sum_f32.cuh
 //   nvcc -O3 -arch=sm_90 --fmad=false -I. -o xp_sum_kernels bench/nvcc/xp_sum_kernels.cu && ./xp_sum_kernels [log2 n =
 //   28]
 #include <cub/cub.cuh>
@@ -21,7 +20,7 @@
 
 #include "timing.cuh"
 
-#include "xp_sum_f32.cuh"
+#include "xp_reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) tile_nomin(const Args a) {
   xp_rows_tile_body<R0>(a);
@@ -30,7 +29,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) tile_min8(const Args a) {
   xp_rows_tile_body<R0>(a);
 }
 extern "C" __global__ void __launch_bounds__(256, 6) vec_min6(const Args a) {
-  xp_rows_vec_body<R0>(a);
+  xp_rows_vec_body<R0, 8>(a);
 }
 
 template <class F>
@@ -55,7 +54,7 @@ struct Shape {
   bool tiles;
 };
 
-// xp's plan for one output of n contiguous float32 (reduce_source.cpp, plan_reduce) with the
+// xp's plan for one output of n contiguous float32 (reduce_plan.cpp, plan_reduce) with the
 // kernel's occupancy: one unit per resident warp (or block, tiles), at least 2048 elements each,
 // chunks of whole vectors for the 32 lanes (or 256 threads).
 double run(const Shape& s, double cub_ms, std::string& best, double& best_ms) {

@@ -7,7 +7,6 @@
 // float64 sum was 7.6% slower than in run 3; not yet run on a GPU. For float32 the two kernels'
 // PTX is the same but for names; for float64 it differs in where the loop computes its load addresses.
 //
-//   <build>/bench/xp_dump_reduce_source sum float64 rows_vector > xp_tile.cuh
 //   nvcc -O3 -arch=sm_90 --fmad=false -std=c++17 -I. -DELEM='(double)(v % 1000) * 1e-3 + 1.0' \
 //       -o xp_tile_fold bench/nvcc/xp_tile_fold.cu && ./xp_tile_fold
 #include <algorithm>
@@ -18,7 +17,8 @@
 
 #include "timing.cuh"
 
-#include "xp_tile.cuh"
+#define XP_SUM_FLOAT64
+#include "xp_reduce.cuh"
 
 // The run of a thread before the fold (reduce_source.cpp at 8e0502f, xp_run_state without the packed ops).
 template <class R, int T>
@@ -50,7 +50,7 @@ XP_D typename R::St prefold_run(const Args& a, const R& r, i64 io, i64 k0, i64 k
   return st;
 }
 
-// xp_rows_tile_body (reduce_source.cpp) with prefold_run for xp_run_state, all else the same.
+// xp_rows_tile_body (device/reduce_bodies.cuh) with prefold_run for xp_run_state, all else the same.
 template <class R>
 XP_D void prefold_tile_body(const Args& a) {
   typedef typename R::St St;

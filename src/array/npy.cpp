@@ -1,3 +1,5 @@
+// .npy files: the descr, the header dict and the file handling. Over 800 lines on purpose: the three
+// parts share the file-local parsing helpers and error texts, and are read together.
 #include "array/npy.hpp"
 #include "array/shape_text.hpp"
 

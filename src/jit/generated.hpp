@@ -19,6 +19,11 @@ namespace xp::detail {
 Kernel generated_kernel(const std::string& generator_key, const std::function<std::string()>& make_source,
                         const ProgramOptions& options, std::string_view kernel_name, const Device& device);
 
+// Another kernel of the module that k (a kernel generated_kernel gave) was found in: for a
+// generated program of several kernels, found by the key of one of them (the others need no entry of
+// their own in the caches). Throws ValueError when the module has no such kernel.
+Kernel generated_sibling(const Kernel& k, std::string_view name, const ProgramOptions& options);
+
 // Sets up once what the process's first generated_kernel lookup would otherwise set up on its way:
 // the build ID, the chosen NVRTC and the disk cache's folder. The CUDA backend calls it when it is
 // created for a device. Never throws: the same calls report a problem where a kernel is needed.

@@ -11,7 +11,6 @@
 
 #include "jit/kernel_state.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/driver_ext.hpp"
 #include "xp/program.hpp"
 
 namespace xp {
@@ -196,7 +195,7 @@ class KeepAlive {
   // launches would stay in use until its next launch with arrays, unseen by free_all and by the
   // allocator's out-of-memory retry).
   void release_completed() {
-    const auto query = driver_ext_api().cuEventQuery;
+    const auto query = api_for_use().cuEventQuery;
     if (query == nullptr) return;
     std::vector<std::shared_ptr<const void>> done;  // released after the lock: a release may call back
     {
@@ -227,8 +226,8 @@ class KeepAlive {
     }
     const DriverApi& api = api_for_use();
     cu::CUevent e = nullptr;
-    constexpr unsigned kDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING: the cheapest kind of event
-    check(need(api.cuEventCreate, "cuEventCreate")(&e, kDisableTiming), "cuEventCreate");
+    // CU_EVENT_DISABLE_TIMING: the cheapest kind of event
+    check(need(api.cuEventCreate, "cuEventCreate")(&e, cu::CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     return e;
   }
   void put_event(int device, cu::CUevent e) {
@@ -239,8 +238,8 @@ class KeepAlive {
   // Holds refs until `event` (recorded after the launch) has completed.
   void hold(int device, cu::CUevent event, std::shared_ptr<const void>* refs, std::size_t n) {
     const DriverApi& api = api_for_use();
-    const auto query = driver_ext_api().cuEventQuery;  // without it (never seen), entries are waited for
-    std::vector<std::shared_ptr<const void>> done;     // released after the lock: a release may call back
+    const auto query = api_for_use().cuEventQuery;  // without it (never seen), entries are waited for
+    std::vector<std::shared_ptr<const void>> done;  // released after the lock: a release may call back
     {
       std::lock_guard<std::mutex> lock(mutex_);
       Pending p;
@@ -287,7 +286,7 @@ class KeepAlive {
 void stream_wait(const Device& device, const Stream& waiter, const Stream& producer) {
   KeepAlive& ka = KeepAlive::instance();
   const auto record = need(api_for_use().cuEventRecord, "cuEventRecord");
-  const auto wait = need(driver_ext_api().cuStreamWaitEvent, "cuStreamWaitEvent");
+  const auto wait = need(api_for_use().cuStreamWaitEvent, "cuStreamWaitEvent");
   cu::CUevent e = ka.take_event(device.index());
   const cu::CUresult r1 = record(e, static_cast<cu::CUstream>(producer.handle()));
   const cu::CUresult r2 =
@@ -395,7 +394,7 @@ void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_
   const Stream& stream = detail::launch_stream(k, c);
   const bool other_stream = stream.handle() != k.default_stream.handle();
   detail::make_current(k.device.index());
-  const auto wait_event = detail::need(detail::driver_ext_api().cuStreamWaitEvent, "cuStreamWaitEvent");
+  const auto wait_event = detail::need(detail::api_for_use().cuStreamWaitEvent, "cuStreamWaitEvent");
   // The arrays were made (and their pending readers evaluated) on xp's stream.
   if (other_stream) detail::stream_wait(k.device, stream, k.default_stream);
   launch_packed(c, args, sizes, count);

@@ -2,6 +2,8 @@
 
 // The few CUDA driver, NVRTC and NVML types and constants xp uses, declared by xp itself: these
 // are ABI facts (enum values, struct layouts, signatures), so no CUDA header is needed to build.
+// Every cu:: constant and signature of the library is here (the CLI, which sees only the public
+// API, declares the few its launch benchmark uses itself: tools/xp/bench_launch_parts.hpp, namespace raw).
 // The driver signatures match CUDA 12.0, the ABI version xp asks cuGetProcAddress_v2 for.
 
 #include <cstddef>
@@ -25,6 +27,7 @@ constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
 constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 
 // cuGetProcAddress_v2 flags and results
 constexpr std::uint64_t CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1;
@@ -73,6 +76,20 @@ using CUoccupancyB2DSize = std::size_t (*)(int);
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+// pointer attributes and memory types (cuPointerGetAttribute)
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
+constexpr unsigned CU_MEMORYTYPE_HOST = 1;
+constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
+constexpr unsigned CU_MEMORYTYPE_UNIFIED = 4;
+// The special stream handles every driver call accepts.
+inline CUstream stream_legacy() noexcept {
+  return reinterpret_cast<CUstream>(std::uintptr_t{1});
+}
+inline CUstream stream_per_thread() noexcept {
+  return reinterpret_cast<CUstream>(std::uintptr_t{2});
+}
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4;
@@ -95,10 +112,15 @@ using PFN_cuMemcpyHtoDAsync = CUresult (*)(CUdeviceptr, const void*, std::size_t
 using PFN_cuMemcpyDtoHAsync = CUresult (*)(void*, CUdeviceptr, std::size_t, CUstream);
 using PFN_cuMemcpyDtoDAsync = CUresult (*)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
 using PFN_cuMemsetD8Async = CUresult (*)(CUdeviceptr, unsigned char, std::size_t, CUstream);
+using PFN_cuMemHostAlloc = CUresult (*)(void**, std::size_t, unsigned);
+using PFN_cuMemFreeHost = CUresult (*)(void*);
+using PFN_cuPointerGetAttribute = CUresult (*)(void* data, int attribute, CUdeviceptr ptr);
 using PFN_cuStreamCreate = CUresult (*)(CUstream*, unsigned);
 using PFN_cuStreamDestroy = CUresult (*)(CUstream);
 using PFN_cuStreamSynchronize = CUresult (*)(CUstream);
+using PFN_cuStreamWaitEvent = CUresult (*)(CUstream, CUevent, unsigned flags);
 using PFN_cuEventCreate = CUresult (*)(CUevent*, unsigned);
+using PFN_cuEventQuery = CUresult (*)(CUevent);
 using PFN_cuEventDestroy = CUresult (*)(CUevent);
 using PFN_cuEventRecord = CUresult (*)(CUevent, CUstream);
 using PFN_cuEventSynchronize = CUresult (*)(CUevent);

@@ -8,18 +8,12 @@
 #include "xp/device.hpp"
 #include "xp/runtime.hpp"
 
-// Driver types and entry points declared here rather than in cuda_abi.hpp: pinned host memory and
-// the event flag of the transfer staging (CUDA 12.0 signatures, as the rest).
-namespace xp::detail::cu {
-constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
-using PFN_cuMemHostAlloc = CUresult (*)(void**, std::size_t, unsigned);
-using PFN_cuMemFreeHost = CUresult (*)(void*);
-}  // namespace xp::detail::cu
-
 namespace xp::detail {
 
 // The driver entry points xp uses, resolved once through cuGetProcAddress_v2 at ABI 12000 with
-// legacy default-stream semantics. Required ones are never null once the table loaded.
+// legacy default-stream semantics. Required ones are never null once the table loaded; an optional
+// one is null when the driver lacks it (need() turns that into an Error naming it). The types and
+// constants are cuda_abi.hpp's.
 // X(name, required, ABI version asked for): 12000 for everything that existed in CUDA 12.0;
 // newer optional entry points are asked at the version that introduced them.
 #define XP_DRIVER_FUNCTIONS(X)                                 \
@@ -46,15 +40,18 @@ namespace xp::detail {
   X(cuMemcpyDtoHAsync, false, 12000)                           \
   X(cuMemcpyDtoDAsync, false, 12000)                           \
   X(cuMemsetD8Async, false, 12000)                             \
+  X(cuPointerGetAttribute, false, 12000)                       \
   X(cuMemHostAlloc, false, 12000)                              \
   X(cuMemFreeHost, false, 12000)                               \
   X(cuStreamCreate, false, 12000)                              \
   X(cuStreamDestroy, false, 12000)                             \
   X(cuStreamSynchronize, false, 12000)                         \
+  X(cuStreamWaitEvent, false, 12000)                           \
   X(cuEventCreate, false, 12000)                               \
   X(cuEventDestroy, false, 12000)                              \
   X(cuEventRecord, false, 12000)                               \
   X(cuEventSynchronize, false, 12000)                          \
+  X(cuEventQuery, false, 12000)                                \
   X(cuEventElapsedTime, false, 12000)                          \
   X(cuModuleLoadData, false, 12000)                            \
   X(cuModuleUnload, false, 12000)                              \

@@ -2,16 +2,14 @@
 #include "runtime/foreign.hpp"
 
 #include "runtime/driver.hpp"
-#include "runtime/driver_ext.hpp"
 
 namespace xp::detail {
 
 void stream_wait_stream(std::uintptr_t waiter, std::uintptr_t producer) {
   const auto& api = api_for_use();
-  const auto wait = need(driver_ext_api().cuStreamWaitEvent, "cuStreamWaitEvent");
+  const auto wait = need(api_for_use().cuStreamWaitEvent, "cuStreamWaitEvent");
   cu::CUevent e = nullptr;
-  constexpr unsigned kDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING
-  check(need(api.cuEventCreate, "cuEventCreate")(&e, kDisableTiming), "cuEventCreate");
+  check(need(api.cuEventCreate, "cuEventCreate")(&e, cu::CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   cu::CUresult r = need(api.cuEventRecord, "cuEventRecord")(e, reinterpret_cast<cu::CUstream>(producer));
   const char* call = "cuEventRecord";
   if (r == cu::CUDA_SUCCESS) {
@@ -24,7 +22,7 @@ void stream_wait_stream(std::uintptr_t waiter, std::uintptr_t producer) {
 
 std::optional<int> pointer_device_ordinal(std::uintptr_t p) {
   (void)api_for_use();  // DeviceUnavailable when CUDA cannot be used
-  const auto get = need(driver_ext_api().cuPointerGetAttribute, "cuPointerGetAttribute");
+  const auto get = need(api_for_use().cuPointerGetAttribute, "cuPointerGetAttribute");
   int ordinal = -1;
   const cu::CUresult r = get(&ordinal, cu::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, static_cast<cu::CUdeviceptr>(p));
   if (r == cu::CUDA_ERROR_INVALID_VALUE) return std::nullopt;

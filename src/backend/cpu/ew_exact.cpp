@@ -1,3 +1,6 @@
+// Over 800 lines on purpose: the element operations, their loops and the dispatch table that
+// instantiates them are one set of templates; split, the templates would move into a header.
+//
 // The exactly rounded and integer tile kernels: casts, integer arithmetic, comparisons, selection.
 // docs/semantics.md is the contract; tests/test_cpu_exact.cpp checks it against NumPy 2.
 //

@@ -1,3 +1,7 @@
+// Over 800 lines on purpose: the reductions' element types, fold kernels and vector leaves, the
+// min/max/arg kernels, the geometry and the scans share file-local templates that are instantiated
+// together; a header for them would make them part of the backend's surface.
+//
 // Reductions and scans on the CPU.
 //
 // A reduction sees its input as M outputs times N reduced elements: the kept axes and the reduced

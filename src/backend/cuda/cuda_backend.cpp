@@ -1,7 +1,8 @@
 // The CUDA backend: device memory through a caching allocator (XP_GPU_MEMORY_LIMIT, statistics),
 // copies through pinned staging buffers (staging.cpp), fused elementwise programs turned into CUDA
-// source (ew_source.cpp), reductions and scans (reduce_source.cpp) and Philox random numbers
-// (random_source.cpp) and `take` (take_source.cpp) compiled by NVRTC through xp's kernel caches,
+// source (ew_source.cpp), reductions and scans (reduce_plan.cpp, reduce_source.cpp) and Philox random
+// numbers (random_source.cpp) and `take` (take_source.cpp) compiled by NVRTC, found through the
+// device's kernel cache (kernel_cache.cpp),
 // matmul through cuBLAS or xp's exact integer kernel (cublas.cpp, linalg.cpp); all on xp's stream of
 // the device. The rare layouts the kernels do not take run on the host (the data goes to the CPU
 // backend and back).
@@ -13,10 +14,10 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "backend/cuda/ew_source.hpp"
+#include "backend/cuda/kernel_cache.hpp"
 #include "backend/cuda/linalg.hpp"
 #include "backend/cuda/random_source.hpp"
 #include "backend/cuda/reduce_source.hpp"
@@ -140,6 +141,7 @@ class CudaBackend final : public Backend {
       : device_(d),
         cache_(new BlockCache(d, memory_limit_bytes(config().gpu_memory_limit, info.memory_total))),
         staging_(new Staging(d)),
+        kernels_(kernel_cache(d)),
         sm_count_(info.sm_count) {
     // The lookup's one-time set-up (build ID, NVRTC, the disk cache's folder) here, where the
     // context's creation already takes ~100 ms, rather than inside the device's first kernel; then
@@ -220,12 +222,13 @@ class CudaBackend final : public Backend {
     }
     const Variant variant = variant_of(p, layout);
     // The generated source and its kernel, by the program's structure (never its sizes).
-    const Generated& g = generated(p, variant);
+    const Generated& g = kernels_.fused(p, variant);
     if (g.argument_bytes > kMaxArgumentBytes) {
       run_fused_on_host(p);  // strides of more views than one kernel argument holds: rare, exact, slow
       return;
     }
-    const Kernel& k = kernel_for(g, p, variant);
+    const Kernel& k =
+        kernels_.kernel(Generator::fused, g.key, g.kernel_name, [&] { return generate(p, variant).source; });
     thread_local std::vector<std::byte> args;
     pack_arguments(p, variant, n, args);
     void* arg = args.data();
@@ -269,7 +272,7 @@ class CudaBackend final : public Backend {
     const ReducePlan plan = plan_fused_reduce(op, p, axes, out, correction, multiprocessors());  // checks first
     if (!plan.on_device) return false;
     if (plan.M == 0) return true;
-    const GeneratedValue& value = generated_value(p);
+    const GeneratedValue& value = kernels_.fused_value(p);
     if (sizeof(ReduceArgs) + value.argument_bytes > kMaxArgumentBytes) return false;
     device_.activate();
     const std::int64_t warps = resident_warps(plan, &value);
@@ -290,7 +293,8 @@ class CudaBackend final : public Backend {
     device_.activate();
     const DType t = plan.in_dtype, o = plan.out_dtype;
     ScanArgs args = scan_args(plan);
-    launch_one(generated_kernel(scan_key(t, o), scan_kernel_name(plan.family), [t, o] { return scan_source(t, o); }),
+    launch_one(kernels_.kernel(Generator::scan, scan_key(t, o), scan_kernel_name(plan.family),
+                               [t, o] { return scan_source(t, o); }),
                scan_grid(plan), &args, sizeof args, stream());
   }
 
@@ -299,24 +303,6 @@ class CudaBackend final : public Backend {
     std::lock_guard<std::mutex> lock(mutex_);
     if (sm_count_ == 0) sm_count_ = gpu_info(device_).sm_count;
     return sm_count_;
-  }
-  // A kernel of a generated program, by the program's key (never sizes) and the kernel's name; the
-  // source is made only at the first need.
-  template <class MakeSource>
-  const Kernel& generated_kernel(const std::string& key, const std::string& name, const MakeSource& make) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::string full = key + "/" + name;
-    auto it = kernels_.find(full);
-    if (it != kernels_.end()) return it->second;
-    auto prog = programs_.find(key);
-    if (prog == programs_.end()) {
-      ProgramOptions opt;
-      opt.name = "xp_reduce.cu";
-      opt.options = nvrtc_options();
-      prog = programs_.emplace(key, Program(make(), opt)).first;
-    }
-    Kernel k = prog->second.kernel(name, device_);
-    return kernels_.emplace(full, std::move(k)).first->second;
   }
   // One launch of kReduceBlock threads per block with one by-value struct argument.
   static void launch_one(const Kernel& k, unsigned grid, void* arg, std::size_t size, const Stream& st) {
@@ -332,23 +318,13 @@ class CudaBackend final : public Backend {
   // scalar columns kernel.
   std::int64_t resident_warps(const ReducePlan& plan, const GeneratedValue* value) {
     if (plan.family == ReduceFamily::columns && !plan.cols_vec) return 0;
-    const Kernel& k = generated_kernel(reduce_key(plan.op, plan.in_dtype, plan.family, value), reduce_kernel_name(plan),
-                                       [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); });
+    const Kernel& k = kernels_.kernel(Generator::reduce, reduce_key(plan.op, plan.in_dtype, plan.family, value),
+                                      reduce_kernel_name(plan),
+                                      [&] { return reduce_source(plan.op, plan.in_dtype, plan.family, value); });
     if (api_for_use().cuOccupancyMaxActiveBlocksPerMultiprocessor == nullptr) return 0;  // an old driver: 64 per SM
-    int blocks = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = occupancy_.find(k.handle());
-      if (it != occupancy_.end()) blocks = it->second;
-    }
-    if (blocks == 0) {
-      blocks = k.max_active_blocks(static_cast<int>(kReduceBlock));
-      std::lock_guard<std::mutex> lock(mutex_);
-      occupancy_[k.handle()] = blocks;
-    }
+    const int blocks = kernels_.max_active_blocks(k, static_cast<int>(kReduceBlock));
     return static_cast<std::int64_t>(blocks) * (kReduceBlock / 32) * multiprocessors();
   }
-  std::unordered_map<const void*, int> occupancy_;  // blocks per SM of each first-pass kernel, by CUfunction
   // The launches of a plan (of a fused value's program `p` when value is not null).
   void launch_reduce(const ReducePlan& plan, const GeneratedValue* value, const FusedProgram* p) {
     const std::string key = reduce_key(plan.op, plan.in_dtype, plan.family, value);
@@ -361,16 +337,15 @@ class CudaBackend final : public Backend {
     if (p != nullptr) pack_value_arguments(*p, bytes);
     ReduceArgs args = reduce_args(plan, address(part.data), !split);
     std::memcpy(bytes.data(), &args, sizeof args);
-    launch_one(generated_kernel(key, reduce_kernel_name(plan), source), reduce_grid(plan), bytes.data(), bytes.size(),
-               st);
+    launch_one(kernels_.kernel(Generator::reduce, key, reduce_kernel_name(plan), source), reduce_grid(plan),
+               bytes.data(), bytes.size(), st);
     if (split) {
       args.final = 1;
       std::memcpy(bytes.data(), &args, sizeof args);
-      launch_one(generated_kernel(key, reduce_finish_name(wide), source), finish_grid(plan), bytes.data(), bytes.size(),
-                 st);
+      launch_one(kernels_.kernel(Generator::reduce, key, reduce_finish_name(wide), source), finish_grid(plan),
+                 bytes.data(), bytes.size(), st);
     }
   }
-  std::unordered_map<std::string, Program> programs_;  // generated reduction and scan programs, by key
 
  public:
   void matmul(const View& a, const View& b, const View& out, MatmulPrecision precision) override {
@@ -386,8 +361,7 @@ class CudaBackend final : public Backend {
     cpu_backend().vecdot(ha.view, hb.view, hout.view);
     write_back(hout, out);
   }
-  // A gather kernel per element size (take_source.hpp), through the generated programs' cache, on the
-  // device's stream.
+  // A gather kernel per element size (take_source.hpp), on the device's stream.
   void take(const View& in, const View& indices, int axis, const View& out) override {
     static_assert(kTakeBlock == kReduceBlock, "launch_one launches kReduceBlock threads per block");
     const TakePlan plan = plan_take(in, indices, axis, out);  // checks first
@@ -401,13 +375,14 @@ class CudaBackend final : public Backend {
     device_.activate();
     const int size = plan.element_size;
     TakeArgs args = take_args(plan);
-    launch_one(generated_kernel(take_key(size), take_kernel_name(), [size] { return take_source(size); }),
-               take_grid(plan.n, multiprocessors()), &args, sizeof args, stream());
+    launch_one(
+        kernels_.kernel(Generator::take, take_key(size), take_kernel_name(), [size] { return take_source(size); }),
+        take_grid(plan.n, multiprocessors()), &args, sizeof args, stream());
   }
   void fill_random(const RandomRequest& request, const View& out) override {
     // The CPU's Philox streams, computed on the device (random_source.hpp): uniform and integers
     // bit for bit, normals within philox.hpp's bounds.
-    cuda::fill_random(device_, request, out);
+    cuda::fill_random(device_, multiprocessors(), request, out);
   }
 
   void copy_to_host(const std::byte* src, void* dst, std::size_t bytes) override {
@@ -449,60 +424,6 @@ class CudaBackend final : public Backend {
 
   Stream stream() const { return Stream::default_for(device_); }
 
-  // Describing a program is cheap next to compiling, but not next to a launch: programs of one
-  // structure are described once, keyed by a structural signature. Without the source
-  // (generate_key): kernel_for has it written only when no cache has the kernel.
-  const Generated& generated(const FusedProgram& p, const Variant& v) {
-    const std::string sig = signature(p, v);
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = generated_.find(sig);
-    if (it == generated_.end()) it = generated_.emplace(sig, generate_key(p, v)).first;
-    return it->second;
-  }
-  const GeneratedValue& generated_value(const FusedProgram& p) {
-    const std::string sig = signature(p, Variant{});
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = generated_values_.find(sig);
-    if (it == generated_values_.end()) it = generated_values_.emplace(sig, generate_value(p)).first;
-    return it->second;
-  }
-  static std::string signature(const FusedProgram& p, const Variant& v) {
-    std::string sig;
-    sig.reserve(64);
-    sig += static_cast<char>(v.layout);
-    sig += static_cast<char>(v.vector);
-    sig += static_cast<char>(v.index64);
-    for (const Instr& i : p.code) {
-      sig += static_cast<char>(i.op);
-      sig += static_cast<char>(i.dtype);
-      for (std::int32_t a : {i.a, i.b, i.c}) sig.append(reinterpret_cast<const char*>(&a), sizeof a);
-    }
-    for (const View& in : p.inputs) {
-      sig += static_cast<char>(in.dtype);
-      // As the generator reads the input: a C-contiguous size-1 view is an array, a broadcast one a
-      // scalar. (Keyed on zero strides alone, the two shared a kernel and a broadcast input was read
-      // as an array past its one element.)
-      sig += static_cast<char>(scalar_input(in, v.layout));
-    }
-    for (const View& out : p.outputs) sig += static_cast<char>(out.dtype);
-    for (std::int32_t o : p.output_instr) sig.append(reinterpret_cast<const char*>(&o), sizeof o);
-    return sig;
-  }
-
-  // The kernel by the generator's key: its source is written only when no cache has the kernel
-  // (jit/generated.hpp), which a process's first kernel would otherwise always pay.
-  const Kernel& kernel_for(const Generated& g, const FusedProgram& p, const Variant& v) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = kernels_.find(g.key);
-    if (it != kernels_.end()) return it->second;
-    ProgramOptions opt;
-    opt.name = "xp_fused.cu";
-    opt.options = nvrtc_options();
-    Kernel k = detail::generated_kernel(
-        g.key, [&] { return generate(p, v).source; }, opt, g.kernel_name, device_);
-    return kernels_.emplace(g.key, std::move(k)).first->second;
-  }
-
   void run_fused_on_host(const FusedProgram& p) {
     std::vector<HostMirror> ins, outs;
     FusedProgram h = p;
@@ -542,12 +463,10 @@ class CudaBackend final : public Backend {
   }
 
   Device device_;
-  BlockCache* cache_;  // never destroyed: blocks can be freed by arrays alive at exit
-  Staging* staging_;   // never destroyed: pinned memory is the process's until it exits
+  BlockCache* cache_;     // never destroyed: blocks can be freed by arrays alive at exit
+  Staging* staging_;      // never destroyed: pinned memory is the process's until it exits
+  KernelCache& kernels_;  // the device's generated kernels (kernel_cache.hpp)
   std::mutex mutex_;
-  std::unordered_map<std::string, Kernel> kernels_;
-  std::unordered_map<std::string, Generated> generated_;
-  std::unordered_map<std::string, GeneratedValue> generated_values_;  // fused values of reductions, likewise
   int sm_count_ = 0;
 };
 

@@ -53,12 +53,6 @@ struct Generated {
   std::size_t argument_bytes = 0;  // the size of the one struct argument
 };
 
-// The device functions between 16-bit floats (bits in a u16) and float32: xp_f16_to_f32,
-// xp_f32_to_f16, xp_bf16_to_f32, xp_f32_to_bf16 (exact one way, to nearest even the other), as in
-// every generated elementwise source; the reduction and scan sources use the same text. Needs the
-// typedefs u16, u32 and the macro XP_D before it.
-std::string_view half_conversions() noexcept;
-
 // Whether the generator (and the CPU backend: the same set) computes `op` with the given operand and
 // result dtypes. `operand` is operand 0's dtype, except for where (b's and c's) and cast (the source).
 bool supported(Op op, DType operand, DType result) noexcept;

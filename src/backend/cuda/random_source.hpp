@@ -27,6 +27,10 @@ struct RandomKernel {
 // Throws ValueError for a dtype the kind does not take, with the CPU backend's message: uniform and
 // normal take float dtypes, integers every integer dtype but bool.
 RandomKernel random_kernel(RandomKind kind, DType dtype);
+// The kernel's name ("xp_random_normal_bfloat16") and its program's key in the kernel cache, without
+// its source.
+std::string random_kernel_name(RandomKind kind, DType dtype);
+std::string random_key(RandomKind kind, DType dtype);
 
 // ("xp_philox.hpp", the text of backend/philox.hpp), for ProgramOptions::headers.
 std::pair<std::string, std::string> philox_header();
@@ -48,7 +52,7 @@ unsigned random_grid(std::int64_t n, unsigned per_block, int multiprocessors) no
 
 // Fills `out` (C-contiguous, on `device`) with draw (seed, stream) elements 0 .. n-1 as
 // CpuBackend::fill_random does, on xp's stream of the device; throws ValueError for what the CPU
-// refuses (a bad dtype, low >= high), before anything is launched.
-void fill_random(const Device& device, const RandomRequest& request, const View& out);
+// refuses (a bad dtype, low >= high), before anything is launched. `multiprocessors`: the device's.
+void fill_random(const Device& device, int multiprocessors, const RandomRequest& request, const View& out);
 
 }  // namespace xp::detail::cuda

@@ -1,0 +1,120 @@
+// Cumulative sums (reduce_source.cpp, scan_source): one thread per line (xp_scan_lines) or one
+// block per line (xp_scan_tiles). Before it: reduce_common.cuh, the element definitions (S, xp_val),
+// the accumulation type A, xp_put (a store of A as the output dtype) and XP_SCAN_SERIAL: 1 for
+// floats (one thread adds a tile in the CPU's order), 0 for integers (exact modulo 2^64 in any
+// order: a block scan).
+struct Args {
+  u64 in, out;
+  i64 M, L, sa, so, first, nd;
+  i64 shape[8], sin[8], sout[8];
+};
+XP_D void xp_line(const Args& a, i64 m, i64& in, i64& out) {
+  in = 0;
+  out = 0;
+  for (int d = (int)a.nd - 1; d >= 0; --d) {
+    const i64 q = m / a.shape[d], i = m - q * a.shape[d];
+    m = q;
+    in += i * a.sin[d];
+    out += i * a.sout[d];
+  }
+}
+
+// One thread per line, sequential (the CPU's order): loads are independent of the running sum.
+extern "C" __global__ void __launch_bounds__(256) xp_scan_lines(const Args a) {
+  const i64 step = (i64)gridDim.x * blockDim.x;
+  for (i64 m = (i64)blockIdx.x * blockDim.x + threadIdx.x; m < a.M; m += step) {
+    i64 io, oo;
+    xp_line(a, m, io, oo);
+    if (a.first != 0) xp_put(a.out + oo, (A)0);
+    oo += a.first * a.so;
+    const u64 ip = a.in + io;
+    A acc = (A)0;
+#pragma unroll 8
+    for (i64 i = 0; i < a.L; ++i) {
+      const A v = (A)xp_val(*(const S*)(ip + i * a.sa));
+      acc = i == 0 ? v : acc + v;
+      xp_put(a.out + oo + i * a.so, acc);
+    }
+  }
+}
+
+// One block per line: tiles staged in shared memory, loaded and stored by the whole block.
+#define XP_TILE 2048
+extern "C" __global__ void __launch_bounds__(256) xp_scan_tiles(const Args a) {
+  __shared__ A tile[XP_TILE];
+  const int t = threadIdx.x;
+  for (i64 m = blockIdx.x; m < a.M; m += gridDim.x) {
+    i64 io, oo;
+    xp_line(a, m, io, oo);
+    if (a.first != 0 && t == 0) xp_put(a.out + oo, (A)0);
+    oo += a.first * a.so;
+    A carry = (A)0;
+    for (i64 base = 0; base < a.L; base += XP_TILE) {
+      const int n = (int)xp_min64((i64)XP_TILE, a.L - base);
+      for (int j = t; j < n; j += 256) tile[j] = (A)xp_val(*(const S*)(a.in + io + (base + j) * a.sa));
+      __syncthreads();
+#if XP_SCAN_SERIAL
+      // Floats: one thread adds in the CPU's order (eight loads ahead of the additions).
+      if (t == 0) {
+        A acc = carry;
+        int j = 0;
+        if (base == 0) {
+          acc = tile[0];
+          j = 1;
+        }
+        for (; j + 8 <= n; j += 8) {
+          A x[8];
+#pragma unroll
+          for (int u = 0; u < 8; ++u) x[u] = tile[j + u];
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            acc = acc + x[u];
+            tile[j + u] = acc;
+          }
+        }
+        for (; j < n; ++j) {
+          acc = acc + tile[j];
+          tile[j] = acc;
+        }
+        carry = acc;
+      }
+#else
+      // Integers (u64, exact modulo 2^64 in any order): eight elements per thread, then a block scan.
+      {
+        __shared__ A wsum[8];
+        A loc[8], sum = (A)0;
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int j = t * 8 + u;
+          sum += j < n ? tile[j] : (A)0;
+          loc[u] = sum;
+        }
+        const int lane = t & 31, w = t >> 5;
+        A inc = sum;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+          const A y = __shfl_up_sync(XP_FULL, inc, d);
+          if (lane >= d) inc += y;
+        }
+        if (lane == 31) wsum[w] = inc;
+        __syncthreads();
+        A before = carry, total = (A)0;
+        for (int k = 0; k < 8; ++k) {
+          if (k < w) before += wsum[k];
+          total += wsum[k];
+        }
+        before += inc - sum;
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int j = t * 8 + u;
+          if (j < n) tile[j] = before + loc[u];
+        }
+        carry += total;
+      }
+#endif
+      __syncthreads();
+      for (int j = t; j < n; j += 256) xp_put(a.out + oo + (base + j) * a.so, tile[j]);
+      __syncthreads();
+    }
+  }
+}
