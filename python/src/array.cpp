@@ -125,7 +125,9 @@ xp::Array getitem(const xp::Array& a, nb::handle key) {
       return a.slice({xp::Index(k.item<std::int64_t>())});
     if (xp::kind(k.dtype()) == xp::DTypeKind::boolean)
       throw nb::index_error("xp: boolean-mask indexing is not supported yet");
-    return xp::take(a, k, 0);
+    // An index array goes where the indexed array is (as CuPy and PyTorch take a host index for a
+    // device array): it is small beside the data, and the gather runs on the data's device.
+    return xp::take(a, k.to_device(a.device()), 0);
   }
   const std::vector<xp::Index> idx = to_indices(key);
   return a.slice(std::span<const xp::Index>(idx));

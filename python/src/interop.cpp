@@ -76,7 +76,7 @@ nb::object dlpack(const xp::Array& self, nb::handle stream, nb::handle max_versi
       else
         throw nb::value_error("xp: __dlpack__ cannot export to that device type");
       if (!copy.is_none() && !nb::cast<bool>(copy))
-        throw nb::value_error("xp: __dlpack__(copy=False) to another device needs a copy");
+        throw nb::buffer_error("xp: __dlpack__(copy=False) to another device needs a copy");
     }
   }
   if (!copy.is_none() && nb::cast<bool>(copy) && a.impl() == self.impl()) a = a.copy();

@@ -69,6 +69,8 @@ def test_indexing():
     n[0, 1] = 100
     np.testing.assert_array_equal(xp.to_cpu(a), n)
     np.testing.assert_array_equal(xp.to_cpu(a[xp.asarray([1, 0])]), n[[1, 0]])
+    # An index array on another device than the array's is moved to the array's.
+    np.testing.assert_array_equal(xp.to_cpu(a[xp.asarray([1, 0], device="cpu")]), n[[1, 0]])
     with pytest.raises(IndexError):
         a[5]
 
@@ -114,7 +116,7 @@ def test_errors_derive_from_the_builtins():
         xp.load("/nonexistent/x.npy")
     assert f.value.filename == "/nonexistent/x.npy"
     with pytest.raises(xp.DeviceMismatch if xp.is_cuda_available() else xp.DeviceUnavailable):
-        xp.zeros(2) + xp.zeros(2, device="cuda:0")
+        xp.zeros(2, device="cpu") + xp.zeros(2, device="cuda:0")
 
 
 def test_lazy_is_invisible():

@@ -7,6 +7,15 @@ import numpy as np
 import pytest
 
 import xp
+import xp.testing
+
+
+@pytest.fixture(autouse=True)
+def _on_the_cpu():
+    # These tests are about host memory shared with NumPy: arrays are made where a machine without a
+    # GPU makes them, also on a GPU machine (test_gpu_interop.py covers device memory).
+    with xp.testing.no_gpu():
+        yield
 
 
 def ptr(a):
