@@ -75,6 +75,9 @@ ROWS = [
     ("cupy-matmul-tf32", "CuPy A @ B float32, CUPY_TF32=1", "gpu", "matmul-tf32"),
     ("torch-matmul-tf32", "PyTorch A @ B float32, allow_tf32", "gpu", "matmul-tf32"),
     ("numpy-sum", "NumPy sum(a)", "cpu", "sum"),
+    ("xp-py-add", "xp a + b", "cpu", "add"),
+    ("xp-py-add-out", "xp add(out=)", "cpu", "add"),
+    ("xp-py-fma", "xp a*b+c", "cpu", "fma"),
     ("numpy-matmul-f32", "NumPy A @ B float32", "cpu", "matmul-f32"),
 ]
 BYTES = {"add": 12, "fma": 16, "sum": 4}  # bytes moved per element; matmul rows report TFLOP/s
@@ -531,6 +534,52 @@ class NumpyRow(HostTimer, Row):
         return self.last if self.kind in ("add", "fma") else self.c[:n]
 
 
+# -- xp's Python package on the CPU: the same arrays as NumPy's rows, shared without a copy --
+class XpPyRow(HostTimer, Row):
+    def __init__(self, op, kind, threads):
+        super().__init__(op)
+        self.xp = need("xp")
+        self.np = need("numpy")
+        self.versions["xp"] = self.xp.__version__
+        self.kind = kind
+        if threads:
+            self.xp.set_num_threads(max(1, threads))
+        self.note = "each call evaluates its result (xp is lazy: a result nobody reads would cost nothing)"
+
+    def setup(self, d):
+        xp, np = self.xp, self.np
+        self.na, self.nb, self.nc = d["a"], d["b"], d.get("c")
+        self.nout = np.empty_like(self.na)
+        self.views = {}
+        self.last = None
+
+    def prepare(self, n):
+        xp = self.xp
+        cpu = "cpu"
+        self.views[n] = (xp.asarray(self.na[:n], device=cpu), xp.asarray(self.nb[:n], device=cpu),
+                         None if self.nc is None else xp.asarray(self.nc[:n], device=cpu),
+                         xp.asarray(self.nout[:n], device=cpu))
+
+    def fill_nan(self, n):
+        self.nout[:n].view(self.np.uint32).fill(0xFFFFFFFF)
+        self.last = None
+
+    def call(self, n):
+        a, b, c3, out = self.views[n]
+        if self.kind == "add":
+            self.last = (a + b).eval()
+        elif self.kind == "add-out":
+            self.xp.add(a, b, out=out).eval()
+        else:
+            self.last = (a * b + c3).eval()
+
+    def sync(self):
+        pass
+
+    def result(self, n):
+        return self.nout[:n] if self.kind == "add-out" else self.xp.to_cpu(self.last)
+
+
 # -- sum and matmul (checked within a bound) --
 # Each row: setup(d) uploads the inputs and makes the small ones of the host-cost loop (not timed);
 # call() runs the full-size operation, keeping its result; call_small() the small one; values(i, j)
@@ -756,6 +805,8 @@ def make_row(row_id, op, args, snippet):
     if row_id.startswith("torch-"):
         return TorchRow(op, {"torch-add": "add", "torch-add-out": "add-out", "torch-fma": "fma",
                              "torch-compile-fma": "compile"}[row_id])
+    if row_id.startswith("xp-py-"):
+        return XpPyRow(op, {"xp-py-add": "add", "xp-py-add-out": "add-out", "xp-py-fma": "fma"}[row_id], args.threads)
     if row_id.startswith("numpy-") or row_id.startswith("numexpr-"):
         kind = {"numpy-add": "add", "numpy-add-out": "add-out", "numpy-fma": "fma",
                 "numexpr-add-out": "numexpr-add-out", "numexpr-fma": "numexpr-fma"}[row_id]
