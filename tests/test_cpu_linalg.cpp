@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>

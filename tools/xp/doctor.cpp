@@ -39,12 +39,11 @@ void print_cpu(const xp::CpuReport& c) {
   std::cout << "  " << (c.model.empty() ? "model unknown" : c.model) << ", " << c.logical_cpus
             << " logical CPUs; xp uses " << c.threads << " thread" << (c.threads == 1 ? "" : "s") << "\n";
   std::cout << "  vector level in use: reductions " << c.sum_isa << ", elementwise math " << c.math_isa << "\n";
-  if (c.blas_loaded)
-  {
+  if (c.blas_loaded) {
     std::cout << "  BLAS (matmul): " << c.blas_path << "  (" << c.blas_config << "; " << c.blas_threads
               << " threads)\n";
-    std::cout << "  BLAS kernels: " << (c.blas_core.empty() ? "unknown" : c.blas_core) << "  ("
-              << c.blas_core_reason << ")\n";
+    std::cout << "  BLAS kernels: " << (c.blas_core.empty() ? "unknown" : c.blas_core) << "  (" << c.blas_core_reason
+              << ")\n";
   } else
     std::cout << "  BLAS (matmul): none, xp's own loops (" << c.blas_error << ")\n";
 }

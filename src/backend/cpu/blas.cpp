@@ -74,8 +74,8 @@ std::string check_gemm(Gemm gemm, const char* name) {
         for (auto& v : b) v = static_cast<T>(static_cast<int>((x = x * 1103515245u + 12345u) >> 16) % 17 - 8);
         std::vector<T> want(static_cast<std::size_t>(sz.m * ldc), T(0)), got(want.size(), T(-99));
         reference_gemm(ta, tb, sz.m, sz.n, sz.k, a.data(), lda, b.data(), ldb, want.data(), ldc);
-        gemm(kCblasRowMajor, ta ? kCblasTrans : kCblasNoTrans, tb ? kCblasTrans : kCblasNoTrans, sz.m, sz.n, sz.k,
-             T(1), a.data(), lda, b.data(), ldb, T(0), got.data(), ldc);
+        gemm(kCblasRowMajor, ta ? kCblasTrans : kCblasNoTrans, tb ? kCblasTrans : kCblasNoTrans, sz.m, sz.n, sz.k, T(1),
+             a.data(), lda, b.data(), ldb, T(0), got.data(), ldc);
         for (int i = 0; i < sz.m; ++i)
           for (int j = 0; j < sz.n; ++j)
             if (got[static_cast<std::size_t>(i * ldc + j)] != want[static_cast<std::size_t>(i * ldc + j)])
@@ -177,8 +177,8 @@ const BlasLibrary& blas_library() {
         log_once(LogLevel::warn, b->error + "; matmul uses xp's own loop (correct, slower)");
         return b;
       }
-      log(LogLevel::info, "OpenBLAS: " + b->path + " (" + b->config + "), kernels " + b->core + " (" +
-                              b->core_reason + "), " + std::to_string(b->get_num_threads()) + " threads");
+      log(LogLevel::info, "OpenBLAS: " + b->path + " (" + b->config + "), kernels " + b->core + " (" + b->core_reason +
+                              "), " + std::to_string(b->get_num_threads()) + " threads");
     } else {
       log_once(LogLevel::info, b->error + "; matmul uses xp's own loop (correct, slower)");
     }

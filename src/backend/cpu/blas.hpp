@@ -33,12 +33,12 @@ using OpenblasGetCorename = char* (*)();
 struct BlasLibrary {
   DynLib lib;
   bool loaded = false;
-  std::string path;    // absolute path the loader used
-  std::string config;  // openblas_get_config(), "" without it
-  int parallel = -1;   // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP; -1 unknown
+  std::string path;         // absolute path the loader used
+  std::string config;       // openblas_get_config(), "" without it
+  int parallel = -1;        // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP; -1 unknown
   std::string core;         // openblas_get_corename(): the kernel set OpenBLAS loaded, "" unknown
   std::string core_reason;  // why that one (choose_openblas_core)
-  std::string error;   // why loaded is false: every name tried and what the loader said
+  std::string error;        // why loaded is false: every name tried and what the loader said
   CblasSgemm sgemm = nullptr;
   CblasDgemm dgemm = nullptr;
   OpenblasSetNumThreads set_num_threads = nullptr;

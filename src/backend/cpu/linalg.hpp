@@ -24,9 +24,9 @@ void vecdot(const View& a, const View& b, const View& out);
 
 struct BlasInfo {
   bool loaded = false;
-  std::string path;    // the library opened
-  std::string config;  // openblas_get_config()
-  int threads = 0;     // openblas_get_num_threads() after xp set it
+  std::string path;         // the library opened
+  std::string config;       // openblas_get_config()
+  int threads = 0;          // openblas_get_num_threads() after xp set it
   std::string core;         // openblas_get_corename(): the kernel set in use ("SkylakeX"), "" unknown
   std::string core_reason;  // who chose it: OpenBLAS, OPENBLAS_CORETYPE, or xp from the CPU's features
   std::string error;        // why it is not loaded (or not used: it failed xp's check at load)
