@@ -82,7 +82,11 @@ xp_add_build_check(build.no_cuda_libraries check_no_cuda_libraries.cmake LABELS 
 xp_add_build_check(build.no_cuda_headers check_no_cuda_headers.cmake LABELS build)
 xp_add_build_check(build.exported_symbols check_exported_symbols.cmake LABELS build)
 xp_add_build_check(build.install_consumer check_install_consumer.cmake LABELS "build;install" TIMEOUT 600)
-xp_add_build_check(build.getenv_only_in_config check_getenv.cmake LABELS build)
-xp_add_build_check(build.layers check_layers.cmake LABELS build)
-xp_add_build_check(build.device_code check_device_code.cmake LABELS build TIMEOUT 600)
-xp_add_build_check(format.clang_format check_format.cmake LABELS format)
+# The checks of the sources alone give the same answer in every build: they run in the builds
+# without sanitizers (the release stage of scripts/test.sh), not again under each sanitizer.
+if(NOT XP_SANITIZE AND NOT XP_SANITIZE_THREAD)
+  xp_add_build_check(build.getenv_only_in_config check_getenv.cmake LABELS build)
+  xp_add_build_check(build.layers check_layers.cmake LABELS build)
+  xp_add_build_check(build.device_code check_device_code.cmake LABELS build TIMEOUT 600)
+  xp_add_build_check(format.clang_format check_format.cmake LABELS format)
+endif()

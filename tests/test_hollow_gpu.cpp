@@ -604,7 +604,8 @@ extern "C" __global__ void set(float* y, int n, float v) {
 }  // namespace
 
 // Kernel::launch with arrays on a device slower than the host: the fake's events stay pending until
-// synchronized (XP_FAKE_CUDA=...,pending), so each step of the keep-alive shows.
+// synchronized (XP_FAKE_CUDA=...,pending), so each step of the keep-alive shows: none on xp's own
+// stream (its pool is reused in stream order), a hold on any other stream.
 TEST_F(HollowGpu, ArraysOfALaunchStayInUseUntilTheDeviceHasRunIt) {
   EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("HollowGpu.DISABLED_LaunchesOnASlowDevice",
                                                    {{"XP_FAKE_CUDA", "devices=2,hollow,memory=1073741824,pending"}}));
@@ -618,36 +619,46 @@ TEST_F(HollowGpu, DISABLED_LaunchesOnASlowDevice) {
   const MemoryStats s0 = memory_stats(gpu0);
   const long long driver0 = fake.bytes_allocated(0);
   const long launched0 = fake.launches();
-  // A temporary passed to a launch and dropped at once: held while the kernel may still read it.
+  const long long K = static_cast<long long>(kBlock);
+  // On xp's own stream a temporary passed to a launch and dropped at once goes back to the cache at
+  // once: whatever uses its block next is xp's work on that stream, ordered after the kernel.
   k.launch({.grid = 1, .block = 256}, empty({1 << 20}, DType::float32, gpu0), 256, 1.0f);
   EXPECT_EQ(fake.launches(), launched0 + 1);
-  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "the temporary is held";
-  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached);
-  // So a new array of its size gets other memory, never the block the kernel may still read.
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use) << "nothing held";
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + kBlock);
   Array u = empty({1 << 20}, DType::float32, gpu0);
-  EXPECT_EQ(fake.bytes_allocated(0), driver0 + 2 * static_cast<long long>(kBlock));
+  EXPECT_EQ(fake.bytes_allocated(0), driver0 + K) << "u has the temporary's block, in stream order";
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached);
+
+  // On another stream of the device: held while the kernel may still read it, so a new array of
+  // its size gets other memory, never the block the kernel may still read.
+  Stream other(gpu0);
+  k.launch({.grid = 1, .block = 256, .stream = other}, empty({1 << 20}, DType::float32, gpu0), 256, 1.5f);
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + 2 * kBlock) << "u and the held temporary";
+  {
+    const Array w = empty({1 << 20}, DType::float32, gpu0);
+    EXPECT_EQ(fake.bytes_allocated(0), driver0 + 3 * K) << "never the held block";
+  }
   // Once the device has run it, synchronize lets it go (no later launch needed): cached.
   synchronize(gpu0);
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
-  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + kBlock) << "the temporary's block";
-  k.launch({.grid = 1, .block = 256}, u, 256, 2.0f);
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + 2 * kBlock) << "the temporary's and w's blocks";
+  k.launch({.grid = 1, .block = 256, .stream = other}, u, 256, 2.0f);
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
-  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + kBlock) << "the temporary's block";
-  // So does a stream's synchronize, and free_all (which waits for xp's stream) then returns the
-  // block to the driver: nothing of a finished launch stays counted in use.
-  k.launch({.grid = 1, .block = 256}, empty({1 << 20}, DType::float32, gpu0), 256, 2.5f);
+  // So does the stream's synchronize. free_all then returns the cached blocks to the driver (after
+  // waiting for xp's stream, where the last temporary's kernel ran).
+  k.launch({.grid = 1, .block = 256, .stream = other}, empty({1 << 20}, DType::float32, gpu0), 256, 2.5f);
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + 2 * kBlock) << "u and the new temporary";
-  Stream::default_for(gpu0).synchronize();
+  other.synchronize();
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
   k.launch({.grid = 1, .block = 256}, empty({1 << 20}, DType::float32, gpu0), 256, 2.75f);
   free_all(gpu0);
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only, after free_all";
   EXPECT_EQ(memory_stats(gpu0).bytes_cached, 0u);
-  EXPECT_EQ(fake.bytes_allocated(0), driver0 + static_cast<long long>(kBlock)) << "the rest went back to the driver";
+  EXPECT_EQ(fake.bytes_allocated(0), driver0 + K) << "the rest went back to the driver";
 
-  // On another stream of the device: that stream waits for xp's (where u was made), and xp's
-  // stream waits for the kernel (where u is used next): two waits on the device, none on the host.
-  Stream other(gpu0);
+  // On the other stream: that stream waits for xp's (where u was made), and xp's stream waits for
+  // the kernel (where u is used next): two waits on the device, none on the host.
   const long waits0 = fake.stream_waits();
   k.launch({.grid = 1, .block = 256, .stream = other}, u, 256, 3.0f);
   EXPECT_EQ(fake.stream_waits(), waits0 + 2);

@@ -9,6 +9,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -158,12 +161,137 @@ struct PythonReference {
   std::string out;
 };
 
+// NumPy's answers to a request do not change between the test programs of a build, nor between the
+// builds beside it (release, sanitize, tsan): a reference run that succeeded is kept under
+// .venv/xp-test-references/<key>/ (its stdout, and the files it left in the folders it was given), the
+// key a hash of everything that decides the answer: the scripts of tests/ref, the arguments, the
+// contents of the files and folders they name, and the packages installed in .venv (their
+// dist-info names carry the versions). A failed or skipped run is not kept. XP_TEST_REFERENCE_CACHE=0
+// runs every reference afresh.
+namespace reference_cache {
+
+inline void fnv(std::uint64_t& h, const std::string& s) {
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  h = (h ^ 0xff) * 0x100000001b3ull;  // ends each piece, so that pieces cannot run into each other
+}
+
+inline std::string slurp_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The regular files under `dir`, by path relative to it, in a fixed order.
+inline std::vector<std::filesystem::path> files_under(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.push_back(std::filesystem::relative(it->path(), dir, ec));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+inline std::filesystem::path venv(const std::string& python) {
+  return std::filesystem::path(python).parent_path().parent_path();  // .venv/bin/python
+}
+
+inline std::string key(const std::string& python, const std::string& script, const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  fnv(h, "xp-test-reference-1");
+  fnv(h, python);
+  fnv(h, script);
+  for (const fs::path& f : files_under(fs::path(XP_SOURCE_DIR) / "tests" / "ref")) {
+    fnv(h, f.string());
+    fnv(h, slurp_file(fs::path(XP_SOURCE_DIR) / "tests" / "ref" / f));
+  }
+  std::error_code ec;
+  std::vector<std::string> packages;
+  for (auto& lib : fs::directory_iterator(venv(python) / "lib", ec)) {
+    for (auto& p : fs::directory_iterator(lib.path() / "site-packages", ec)) packages.push_back(p.path().string());
+  }
+  std::sort(packages.begin(), packages.end());
+  for (const auto& p : packages) fnv(h, p);
+  for (const std::string& a : args) {
+    if (fs::is_directory(a, ec)) {
+      fnv(h, "<folder>");
+      for (const fs::path& f : files_under(a)) {
+        fnv(h, f.string());
+        fnv(h, slurp_file(fs::path(a) / f));
+      }
+    } else if (fs::is_regular_file(a, ec)) {
+      fnv(h, "<file>");
+      fnv(h, slurp_file(a));
+    } else {
+      fnv(h, a);
+    }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+// The kept run's stdout, its files copied into the folders among `args`; nullopt when none is kept.
+inline std::optional<std::string> load(const std::filesystem::path& entry, const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(entry / "stdout", ec)) return std::nullopt;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const fs::path kept = entry / "files" / std::to_string(i);
+    if (!fs::is_directory(kept, ec)) continue;
+    for (const fs::path& f : files_under(kept)) {
+      fs::create_directories((fs::path(args[i]) / f).parent_path(), ec);
+      fs::copy_file(kept / f, fs::path(args[i]) / f, fs::copy_options::overwrite_existing, ec);
+      if (ec) return std::nullopt;
+    }
+  }
+  return slurp_file(entry / "stdout");
+}
+
+// Keeps a successful run: written beside the entry, then renamed into place, so that a process that
+// finds the entry finds all of it (of two processes storing the same key, one rename wins).
+inline void store(const std::filesystem::path& entry, const std::vector<std::string>& args, const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path tmp = entry.string() + ".tmp-" + std::to_string(::getpid());
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp / "files", ec);
+  bool whole = !ec;
+  for (std::size_t i = 0; whole && i < args.size(); ++i) {
+    if (!fs::is_directory(args[i], ec)) continue;
+    for (const fs::path& f : files_under(args[i])) {
+      fs::create_directories((tmp / "files" / std::to_string(i) / f).parent_path(), ec);
+      whole = whole && fs::copy_file(fs::path(args[i]) / f, tmp / "files" / std::to_string(i) / f, ec) && !ec;
+    }
+  }
+  std::ofstream so(tmp / "stdout", std::ios::binary);
+  so << out;
+  so.close();
+  whole = whole && so.good();
+  if (!whole || std::rename(tmp.c_str(), entry.c_str()) != 0) fs::remove_all(tmp, ec);
+}
+
+}  // namespace reference_cache
+
 inline PythonReference run_python_reference(const std::string& script, const std::vector<std::string>& args = {}) {
   PythonReference ref;
   const std::string python = XP_TEST_PYTHON;
   if (access(python.c_str(), X_OK) != 0) {
     ref.missing = "no Python at " + python + " (scripts/test.sh makes .venv with numpy 2 and ml_dtypes)";
     return ref;
+  }
+  const char* keep = std::getenv("XP_TEST_REFERENCE_CACHE");
+  const bool cached = keep == nullptr || std::string(keep) != "0";
+  const std::filesystem::path entry =
+      reference_cache::venv(python) / "xp-test-references" / reference_cache::key(python, script, args);
+  if (cached) {
+    if (auto out = reference_cache::load(entry, args)) {
+      ref.out = std::move(*out);
+      return ref;
+    }
   }
   std::vector<std::string> argv = {python, std::string(XP_SOURCE_DIR) + "/tests/ref/" + script};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -173,6 +301,10 @@ inline PythonReference run_python_reference(const std::string& script, const std
   } else if (r.exit_code != 0) {
     ref.error = script + " exited with " + std::to_string(r.exit_code) + " (signal " + std::to_string(r.signal) +
                 "):\n" + r.err;
+  } else if (cached) {
+    std::error_code ec;
+    std::filesystem::create_directories(entry.parent_path(), ec);
+    reference_cache::store(entry, args, r.out);
   }
   ref.out = r.out;
   return ref;

@@ -78,6 +78,10 @@ ROWS = [
     ("xp-py-add", "xp a + b", "cpu", "add"),
     ("xp-py-add-out", "xp add(out=)", "cpu", "add"),
     ("xp-py-fma", "xp a*b+c", "cpu", "fma"),
+    ("xp-py-rawkernel", "xp.RawKernel", "gpu", "add"),
+    ("xp-py-gpu-add", "xp c = a + b", "gpu", "add"),
+    ("xp-py-gpu-add-out", "xp add(out=)", "gpu", "add"),
+    ("xp-py-gpu-fma", "xp a*b+c", "gpu", "fma"),
     ("numpy-matmul-f32", "NumPy A @ B float32", "cpu", "matmul-f32"),
 ]
 BYTES = {"add": 12, "fma": 16, "sum": 4}  # bytes moved per element; matmul rows report TFLOP/s
@@ -580,6 +584,79 @@ class XpPyRow(HostTimer, Row):
         return self.nout[:n] if self.kind == "add-out" else self.xp.to_cpu(self.last)
 
 
+# -- xp's Python package on cuda:0: the inputs uploaded once, work on xp's stream of the device --
+class XpPyGpuRow(Row):
+    def __init__(self, op, kind, snippet):
+        super().__init__(op)
+        self.xp = need("xp")
+        self.np = need("numpy")
+        self.versions["xp"] = self.xp.__version__
+        self.kind, self.snippet = kind, snippet
+        if kind == "rawkernel":
+            self.build_note = "RawKernel(...).compile(device): NVRTC (or xp's disk cache) + module load"
+        else:
+            self.note = "each call evaluates its result (xp is lazy: a result nobody reads would cost nothing)"
+
+    def setup(self, d):
+        xp, np = self.xp, self.np
+        if not xp.is_cuda_available():
+            raise Skip(f"xp sees no GPU: {xp.cuda_status()['reason']}")
+        self.dev = "cuda:0"
+        self.a, self.b = xp.asarray(d["a"], device=self.dev), xp.asarray(d["b"], device=self.dev)
+        self.cc = xp.asarray(d["c"], device=self.dev) if "c" in d else None
+        self.c = xp.empty(d["a"].shape, dtype=xp.float32, device=self.dev)
+        # All bits set, as float32: a NaN the copy into the output keeps bit for bit.
+        self.nan = xp.asarray(np.full(d["a"].shape, 0xFFFFFFFF, np.uint32).view(np.float32), device=self.dev)
+        self.stream = xp.Stream.default_for(self.dev)
+        self.e0, self.e1 = xp.Event(self.dev), xp.Event(self.dev)
+        self.stream.synchronize()
+        self.views = {}
+        self.last = None
+
+    def build(self):
+        if self.kind != "rawkernel":
+            return None
+        t0 = time.perf_counter()
+        self.kernel = self.xp.RawKernel(self.snippet, "vector_add")
+        self.kernel.compile(self.dev)
+        return (time.perf_counter() - t0) * 1e3
+
+    def prepare(self, n):
+        self.views[n] = (self.a[:n], self.b[:n], None if self.cc is None else self.cc[:n], self.c[:n],
+                         (n + BLOCK - 1) // BLOCK, self.np.int32(n))
+
+    def fill_nan(self, n):
+        self.c[:n] = self.nan[:n]
+        self.stream.synchronize()
+        self.last = None
+
+    def call(self, n):
+        a, b, c3, out, grid, nn = self.views[n]
+        if self.kind == "rawkernel":
+            self.kernel(grid, BLOCK, (a, b, out, nn), stream=self.stream)
+        elif self.kind == "add":
+            self.last = (a + b).eval()
+        elif self.kind == "add-out":
+            self.xp.add(a, b, out=out).eval()
+        else:
+            self.last = (a * b + c3).eval()
+
+    def sync(self):
+        self.stream.synchronize()
+
+    def start(self):
+        self.e0.record(self.stream)
+
+    def stop(self):
+        self.e1.record(self.stream)
+        self.e1.synchronize()
+        return self.xp.Event.elapsed_ms(self.e0, self.e1)
+
+    def result(self, n):
+        src = self.last if self.kind in ("add", "fma") else self.c[:n]
+        return self.xp.to_cpu(src)
+
+
 # -- sum and matmul (checked within a bound) --
 # Each row: setup(d) uploads the inputs and makes the small ones of the host-cost loop (not timed);
 # call() runs the full-size operation, keeping its result; call_small() the small one; values(i, j)
@@ -805,6 +882,9 @@ def make_row(row_id, op, args, snippet):
     if row_id.startswith("torch-"):
         return TorchRow(op, {"torch-add": "add", "torch-add-out": "add-out", "torch-fma": "fma",
                              "torch-compile-fma": "compile"}[row_id])
+    if row_id in ("xp-py-rawkernel", "xp-py-gpu-add", "xp-py-gpu-add-out", "xp-py-gpu-fma"):
+        return XpPyGpuRow(op, {"xp-py-rawkernel": "rawkernel", "xp-py-gpu-add": "add", "xp-py-gpu-add-out": "add-out",
+                               "xp-py-gpu-fma": "fma"}[row_id], snippet)
     if row_id.startswith("xp-py-"):
         return XpPyRow(op, {"xp-py-add": "add", "xp-py-add-out": "add-out", "xp-py-fma": "fma"}[row_id], args.threads)
     if row_id.startswith("numpy-") or row_id.startswith("numexpr-"):

@@ -109,17 +109,22 @@ class KernelArgContext {
       : device_(device), slots_(slots), capacity_(capacity) {}
   const Device& device() const noexcept { return device_; }  // the kernel's
   // Held until the launch's stream has run the kernel. One per argument: ValueError beyond.
-  void keep_alive(std::shared_ptr<const void> ref) {
+  // stream_ordered: the memory, once released, is used again only by work ordered after the
+  // device's own stream (Stream::default_for), so that a launch on that stream need not hold it.
+  void keep_alive(std::shared_ptr<const void> ref, bool stream_ordered = false) {
     if (kept_ == capacity_) throw ValueError("a kernel argument kept more than one reference alive");
     slots_[kept_++] = std::move(ref);
+    if (!stream_ordered) ++unordered_;
   }
   std::size_t kept() const noexcept { return kept_; }
+  bool stream_ordered() const noexcept { return unordered_ == 0; }  // every reference kept is
 
  private:
   Device device_;
   std::shared_ptr<const void>* slots_;
   std::size_t capacity_;
   std::size_t kept_ = 0;
+  std::size_t unordered_ = 0;
 };
 
 namespace detail {
@@ -201,7 +206,7 @@ class XP_API Kernel {
       KernelArgContext context(device(), refs, kCustom);
       auto packed = std::tuple{detail::pack_launch_arg(args, context)...};  // left to right
       std::apply(point, packed);
-      launch_holding(config, pointers, sizes, sizeof...(Args), refs, context.kept());
+      launch_holding(config, pointers, sizes, sizeof...(Args), refs, context.kept(), context.stream_ordered());
     }
   }
 
@@ -219,9 +224,10 @@ class XP_API Kernel {
   int registers() const;
 
   void launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count) const;
-  // launch_packed, then `refs` held until the stream has run the kernel (see launch).
+  // launch_packed, then `refs` held until the stream has run the kernel (see launch); not held when
+  // `stream_ordered` (KernelArgContext::stream_ordered) and the launch is on the device's own stream.
   void launch_holding(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count,
-                      std::shared_ptr<const void>* refs, std::size_t nrefs) const;
+                      std::shared_ptr<const void>* refs, std::size_t nrefs, bool stream_ordered = false) const;
 
  private:
   friend class Program;

@@ -41,6 +41,26 @@ std::optional<xp::Stream> to_stream(nb::handle h, const xp::Device& device) {
   return xp::Stream::wrap(device, reinterpret_cast<void*>(handle));
 }
 
+// The bytes of a NumPy scalar (or array) of at most 8 bytes into *out; their count. Through the
+// buffer protocol, which NumPy's scalars speak (no bytes object made, no method called), else
+// tobytes().
+std::size_t numpy_scalar_bytes(nb::handle h, std::uint64_t* out) {
+  const auto too_big = [] { throw nb::type_error("xp: a kernel argument of more than 8 bytes"); };
+  Py_buffer view;
+  if (PyObject_CheckBuffer(h.ptr()) && PyObject_GetBuffer(h.ptr(), &view, PyBUF_C_CONTIGUOUS) == 0) {
+    const auto len = static_cast<std::size_t>(view.len);
+    if (len <= sizeof(std::uint64_t)) std::memcpy(out, view.buf, len);
+    PyBuffer_Release(&view);
+    if (len > sizeof(std::uint64_t)) too_big();
+    return len;
+  }
+  PyErr_Clear();
+  nb::bytes b = nb::borrow<nb::bytes>(h.attr("tobytes")());
+  if (b.size() > sizeof(std::uint64_t)) too_big();
+  std::memcpy(out, b.c_str(), b.size());
+  return b.size();
+}
+
 std::vector<std::string> strings(nb::handle seq) {
   std::vector<std::string> v;
   for (nb::handle s : seq) v.push_back(nb::cast<std::string>(s));
@@ -91,10 +111,7 @@ struct RawKernel {
         values[i] = xp::kernel_arg(arrays[i], context);
         sizes[i] = sizeof(std::uint64_t);
       } else if (nb::hasattr(h, "dtype") && nb::hasattr(h, "tobytes")) {  // a NumPy scalar: its bytes
-        nb::bytes b = nb::borrow<nb::bytes>(h.attr("tobytes")());
-        if (b.size() > sizeof(std::uint64_t)) throw nb::type_error("xp: a kernel argument of more than 8 bytes");
-        std::memcpy(&values[i], b.c_str(), b.size());
-        sizes[i] = b.size();
+        sizes[i] = numpy_scalar_bytes(h, &values[i]);
       } else {
         throw nb::type_error(("xp: kernel argument " + std::to_string(i) + " is a " +
                               nb::cast<std::string>(nb::repr(h.type())) +
@@ -109,7 +126,7 @@ struct RawKernel {
     config.block = to_dim3(block);
     config.shared_bytes = shared_mem;
     if (st) config.stream = &*st;
-    k.launch_holding(config, pointers.data(), sizes.data(), n, refs.data(), context.kept());
+    k.launch_holding(config, pointers.data(), sizes.data(), n, refs.data(), context.kept(), context.stream_ordered());
   }
 };
 

@@ -11,6 +11,15 @@ def ptr(a):
     return xp._xp._data_pointer(a)
 
 
+def test_gpu_round_trip(xp_gpu):
+    a = xp.asarray([1.0, 2.0], device=xp_gpu)
+    assert a.device == xp_gpu
+    assert xp.to_cpu(a * 2).tolist() == [2.0, 4.0]
+    cai = a.__cuda_array_interface__
+    assert cai["data"][0] == ptr(a)
+    assert a.__dlpack_device__() == (2, 0)
+
+
 def test_cupy_both_ways(xp_gpu):
     cp = pytest.importorskip("cupy")
     c = cp.arange(12, dtype=cp.float32).reshape(3, 4)

@@ -32,6 +32,16 @@ try:
 except TypeError as err:
     out["python_float"] = str(err)
 try:
+    k((1,), (256,), (x, np.complex128(1 + 2j), np.int32(256)))
+    out["too_big"] = None
+except TypeError as err:
+    out["too_big"] = str(err)
+try:
+    k((1,), (256,), (x, np.array(2.0, np.float32), np.int32(256)))
+    out["numpy_0d"] = None
+except xp.DeviceMismatch as err:
+    out["numpy_0d"] = type(err).__name__
+try:
     k((1,), (256,), (x, np.float64(2.0), np.int32(256)))
     out["size_check"] = None
 except xp.Error as err:
@@ -60,6 +70,8 @@ def test_raw_kernels_on_the_hollow_device(tmp_path):
         pytest.skip(f"CUDA not usable on the fake driver here: {r['skip']} (NVRTC is needed)")
     assert r["stream_protocol"]
     assert "NumPy scalar" in r["python_float"]
+    assert r["too_big"] and "more than 8 bytes" in r["too_big"]  # a NumPy scalar is its bytes, at most 8
+    assert r["numpy_0d"] == "DeviceMismatch"  # a NumPy array is an array (on the CPU), never its bytes
     assert r["compile_error"] and "undeclared" in r["compile_error"]
     assert r["module"]
     # The fake reports no parameter sizes unless the driver does; when it does, float64 is refused.

@@ -466,7 +466,7 @@ std::uint64_t kernel_arg(const Array& a, KernelArgContext& context) {
   detail::materialize(*impl);
   // The kernel may write any argument: lazy arrays that read this memory compute first.
   if (!impl->storage->read_only) detail::prepare_write(*impl->storage);
-  context.keep_alive(impl->storage);
+  context.keep_alive(impl->storage, impl->storage->alloc.stream_ordered);
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(impl->storage->alloc.data + impl->offset));
 }
 

@@ -23,6 +23,9 @@ struct Allocation {
   std::shared_ptr<void> owner;  // frees the memory (or keeps wrapped memory alive)
   // Or, without the shared_ptr's control block: called once by the last owner.
   void (*release)(std::byte* data, std::size_t bytes) = nullptr;
+  // Freed memory goes back to a pool whose blocks are used again only by work ordered after the
+  // device's own stream (the CUDA backend's): a kernel on that stream needs no hold on it.
+  bool stream_ordered = false;
 };
 
 enum class RandomKind : std::uint8_t { uniform, normal, integers };

@@ -385,7 +385,7 @@ void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t
 }
 
 void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count,
-                            std::shared_ptr<const void>* refs, std::size_t nrefs) const {
+                            std::shared_ptr<const void>* refs, std::size_t nrefs, bool stream_ordered) const {
   if (!state_ || nrefs == 0) {
     launch_packed(c, args, sizes, count);
     return;
@@ -393,6 +393,12 @@ void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_
   const detail::KernelState& k = *state_;
   const Stream& stream = detail::launch_stream(k, c);
   const bool other_stream = stream.handle() != k.default_stream.handle();
+  if (stream_ordered && !other_stream) {
+    // xp's pool memory on xp's stream: whatever reuses it after the references go is ordered after
+    // this kernel: no event, no hold.
+    launch_packed(c, args, sizes, count);
+    return;
+  }
   detail::make_current(k.device.index());
   const auto wait_event = detail::need(detail::api_for_use().cuStreamWaitEvent, "cuStreamWaitEvent");
   // The arrays were made (and their pending readers evaluated) on xp's stream.

@@ -208,6 +208,9 @@ class CudaBackend final : public Backend {
     BlockCache* cache = cache_;
     a.owner = std::shared_ptr<void>(reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)),
                                     [cache, size](void* q) { cache->put(reinterpret_cast<std::uintptr_t>(q), size); });
+    // The cache hands blocks out again to xp's work, all of it on the device's stream, and gives
+    // them back to the driver only after synchronizing that stream.
+    a.stream_ordered = true;
     return a;
   }
 
