@@ -473,8 +473,8 @@ XP_API Array wrap(void* data, DType dtype, const Shape& shape, std::shared_ptr<v
 // Device memory other libraries own, and xp's exported to them: include/xp/interop.hpp.
 
 // An Array as an argument of Kernel::launch (include/xp/program.hpp): the device address of its
-// first element, after the checks and evaluation Kernel::launch describes; its memory is held
-// until the stream has run the kernel.
+// first element, after the checks and evaluation Kernel::launch describes; its memory stays safe
+// from reuse until the stream has run the kernel (stream order, or a hold: Kernel::launch).
 class KernelArgContext;
 XP_API std::uint64_t kernel_arg(const Array& a, KernelArgContext& context);
 

@@ -183,11 +183,13 @@ class XP_API Kernel {
   // xp::Array arguments pass the address of their first element. Before the launch, each is
   // evaluated if lazy and checked to be on the kernel's device (DeviceMismatch); the kernel may
   // write any of them, so pending lazy arrays that read their memory are evaluated first (a
-  // read-only array is passed as it is: the kernel must not write it). The arrays' memory is held
-  // until the stream has run the kernel (an event, checked at later launches; the host never
-  // waits for it), so temporaries may be passed. On a stream other than xp's default one of the
-  // device, the launch waits for xp's stream and xp's stream then waits for the kernel, both on
-  // the device.
+  // read-only array is passed as it is: the kernel must not write it). Temporaries may be passed:
+  // on xp's default stream of the device, memory from xp's pool goes back to it at once, since
+  // whatever reuses it is ordered after the kernel on that stream; other memory (wrapped, foreign)
+  // and any memory on another stream is held until the stream has run the kernel (an event,
+  // checked at later launches; the host never waits for it). On a stream other than xp's default
+  // one of the device, the launch waits for xp's stream and xp's stream then waits for the
+  // kernel, both on the device.
   template <class... Args>
   void launch(const LaunchConfig& config, const Args&... args) const {
     constexpr std::size_t kCustom = (std::size_t{0} + ... + std::size_t{detail::CustomKernelArg<Args>});
