@@ -216,6 +216,31 @@ TEST(ApiChecks, DISABLED_ConfigChild) {
 
 // ---- CUDA launch and execution errors ----
 
+// The codes a module load returns (a cubin for another architecture, PTX newer than the driver, a
+// driver without its JIT) are named even where no driver is loaded to name them (this process).
+TEST(ApiChecks, ModuleLoadCodesAreNamedWithoutADriver) {
+  const std::pair<int, const char*> cases[] = {
+      {200, "CUDA_ERROR_INVALID_IMAGE"},
+      {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+      {218, "CUDA_ERROR_INVALID_PTX"},
+      {221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"},
+      {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+      {223, "CUDA_ERROR_JIT_COMPILATION_DISABLED"},
+  };
+  for (const auto& [code, name] : cases) {
+    SCOPED_TRACE(code);
+    try {
+      detail::check(static_cast<detail::cu::CUresult>(code), "cuModuleLoadData");
+      ADD_FAILURE() << "no error";
+    } catch (const CudaError& e) {
+      EXPECT_EQ(e.code(), code);
+      EXPECT_EQ(e.name(), name);
+      EXPECT_TRUE(has(e.what(), name)) << e.what();
+    }
+  }
+  EXPECT_EQ(detail::driver_error_name(230), "CUDA_ERROR_UNRECOGNIZED");  // unassigned
+}
+
 TEST(ApiChecks, EveryCudaCodeFrom700To720SaysWhatItMeansAndWhetherTheContextSurvives) {
   struct Expect {
     int code;

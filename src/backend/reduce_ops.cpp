@@ -120,4 +120,17 @@ void check_scan_request(const View& in, int axis, const View& out, bool include_
                      std::string(name(want)) + (integer ? " or " + std::string(name(in.dtype)) : std::string()));
 }
 
+int simplify_reduce_dims(ReduceDim* d, int n) noexcept {
+  int k = 0;
+  for (int i = 0; i < n; ++i) {
+    if (d[i].size == 1) continue;
+    if (k > 0 && d[k - 1].in == d[i].in * d[i].size && d[k - 1].out == d[i].out * d[i].size) {
+      d[k - 1] = {d[k - 1].size * d[i].size, d[i].in, d[i].out};
+    } else {
+      d[k++] = d[i];
+    }
+  }
+  return k;
+}
+
 }  // namespace xp::detail

@@ -59,6 +59,17 @@ DType reduce_result_dtype(ReduceOp op, DType input) noexcept;
 // each output (1 when no axis is reduced).
 std::int64_t check_reduce_request(ReduceOp op, const View& in, std::span<const int> axes, const View& out);
 
+// One axis of a reduction's geometry, as both backends plan it: its extent and its byte strides.
+struct ReduceDim {
+  std::int64_t size = 1;
+  std::int64_t in = 0;   // input stride, bytes
+  std::int64_t out = 0;  // output stride, bytes (0 for reduced axes)
+};
+
+// Drops size-1 axes and merges neighbours that step through memory as one axis, in place; returns
+// the count left.
+int simplify_reduce_dims(ReduceDim* d, int n) noexcept;
+
 // Checks a cumulative sum of `in` along `axis` into `out` (Backend::cumulative_sum): out has in's
 // shape, plus one along axis when include_initial; out's dtype is sum's, or for an integer input
 // its own. Throws ValueError.

@@ -755,24 +755,10 @@ struct AnyAllOp {
 
 // ---- geometry ----
 
-struct Dim {
-  i64 size = 1;
-  i64 in = 0;   // input stride, bytes
-  i64 out = 0;  // output stride, bytes (0 for reduced axes)
-};
+using Dim = ReduceDim;  // backend/reduce_ops.hpp
 
-// Drops size-1 axes and merges neighbours that step through memory as one axis; returns the count.
 int simplify(Dim* d, int n) noexcept {
-  int k = 0;
-  for (int i = 0; i < n; ++i) {
-    if (d[i].size == 1) continue;
-    if (k > 0 && d[k - 1].in == d[i].in * d[i].size && d[k - 1].out == d[i].out * d[i].size) {
-      d[k - 1] = {d[k - 1].size * d[i].size, d[i].in, d[i].out};
-    } else {
-      d[k++] = d[i];
-    }
-  }
-  return k;
+  return simplify_reduce_dims(d, n);
 }
 
 // Walks a list of axes in C order, keeping the input and output byte offsets.

@@ -23,18 +23,8 @@ bool is_intlike(DType d) {  // bool and the integers
 
 // ---- geometry (the request checked by check_reduce_request, as every backend does) ----
 
-// Drops size-1 axes and merges neighbours that step through memory as one axis; returns the count.
 int simplify(ReduceDim* d, int n) noexcept {
-  int k = 0;
-  for (int i = 0; i < n; ++i) {
-    if (d[i].size == 1) continue;
-    if (k > 0 && d[k - 1].in == d[i].in * d[i].size && d[k - 1].out == d[i].out * d[i].size) {
-      d[k - 1] = {d[k - 1].size * d[i].size, d[i].in, d[i].out};
-    } else {
-      d[k++] = d[i];
-    }
-  }
-  return k;
+  return simplify_reduce_dims(d, n);
 }
 
 i64 ceil_div(i64 a, i64 b) {

@@ -76,12 +76,6 @@ constexpr std::int64_t kColsVecMinThreads = 512;
 enum class ReduceFamily : std::uint8_t { rows_vector, rows_strided, columns };
 const char* family_name(ReduceFamily f) noexcept;
 
-struct ReduceDim {
-  std::int64_t size = 1;
-  std::int64_t in = 0;   // input stride, bytes
-  std::int64_t out = 0;  // output stride, bytes (kept axes only)
-};
-
 struct ReducePlan {
   ReduceOp op = ReduceOp::sum;
   DType in_dtype = DType::float32, out_dtype = DType::float32;
