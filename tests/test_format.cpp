@@ -8,6 +8,7 @@
 // No known corner is left out: every case below is compared in full.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -390,3 +391,61 @@ TEST(Format, RandomFloatsMatchNumPy) {
 }
 
 }  // namespace
+
+// The NumPy references kept across test programs and builds (tests/test_util.hpp): the same request
+// again reads the kept entry (its output files copied back), XP_TEST_REFERENCE_CACHE=0 runs the
+// script afresh, and another request has another key.
+TEST(ReferenceCache, TheSameRequestReadsTheKeptRunAndAnotherRunsTheScript) {
+  namespace fs = std::filesystem;
+  namespace rc = xp_test::reference_cache;
+  const std::string python = XP_TEST_PYTHON, script = "array_reference.py";
+  // An empty request, with a token no other test writes beside it (the folder's files are keyed).
+  const std::string token =
+      std::to_string(::getpid()) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const auto request = [&](const xp_test::TempDir& d, const std::string& t) {
+    std::ofstream(d / "request.json") << R"({"cases": []})";
+    std::ofstream(d / "token.txt") << t;
+    return std::vector<std::string>{d.path()};
+  };
+  // Kept runs on, whatever this process was given (put back however the test ends).
+  struct Restore {
+    std::optional<std::string> before;
+    Restore() {
+      if (const char* v = std::getenv("XP_TEST_REFERENCE_CACHE")) before = v;
+      ::unsetenv("XP_TEST_REFERENCE_CACHE");
+    }
+    ~Restore() {
+      if (before) {
+        ::setenv("XP_TEST_REFERENCE_CACHE", before->c_str(), 1);
+      } else {
+        ::unsetenv("XP_TEST_REFERENCE_CACHE");
+      }
+    }
+  } restore;
+  xp_test::TempDir d1, d2, d3, d4;
+  const std::vector<std::string> a1 = request(d1, token);
+  const fs::path entry = rc::venv(python) / "xp-test-references" / rc::key(python, script, a1);
+  const xp_test::PythonReference r1 = xp_test::run_python_reference(script, a1);
+  XP_REQUIRE_REFERENCE(r1);
+  ASSERT_TRUE(fs::is_regular_file(entry / "stdout")) << entry;
+  ASSERT_TRUE(fs::is_regular_file(entry / "files" / "0" / "response.json"));
+  // Marked, the kept response shows where the next answer comes from.
+  std::ofstream(entry / "files" / "0" / "response.json") << "kept";
+  const std::vector<std::string> a2 = request(d2, token);
+  EXPECT_EQ(rc::key(python, script, a2), entry.filename().string()) << "the same request, another folder";
+  const xp_test::PythonReference r2 = xp_test::run_python_reference(script, a2);
+  EXPECT_FALSE(r2.missing || r2.error);
+  EXPECT_EQ(r2.out, r1.out);
+  EXPECT_EQ(rc::slurp_file(d2 / "response.json"), "kept");
+  // Without the cache the script answers.
+  const std::vector<std::string> a3 = request(d3, token);
+  ::setenv("XP_TEST_REFERENCE_CACHE", "0", 1);
+  const xp_test::PythonReference r3 = xp_test::run_python_reference(script, a3);
+  ::unsetenv("XP_TEST_REFERENCE_CACHE");
+  EXPECT_FALSE(r3.missing || r3.error);
+  EXPECT_NE(rc::slurp_file(d3 / "response.json").find("answers"), std::string::npos);
+  // Another request (one byte of the folder changed) has another key.
+  EXPECT_NE(rc::key(python, script, request(d4, token + "x")), entry.filename().string());
+  std::error_code ec;
+  fs::remove_all(entry, ec);
+}
