@@ -287,13 +287,25 @@ TEST_F(HollowGpu, AGraphFeedingAReductionAddsNoLaunch) {
 }
 
 // `xp cache warm` runs each common operation once on small arrays; a later process meets those
-// kernels at other sizes and finds every one in the disk cache.
+// kernels at other sizes and finds every one in the disk cache. Here the cache is warmed without any
+// driver (`--arch sm_90`, a compile-only GPU), then `xp cache warm` on the fake sm_90 device finds
+// every kernel (the same keys), and so does this process at other sizes.
 TEST_F(HollowGpu, AfterCacheWarmTheCommonOperationsCompileNothingAtAnySize) {
   const xp_test::ProcessResult warm = xp_test::run_process(
-      {XP_CLI_PATH, "cache", "warm"}, {{"XP_CACHE_DIR", process_cache.folder}}, {"FORCE_CPU", "XP_DEVICE"});
+      {XP_CLI_PATH, "cache", "warm", "--arch", "sm_90"},
+      {{"XP_CACHE_DIR", process_cache.folder}, {"XP_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}, {"FORCE_CPU", "1"}});
   ASSERT_EQ(warm.exit_code, 0) << warm.out << warm.err;
+  EXPECT_NE(warm.out.find("(xp compile-only GPU (sm_90), sm_90, compiled only: no GPU used)"), std::string::npos)
+      << warm.out;
   const std::size_t warmed = kernel_cache_info().entries;
   ASSERT_GE(warmed, 40u) << warm.out;
+  EXPECT_NE(warm.out.find("(" + std::to_string(warmed) + " new)"), std::string::npos) << warm.out;
+  const xp_test::ProcessResult on_gpu = xp_test::run_process(
+      {XP_CLI_PATH, "cache", "warm"}, {{"XP_CACHE_DIR", process_cache.folder}}, {"FORCE_CPU", "XP_DEVICE"});
+  ASSERT_EQ(on_gpu.exit_code, 0) << on_gpu.out << on_gpu.err;
+  EXPECT_NE(on_gpu.out.find("(xp fake GPU, sm_90)"), std::string::npos) << on_gpu.out;
+  EXPECT_NE(on_gpu.out.find("(0 new)"), std::string::npos) << on_gpu.out;
+  EXPECT_EQ(kernel_cache_info().entries, warmed);
   ASSERT_EQ(fake.modules_loaded(), 0) << "this process has loaded nothing yet";
   // Operations of the warm list (tools/xp/kernels.cpp), each its own graph; the values do not matter.
   for (DType t : {DType::float32, DType::float64, DType::float16, DType::int32}) {

@@ -68,10 +68,13 @@ void log_verdict(const CudaStatus& s, const DriverProbe& d) {
   std::string gpus;
   for (const GpuInfo& g : d.gpus)
     gpus += (gpus.empty() ? "" : ", ") + g.name + " (sm_" + std::to_string(g.cc_major * 10 + g.cc_minor) + ")";
-  log(LogLevel::info, "CUDA driver " + d.lib.path + " (CUDA " + std::to_string(s.driver_version / 1000) + "." +
-                          std::to_string(s.driver_version % 1000 / 10) + "), NVRTC " + nv.path + " [found by " +
-                          nv.found_by + "], " + std::to_string(d.gpus.size()) + " GPU" +
-                          (d.gpus.size() == 1 ? "" : "s") + ": " + gpus);
+  // A compile-only GPU (runtime/compile_only.hpp) has no driver and so no driver version.
+  const std::string version = s.driver_version > 0 ? " (CUDA " + std::to_string(s.driver_version / 1000) + "." +
+                                                         std::to_string(s.driver_version % 1000 / 10) + ")"
+                                                   : "";
+  log(LogLevel::info, "CUDA driver " + d.lib.path + version + ", NVRTC " + nv.path + " [found by " + nv.found_by +
+                          "], " + std::to_string(d.gpus.size()) + " GPU" + (d.gpus.size() == 1 ? "" : "s") + ": " +
+                          gpus);
 }
 }  // namespace
 

@@ -213,11 +213,28 @@ void set_init_failure(DriverProbe& p, const char* call, cu::CUresult r) {
              "): " + driver_error_message(r);
 }
 
+// The compile-only GPU of architecture `arch` (runtime/compile_only.hpp): no library is opened.
+DriverProbe compile_only_probe(DriverProbe p, int arch) {
+  const std::string sm = "sm_" + std::to_string(arch);
+  p.lib.found_by = "xp's compile-only GPU (xp cache warm --arch " + sm + ")";
+  p.lib.path = "none: compile-only " + sm;
+  p.lib.found = true;
+  p.nvml.error = "not looked for: a compile-only GPU";
+  g_table = compile_only_driver_table();
+  check(g_table.cuInit(0), "cuInit");
+  p.gpus.push_back(read_gpu(g_table, 0));
+  p.reason = CudaReason::available;
+  p.detail = "a compile-only " + sm + " GPU: kernels are compiled and stored for it, none runs";
+  g_api.store(&g_table);
+  return p;
+}
+
 DriverProbe probe() {
   DriverProbe p;
   p.lib.name = "libcuda";
   p.nvml.name = "libnvidia-ml";
   p.nvml.error = "not looked for: the driver has no usable device";
+  if (const int arch = claim_driver_probe(); arch > 0) return compile_only_probe(std::move(p), arch);
   p.device_nodes_present = file_exists("/dev/nvidiactl");
   const std::string explicit_path = setting("XP_CUDA_DRIVER");
   p.explicit_path = !explicit_path.empty();

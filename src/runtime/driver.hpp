@@ -86,6 +86,12 @@ struct DriverProbe {
 
 const DriverProbe& driver_probe() noexcept;
 
+// The compile-only GPU (runtime/compile_only.hpp, compile_only_driver.cpp): the probe claims the
+// choice when it begins (none can be made after it) and gets the chosen architecture, 0 for none;
+// the table answers for that GPU.
+int claim_driver_probe() noexcept;
+DriverApi compile_only_driver_table();
+
 // Non-null once cuInit succeeded.
 const DriverApi* driver_api() noexcept;
 

@@ -43,6 +43,17 @@ std::string human(std::uint64_t bytes) {
 
 }  // namespace
 
+// "sm_90" or "90"; ValueError otherwise.
+xp::Arch parse_arch(const std::string& text) {
+  const std::string digits = text.rfind("sm_", 0) == 0 ? text.substr(3) : text;
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(digits.c_str(), &end, 10);
+  if (digits.empty() || *end != '\0' || errno == ERANGE || n < 10 || n > 999)
+    throw xp::ValueError("--arch " + text + ": expected sm_NN, e.g. sm_90");
+  return xp::Arch::sm(static_cast<int>(n));
+}
+
 int compile(const CompileArgs& a) {
   xp::ProgramOptions opts;
   opts.name = a.file;  // its folder is where the file's quoted includes are found, as NVRTC resolves them
@@ -51,13 +62,7 @@ int compile(const CompileArgs& a) {
   xp::Program prog(read_file(a.file), opts);
   xp::Arch arch;
   if (!a.arch.empty()) {
-    const std::string digits = a.arch.rfind("sm_", 0) == 0 ? a.arch.substr(3) : a.arch;
-    char* end = nullptr;
-    errno = 0;
-    const long n = std::strtol(digits.c_str(), &end, 10);
-    if (digits.empty() || *end != '\0' || errno == ERANGE || n < 10 || n > 9999)
-      throw xp::ValueError("--arch " + a.arch + ": expected sm_NN, e.g. sm_90");
-    arch = xp::Arch::sm(static_cast<int>(n));
+    arch = parse_arch(a.arch);
   } else if (const xp::Device d = xp::default_device(); d.is_cuda()) {
     const xp::GpuInfo g = xp::gpu_info(d);
     arch = xp::Arch::sm(g.cc_major * 10 + g.cc_minor);
@@ -90,7 +95,9 @@ int compile(const CompileArgs& a) {
   return 0;
 }
 
-int cache(const std::string& action) {
+int cache(const std::string& action, const std::string& arch) {
+  if (!arch.empty() && action != "warm")
+    throw xp::ValueError("--arch " + arch + " is for `xp cache warm`, not `xp cache " + action + "`");
   if (action == "info") {
     const xp::KernelCacheInfo i = xp::kernel_cache_info();
     std::printf("folder:  %s\n", i.folder.c_str());
@@ -132,103 +139,29 @@ int cache(const std::string& action) {
     }
     return 0;
   }
-  if (action == "warm") return cache_warm();
+  if (action == "warm") return cache_warm(arch);
   std::fprintf(stderr, "xp cache: unknown action '%s' (info, list, clear, warm)\n", action.c_str());
   return 2;
 }
 
-// `xp cache warm`: the array kernels most programs meet, compiled for the local GPU into the disk
-// cache, by running each operation once on small arrays there (the same path as any program, so the
-// entries are the ones it will look up): elementwise arithmetic, comparisons, the common
-// transcendental functions, casts, a fused a*b+c, contiguous, offset, strided and broadcast
-// layouts, reductions and cumulative_sum, over the float and the common integer dtypes.
-int cache_warm() {
-  const xp::CudaStatus status = xp::cuda_status();
-  if (!status.available) {
-    std::fprintf(stderr, "xp cache warm: no GPU to compile for: %s: %s\n",
-                 std::string(xp::to_string(status.reason)).c_str(), status.detail.c_str());
+// `xp cache warm [--arch sm_NN]`: xp::warm_kernel_cache on the local GPU, or for an architecture
+// without one (a compile-only GPU in this process).
+int cache_warm(const std::string& arch_text) {
+  xp::KernelCacheWarm w;
+  try {
+    w = arch_text.empty() ? xp::warm_kernel_cache() : xp::warm_kernel_cache(parse_arch(arch_text));
+  } catch (const xp::ValueError&) {
+    throw;  // a malformed --arch: a usage error (exit 2)
+  } catch (const xp::Error& e) {
+    std::fprintf(stderr, "xp cache warm: %s\n", e.what());
     return 1;
   }
-  const xp::Device dev = xp::default_device();
-  if (!dev.is_cuda()) {
-    std::fprintf(stderr, "xp cache warm: xp's default device is %s (XP_DEVICE or FORCE_CPU): no GPU to compile for\n",
-                 dev.str().c_str());
-    return 1;
-  }
-  const xp::KernelCacheInfo before = xp::kernel_cache_info();
-  if (!before.usable) {
-    std::fprintf(stderr, "xp cache warm: the kernel disk cache is disabled (%s): nothing would be kept\n",
-                 before.problem.c_str());
-    return 1;
-  }
-  using xp::DType;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::size_t done = 0;
-  std::vector<std::string> failed;
-  auto run = [&](const std::string& what, const std::function<xp::Array()>& f) {
-    try {
-      f().eval();
-      ++done;
-    } catch (const std::exception& e) {
-      failed.push_back(what + ": " + e.what());
-    }
-  };
-  for (const DType t : {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int32, DType::int64}) {
-    const std::string tn(xp::name(t));
-    const bool fl = t == DType::float32 || t == DType::float64 || t == DType::float16 || t == DType::bfloat16;
-    const xp::Array a = xp::ones({1024}, t, dev), b = xp::full({1024}, 2, t, dev), c = xp::ones({1024}, t, dev);
-    const xp::Array odd = xp::ones({1023}, t, dev), tail = a.slice({xp::Slice(1, std::nullopt)});
-    const xp::Array m = xp::ones({64, 64}, t, dev), row = xp::ones({64}, t, dev);
-    const xp::Array o = xp::empty({1024}, t, dev);
-    run(tn + " a + b", [&] { return a + b; });
-    run(tn + " a - b", [&] { return a - b; });
-    run(tn + " a * b", [&] { return a * b; });
-    run(tn + " a / b", [&] { return a / b; });
-    run(tn + " a * 2", [&] { return a * 2; });
-    run(tn + " a + 1", [&] { return a + 1; });
-    run(tn + " a*b + c", [&] { return a * b + c; });
-    run(tn + " add(out=)", [&] { return xp::add(a, b, o); });
-    run(tn + " maximum", [&] { return xp::maximum(a, b); });
-    run(tn + " minimum", [&] { return xp::minimum(a, b); });
-    run(tn + " a < b", [&] { return a < b; });
-    run(tn + " where", [&] { return xp::where(a < b, a, b); });
-    run(tn + " negative", [&] { return -a; });
-    run(tn + " abs", [&] { return xp::abs(a); });
-    run(tn + " a + b, 1023", [&] { return odd + odd; });
-    run(tn + " a + b, offset view", [&] { return tail + tail; });
-    run(tn + " m.T + m", [&] { return m.T() + m; });
-    run(tn + " m + row", [&] { return m + row; });
-    run(tn + " astype float32", [&] { return a.astype(DType::float32); });
-    run(tn + " astype float64", [&] { return a.astype(DType::float64); });
-    if (fl) {
-      for (const auto& [fn, f] : std::vector<std::pair<const char*, xp::Array (*)(const xp::Operand&, const xp::Out&)>>{
-               {"sqrt", &xp::sqrt},
-               {"exp", &xp::exp},
-               {"log", &xp::log},
-               {"sin", &xp::sin},
-               {"cos", &xp::cos},
-               {"tanh", &xp::tanh},
-               {"square", &xp::square}})
-        run(tn + " " + fn, [&, f = f] { return f(a, {}); });
-    }
-    run(tn + " sum", [&] { return xp::sum(a); });
-    run(tn + " sum axis 0", [&] { return xp::sum(m, 0); });
-    run(tn + " sum axis 1", [&] { return xp::sum(m, 1); });
-    run(tn + " max", [&] { return xp::max(a); });
-    run(tn + " min", [&] { return xp::min(a); });
-    run(tn + " argmax", [&] { return xp::argmax(a); });
-    run(tn + " mean", [&] { return xp::mean(a); });
-    run(tn + " cumulative_sum", [&] { return xp::cumulative_sum(a); });
-  }
-  xp::synchronize(dev);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const xp::KernelCacheInfo after = xp::kernel_cache_info();
-  const xp::GpuInfo gpu = xp::gpu_info(dev);
-  std::printf("xp cache warm: %s (%s, %s): %zu operations in %.1f s; cache entries %zu -> %zu (%zu new) in %s\n",
-              dev.str().c_str(), gpu.name.c_str(), gpu.arch().c_str(), done, s, before.entries, after.entries,
-              after.entries >= before.entries ? after.entries - before.entries : 0, after.folder.c_str());
-  for (const auto& f : failed) std::fprintf(stderr, "xp cache warm: failed: %s\n", f.c_str());
-  return failed.empty() ? 0 : 1;
+  std::printf("xp cache warm: %s (%s, %s%s): %zu operations in %.1f s; cache entries %zu -> %zu (%zu new) in %s\n",
+              w.device.c_str(), w.gpu.c_str(), w.arch.c_str(), w.compile_only ? ", compiled only: no GPU used" : "",
+              w.operations, w.seconds, w.entries_before, w.entries_after,
+              w.entries_after >= w.entries_before ? w.entries_after - w.entries_before : 0, w.folder.c_str());
+  for (const auto& f : w.failed) std::fprintf(stderr, "xp cache warm: failed: %s\n", f.c_str());
+  return w.failed.empty() ? 0 : 1;
 }
 
 }  // namespace xp_cli

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "xp/program.hpp"
+
 namespace xp_cli {
 
 struct CompileArgs {
@@ -15,9 +17,12 @@ struct CompileArgs {
 
 // `xp compile`: compiles through the caches, prints the time and whether a cache hit.
 int compile(const CompileArgs& args);
-// `xp cache info|list|clear`.
-int cache(const std::string& action);
-// `xp cache warm`: compiles the common array kernels for the local GPU into the disk cache.
-int cache_warm();
+// "sm_90" or "90" as an Arch; ValueError otherwise.
+xp::Arch parse_arch(const std::string& text);
+// `xp cache info|list|clear|warm`; arch: warm's --arch ("" without it; the other actions refuse it).
+int cache(const std::string& action, const std::string& arch);
+// `xp cache warm`: compiles the common array kernels into the disk cache, for the local GPU or, with
+// an architecture, without one.
+int cache_warm(const std::string& arch);
 
 }  // namespace xp_cli

@@ -63,13 +63,17 @@ int main(int argc, char** argv) {
   compile->add_option("nvrtc_options", compile_args.options, "NVRTC options, after --");
   compile->allow_extras(false);
 
-  std::string cache_action;
+  std::string cache_action, cache_arch;
   auto* cache = app.add_subcommand(
       "cache",
-      "The kernel disk cache: info, list, clear, or warm (compile the common array kernels for the local GPU)");
+      "The kernel disk cache: info, list, clear, or warm (compile the common array kernels for the local GPU, or "
+      "with --arch for a GPU this machine need not have)");
   cache->add_option("action", cache_action, "info | list | clear | warm")
       ->required()
       ->check(CLI::IsMember({"info", "list", "clear", "warm"}));
+  cache->add_option("--arch", cache_arch,
+                    "warm only: compile for this architecture (sm_90, ...) without using a GPU; the entries are the "
+                    "ones a GPU of that architecture looks up");
 
   xp_cli::BenchLaunchArgs bench_args;
   auto* bench = app.add_subcommand("bench", "Benchmarks that measure xp against a baseline in the same run");
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
     if (*bench_launch) return xp_cli::bench_launch(bench_args);
     if (*bench_sweep) return xp_cli::bench_sweep(bench_args);
     if (*compile) return xp_cli::compile(compile_args);
-    if (*cache) return xp_cli::cache(cache_action);
+    if (*cache) return xp_cli::cache(cache_action, cache_arch);
     if (*version) {
       std::cout << version_line << "\n";
       return 0;
