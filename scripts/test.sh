@@ -110,8 +110,9 @@ run_preset sanitize
 # beside the program's, threads and processes sharing the disk cache, graphs of two threads sharing an input, the fake driver's devices used
 # from several threads. The preset sets XP_NUM_THREADS=1, since OpenMP's barriers are invisible to
 # TSan, which then reports races between a parallel loop's threads that are not there. For the same
-# reason it leaves out the tests that set several CPU threads themselves, and those that compile
-# with NVRTC (a library TSan cannot see into) from several threads at once.
+# reason it leaves out the tests that set several CPU threads themselves, those that compile
+# with NVRTC (a library TSan cannot see into) from several threads at once, and the cache warm's
+# test, whose time is NVRTC's in one thread.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1"
 run_preset tsan
 
