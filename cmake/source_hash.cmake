@@ -2,20 +2,21 @@
 # included). Run as a script at every build (cmake -P): ROOT is the source tree, OUT the C++ file to
 # write, which is rewritten only when the hash changes.
 #
-# The files: CMakeLists.txt, CMakePresets.json and everything under cmake/, include/, src/, tools/
-# and bench/ but bench/results/ (and Python's __pycache__ folders, which running a script writes). The hash: SHA-256 of "<path>\n<SHA-256 of the file>\n" for each
+# The files: CMakeLists.txt, CMakePresets.json, pyproject.toml and everything under cmake/,
+# include/, src/, tools/, bench/ but bench/results/, and python/ but python/tests/ (the Python
+# package's sources; Python's __pycache__ folders, which running a script writes, left out too). The hash: SHA-256 of "<path>\n<SHA-256 of the file>\n" for each
 # file, sorted by path (bytes). scripts/source_hash.sh computes the same for any checkout.
 cmake_minimum_required(VERSION 3.22)
 set(files)
-foreach(top CMakeLists.txt CMakePresets.json)
+foreach(top CMakeLists.txt CMakePresets.json pyproject.toml)
   if(EXISTS "${ROOT}/${top}")
     list(APPEND files "${top}")
   endif()
 endforeach()
-foreach(dir cmake include src tools bench)
+foreach(dir cmake include src tools bench python)
   file(GLOB_RECURSE found LIST_DIRECTORIES false RELATIVE "${ROOT}" "${ROOT}/${dir}/*")
   foreach(f IN LISTS found)
-    if(NOT f MATCHES "^bench/results/" AND NOT f MATCHES "/__pycache__/")
+    if(NOT f MATCHES "^bench/results/" AND NOT f MATCHES "^python/tests/" AND NOT f MATCHES "/__pycache__/")
       list(APPEND files "${f}")
     endif()
   endforeach()

@@ -3,6 +3,8 @@
 #include <Python.h>
 #include <nanobind/stl/pair.h>
 
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -61,6 +63,50 @@ std::size_t numpy_scalar_bytes(nb::handle h, std::uint64_t* out) {
   return b.size();
 }
 
+// numpy.generic, the type of every NumPy scalar, once NumPy is imported (no NumPy scalar exists
+// before): a type check instead of attribute lookups on the launch path (a failed hasattr raises
+// and clears an AttributeError, the most of a microsecond per argument).
+PyTypeObject* numpy_generic() noexcept {
+  static std::atomic<PyTypeObject*> generic{nullptr};
+  PyTypeObject* t = generic.load(std::memory_order_acquire);
+  if (t != nullptr) return t;
+  PyObject* modules = PyImport_GetModuleDict();                                          // borrowed
+  PyObject* np = modules != nullptr ? PyDict_GetItemString(modules, "numpy") : nullptr;  // borrowed
+  if (np == nullptr) return nullptr;
+  PyObject* g = PyObject_GetAttrString(np, "generic");  // new reference, kept for the process
+  if (g == nullptr || !PyType_Check(g)) {
+    Py_XDECREF(g);
+    PyErr_Clear();
+    return nullptr;
+  }
+  t = reinterpret_cast<PyTypeObject*>(g);
+  PyTypeObject* expected = nullptr;
+  if (!generic.compare_exchange_strong(expected, t)) Py_DECREF(g);  // another thread was first
+  return generic.load(std::memory_order_acquire);
+}
+
+bool is_numpy_scalar(nb::handle h) noexcept {
+  PyTypeObject* g = numpy_generic();
+  return g != nullptr && PyType_IsSubtype(Py_TYPE(h.ptr()), g) != 0;
+}
+
+// Room for a launch's per-argument values: on the stack for up to 8 arguments.
+template <class T>
+class ArgSlots {
+ public:
+  explicit ArgSlots(std::size_t n) : p_(n <= kInline ? inline_.data() : (heap_.resize(n), heap_.data())) {}
+  ArgSlots(const ArgSlots&) = delete;
+  ArgSlots& operator=(const ArgSlots&) = delete;
+  T& operator[](std::size_t i) { return p_[i]; }
+  T* data() { return p_; }
+
+ private:
+  static constexpr std::size_t kInline = 8;
+  std::array<T, kInline> inline_{};
+  std::vector<T> heap_;
+  T* p_;
+};
+
 std::vector<std::string> strings(nb::handle seq) {
   std::vector<std::string> v;
   for (nb::handle s : seq) v.push_back(nb::cast<std::string>(s));
@@ -88,11 +134,14 @@ struct RawKernel {
     // The device: the stream's, else the first array's, else the default device.
     std::optional<xp::Device> device;
     if (nb::isinstance<xp::Stream>(stream)) device = nb::cast<xp::Stream&>(stream).device();
-    std::vector<xp::Array> arrays(n);  // xp arrays, and foreign arrays seen through DLPack or the CAI
+    ArgSlots<xp::Array> arrays(n);     // xp arrays, and foreign arrays seen through DLPack or the CAI
+    ArgSlots<std::uint8_t> scalar(n);  // NumPy scalars
     for (std::size_t i = 0; i < n; ++i) {
       nb::handle h = a[i];
       if (nb::isinstance<xp::Array>(h))
         arrays[i] = nb::cast<xp::Array&>(h);
+      else if (is_numpy_scalar(h))
+        scalar[i] = 1;
       else if (nb::hasattr(h, "__cuda_array_interface__") || nb::hasattr(h, "__dlpack_device__"))
         arrays[i] = asarray(h, std::nullopt, std::nullopt, std::nullopt);
       if (!device && arrays[i].valid()) device = arrays[i].device();
@@ -100,17 +149,18 @@ struct RawKernel {
     if (!device) device = xp::default_device();
     const xp::Kernel& k = kernel(*device);
     const std::optional<xp::Stream> st = to_stream(stream, *device);
-    std::vector<std::uint64_t> values(n);  // each argument's bytes (at most 8)
-    std::vector<void*> pointers(n);
-    std::vector<std::size_t> sizes(n);
-    std::vector<std::shared_ptr<const void>> refs(n);
+    ArgSlots<std::uint64_t> values(n);  // each argument's bytes (at most 8)
+    ArgSlots<void*> pointers(n);
+    ArgSlots<std::size_t> sizes(n);
+    ArgSlots<std::shared_ptr<const void>> refs(n);
     xp::KernelArgContext context(*device, refs.data(), n);
     for (std::size_t i = 0; i < n; ++i) {
       nb::handle h = a[i];
       if (arrays[i].valid()) {
         values[i] = xp::kernel_arg(arrays[i], context);
         sizes[i] = sizeof(std::uint64_t);
-      } else if (nb::hasattr(h, "dtype") && nb::hasattr(h, "tobytes")) {  // a NumPy scalar: its bytes
+      } else if (scalar[i] != 0 ||
+                 (nb::hasattr(h, "dtype") && nb::hasattr(h, "tobytes"))) {  // a NumPy scalar: its bytes
         sizes[i] = numpy_scalar_bytes(h, &values[i]);
       } else {
         throw nb::type_error(("xp: kernel argument " + std::to_string(i) + " is a " +

@@ -51,6 +51,16 @@ try:
     out["compile_error"] = None
 except xp.CompileError as err:
     out["compile_error"] = err.log
+# More arguments than the launch keeps on its stack (8): the same checks.
+many = xp.RawKernel('extern "C" __global__ void many(float* x, int a0, int a1, int a2, int a3, int a4, int a5, '
+                    'int a6, int a7, int a8) { x[0] = a0 + a8; }', "many")
+many(1, 1, (x,) + tuple(np.int32(i) for i in range(9)))
+out["ten_args"] = True
+try:
+    many(1, 1, (x,) + tuple(np.int32(i) for i in range(8)) + (3,))
+    out["ten_args_error"] = None
+except TypeError as err:
+    out["ten_args_error"] = str(err)
 m = xp.RawModule(code="template <class T> __global__ void fill(T* p, T v) { p[0] = v; }", name_expressions=("fill<float>",))
 m.get_function("fill<float>")(1, 1, (x, np.float32(1)))
 out["module"] = True
@@ -74,6 +84,8 @@ def test_raw_kernels_on_the_hollow_device(tmp_path):
     assert r["numpy_0d"] == "DeviceMismatch"  # a NumPy array is an array (on the CPU), never its bytes
     assert r["compile_error"] and "undeclared" in r["compile_error"]
     assert r["module"]
+    assert r["ten_args"]
+    assert r["ten_args_error"] and "kernel argument 9 is a <class 'int'>" in r["ten_args_error"]
     # The fake reports no parameter sizes unless the driver does; when it does, float64 is refused.
     assert r["size_check"] in (None, "ValueError")
 
