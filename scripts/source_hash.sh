@@ -6,9 +6,13 @@ set -euo pipefail
 root="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 cd "$root"
 {
-  for top in CMakeLists.txt CMakePresets.json pyproject.toml; do [ -f "$top" ] && printf '%s\n' "$top"; done
+  for top in CMakeLists.txt CMakePresets.json pyproject.toml; do
+    if [ -f "$top" ]; then printf '%s\n' "$top"; fi
+  done
   for dir in cmake include src tools bench python; do
-    [ -d "$dir" ] && find "$dir" \( -type f -o -type l \) ! -path 'bench/results/*' ! -path 'python/tests/*' ! -path '*/__pycache__/*' -print
+    if [ -d "$dir" ]; then
+      find "$dir" \( -type f -o -type l \) ! -path 'bench/results/*' ! -path 'python/tests/*' ! -path '*/__pycache__/*' -print
+    fi
   done
 } | LC_ALL=C sort | while IFS= read -r f; do
   printf '%s\n%s\n' "$f" "$(sha256sum <"$f" | cut -c1-64)"

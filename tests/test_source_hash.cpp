@@ -59,5 +59,12 @@ TEST(SourceHash, ScriptFollowsContentAndNames) {
   const std::string second = run();
   EXPECT_NE(second, first);
   ASSERT_EQ(::system(("mv '" + tmp.path() + "/src/a.cpp' '" + tmp.path() + "/src/b.cpp'").c_str()), 0);
-  EXPECT_NE(run(), second);
+  const std::string third = run();
+  EXPECT_NE(third, second);
+  // The Python package's sources are xp's code too; its tests are not.
+  ASSERT_EQ(::system(("mkdir -p '" + tmp.path() + "/python/tests' '" + tmp.path() + "/python/src'").c_str()), 0);
+  ASSERT_EQ(::system(("echo t > '" + tmp.path() + "/python/tests/test_t.py'").c_str()), 0);
+  EXPECT_EQ(run(), third) << "python/tests is not source";
+  ASSERT_EQ(::system(("echo p > '" + tmp.path() + "/python/src/p.cpp'").c_str()), 0);
+  EXPECT_NE(run(), third);
 }
