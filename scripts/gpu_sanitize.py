@@ -70,12 +70,14 @@ def gpu_tests(build_dir, regex):
     return tests
 
 
-def run_one(test, tool, timeout, out_dir, stop_at):
+def run_one(test, tool, timeout, out_dir, stop_at, application_only=None):
     if time.monotonic() > stop_at:
         return test["name"], "not run", None, 0.0, ""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", test["name"])
     log = os.path.join(out_dir, safe + ".log")
     cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", "--report-api-errors", "no"]
+    if application_only is not None and application_only.search(test["name"]):
+        cmd += ["--target-processes", "application-only"]
     cmd += test["command"]
     env = dict(os.environ)
     for k, v in test["env"].items():
@@ -109,11 +111,16 @@ def main():
     ap.add_argument("-R", dest="regex", default=None)
     ap.add_argument("--budget", type=float, default=None,
                     help="start no test after this many seconds (those are reported as not run)")
+    ap.add_argument("--application-only", default=None, metavar="REGEX",
+                    help="tests whose names match are checked in their own process only "
+                         "(--target-processes application-only): gtest death tests, which run the program "
+                         "again per case, did not finish under the sanitizer otherwise")
     args = ap.parse_args()
     out_dir = args.out or "sanitize-" + args.tool
     os.makedirs(out_dir, exist_ok=True)
 
     tests = gpu_tests(args.build_dir, args.regex)
+    app_only = re.compile(args.application_only) if args.application_only else None
     left_out = [t["name"] for t in tests if DELIBERATE_FAULTS.search(t["name"])]
     tests = [t for t in tests if not DELIBERATE_FAULTS.search(t["name"])]
     print(f"compute-sanitizer --tool {args.tool}: {len(tests)} tests of the gpu label, -j{args.j}; "
@@ -125,7 +132,7 @@ def main():
     unreadable = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
         for name, rc, errors, took, log in pool.map(
-                lambda t: run_one(t, args.tool, args.timeout, out_dir, stop_at), tests):
+                lambda t: run_one(t, args.tool, args.timeout, out_dir, stop_at, app_only), tests):
             if rc == "not run":
                 not_run += 1
                 continue
