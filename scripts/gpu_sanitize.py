@@ -2,11 +2,11 @@
 """Runs every test of the gpu label under compute-sanitizer, in parallel, on a GPU machine.
 
     scripts/gpu_sanitize.py BUILD_DIR [--tool memcheck|racecheck|synccheck|initcheck]
-                            [-j N] [--timeout S] [--out DIR] [-R REGEX]
+                            [-j N] [--timeout S] [--out DIR] [-R REGEX] [--application-only REGEX]
 
 The tests and their environments come from ctest itself (`ctest -L gpu --show-only=json-v1`), so
 a test added to the gpu label is swept without editing this file. Each test runs as ctest would
-run it, under `compute-sanitizer --tool TOOL --error-exitcode 9 --report-api-errors no` (xp's
+run it (RUN_SERIAL ones alone, after the others), under `compute-sanitizer --tool TOOL --error-exitcode 9 --report-api-errors no` (xp's
 tests provoke API errors on purpose: out-of-memory, bad handles). Tests whose purpose is a device
 fault (a kernel that reads an illegal address, planted in a child process) are left out, since
 the sanitizer rightly reports them; they are listed in the output.
@@ -66,7 +66,8 @@ def gpu_tests(build_dir, regex):
             elif p["name"] == "WORKING_DIRECTORY":
                 workdir = p["value"]
         if "command" in t:
-            tests.append({"name": t["name"], "command": t["command"], "env": env, "cwd": workdir})
+            tests.append({"name": t["name"], "command": t["command"], "env": env, "cwd": workdir,
+                          "serial": bool(props.get("RUN_SERIAL"))})
     return tests
 
 
@@ -130,29 +131,38 @@ def main():
     passed = failed = timed_out = not_run = skipped = 0
     total_errors = 0
     unreadable = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
-        for name, rc, errors, took, log in pool.map(
-                lambda t: run_one(t, args.tool, args.timeout, out_dir, stop_at, app_only), tests):
-            if rc == "not run":
-                not_run += 1
-                continue
-            if errors is None:
-                unreadable += 1
-            else:
-                total_errors += errors
-            if rc == 0 and errors == 0:
-                passed += 1
-                continue
-            if rc == 77 and errors == 0:
-                skipped += 1
-                print(f"  {name}: skipped ({os.path.basename(log)})", flush=True)
-                continue
-            if rc == "timeout":
-                timed_out += 1
-            else:
-                failed += 1
-            print(f"  {name}: exit {rc}, sanitizer errors {errors}, {took:.0f} s ({os.path.basename(log)})",
-                  flush=True)
+    one = lambda t: run_one(t, args.tool, args.timeout, out_dir, stop_at, app_only)  # noqa: E731
+
+    def results():
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
+            yield from pool.map(one, [t for t in tests if not t["serial"]])
+        # RUN_SERIAL tests (ctest runs them with no other test beside them: they take most of a
+        # device's memory) one at a time, after the others.
+        for t in tests:
+            if t["serial"]:
+                yield one(t)
+
+    for name, rc, errors, took, log in results():
+        if rc == "not run":
+            not_run += 1
+            continue
+        if errors is None:
+            unreadable += 1
+        else:
+            total_errors += errors
+        if rc == 0 and errors == 0:
+            passed += 1
+            continue
+        if rc == 77 and errors == 0:
+            skipped += 1
+            print(f"  {name}: skipped ({os.path.basename(log)})", flush=True)
+            continue
+        if rc == "timeout":
+            timed_out += 1
+        else:
+            failed += 1
+        print(f"  {name}: exit {rc}, sanitizer errors {errors}, {took:.0f} s ({os.path.basename(log)})",
+              flush=True)
     print(f"{args.tool}: {len(tests)} tests, {passed} passed, {skipped} skipped, {failed} failed, {timed_out} timed out, {not_run} not run (budget); "
           f"{total_errors} sanitizer errors; {unreadable} logs without an error summary; "
           f"{time.monotonic() - t0:.0f} s")

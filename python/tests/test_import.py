@@ -112,12 +112,16 @@ def test_doctor_matches_the_cli_schema():
 
 
 @pytest.mark.skipif(not os.environ.get("XP_TEST_CLI"), reason="XP_TEST_CLI (the xp program, set by ctest) not given")
-def test_doctor_is_the_clis_document():
+def test_doctor_is_the_clis_document(tmp_path):
     # The same library function writes both: the documents agree but for the CUDA libraries each
-    # process has loaded.
-    r = run("import json, xp; print(json.dumps(xp.doctor()))")
+    # process has loaded. Both look at a kernel cache of their own, which nothing else writes (the
+    # shared one's entry count changed between the two when other processes stored kernels).
+    cache = str(tmp_path / "kernels")
+    r = run("import json, xp; print(json.dumps(xp.doctor()))", XP_CACHE_DIR=cache)
+    env = {k: v for k, v in os.environ.items() if k not in ("XP_DEVICE", "FORCE_CPU")}
+    env["XP_CACHE_DIR"] = cache
     cli = subprocess.run([os.environ["XP_TEST_CLI"], "doctor", "--json"], capture_output=True, text=True, timeout=120,
-                         env={k: v for k, v in os.environ.items() if k not in ("XP_DEVICE", "FORCE_CPU")})
+                         env=env)
     c = json.loads(cli.stdout)
     for d in (r, c):
         d.pop("loaded_cuda")

@@ -1,7 +1,8 @@
 # One call on the GPU machine: a release build (with the Python extension), then every test of the
 # gpu label under compute-sanitizer memcheck (scripts/gpu_sanitize.py, -j12, 240 s a test; the death
 # test gpu/ArrayNumPy.ReshapeEmptyArrays checked in its own process only), then the Python package's
-# tests with a GPU required, for the time left.
+# tests with a GPU required, for the time left. MEMCHECK_R (a ctest regex) and MEMCHECK_J narrow
+# the sweep (call 4: the two tests that did not pass in call 3, -j2).
 R=$PWD; t0=$SECONDS; B=$R/build/gpu
 PY=$(command -v python3)
 mkdir -p $R/.carry/pylib
@@ -18,7 +19,7 @@ echo "build $((SECONDS - t0)) s, warnings: $(grep -c 'warning:' $OUT/build.log)"
 echo "xp --version: $($B/tools/xp/xp --version)" | tee -a $OUT/machine.txt
 export XP_TEST_REQUIRE_GPU=1 XP_TEST_REQUIRE_NVRTC=1 XP_TEST_REQUIRE_NUMPY=1
 left=$((${DEADLINE_S:-585} - SECONDS + t0))
-$PY scripts/gpu_sanitize.py $B --tool memcheck -j12 --timeout 240 --budget $((left - 270 > 60 ? left - 270 : 60)) \
+$PY scripts/gpu_sanitize.py $B ${MEMCHECK_R:+-R "$MEMCHECK_R"} --tool memcheck -j${MEMCHECK_J:-12} --timeout 240 --budget $((left - 270 > 60 ? left - 270 : 60)) \
   --application-only '^gpu/ArrayNumPy\.ReshapeEmptyArrays$' --out $OUT/memcheck > $OUT/memcheck.txt 2>&1
 echo "memcheck: rc=$?"; grep -v ': skipped' $OUT/memcheck.txt | tail -12
 tar czf $OUT/memcheck_logs.tgz -C $OUT memcheck && rm -rf $OUT/memcheck
