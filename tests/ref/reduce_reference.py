@@ -120,6 +120,9 @@ def layouts(rng):
         ("size0", 12, "plain", "full", lambda b: b[:0].reshape(3, 0, 4), [(0,), (1,), (2,), None, ()]),
         ("size0_axis0", 5, "plain", "full", lambda b: b[:0].reshape(0, 5), [(0,), (1,)]),
         ("size1", 15, "ties", "small", lambda b: b.reshape(1, 5, 1, 3), [(0,), (1,), (2,), (0, 2), None]),
+        # Axes of length 1 over contiguous outputs: one row, folded as columns.
+        ("size1_row", 40, "special", "full", lambda b: b.reshape(40, 1), [(1,)]),
+        ("size1_rows", 96, "plain", "small", lambda b: b.reshape(1, 8, 1, 12), [(0,), (2,), (0, 2)]),
         ("wide", 900, "zeros", "full", lambda b: b.reshape(3, 300), [(0,), (1,)]),
         ("long", 10000, "plain", "small", lambda b: b.reshape(2, 5000), [(1,), None]),
         ("tall", 27000, "ties", "full", lambda b: b.reshape(4500, 6), [(0,)]),

@@ -851,9 +851,23 @@ void gather(const std::byte* base, const Geometry& g, i64 start, i64 len, S* buf
 // Reduces every output: op's runs over fixed blocks, combined pairwise, handed to
 // sink(state, output index, output address).
 template <class Op, class Sink>
-void drive(const Geometry& g, const Op& op, const Sink& sink) {
+void drive(const Geometry& given, const Op& op, const Sink& sink) {
   using S = typename Op::S;
   using State = typename Op::State;
+  // A reduction over axes of length 1 (none left once simplified): one row of M outputs, folded as
+  // columns (vectorized across the outputs) instead of one run of one element per output, which
+  // cost 4 to 13 times NumPy's time. Each output is still the fold of its one element.
+  // (Where the outputs are contiguous: the columns' condition below.)
+  const bool as_row = given.nr == 0 && given.N == 1 && given.aligned && given.nk > 0 &&
+                      given.kept[static_cast<std::size_t>(given.nk - 1)].in == static_cast<i64>(sizeof(S)) &&
+                      given.kept[static_cast<std::size_t>(given.nk - 1)].size >= 4;
+  Geometry one_row;
+  if (as_row) {
+    one_row = given;
+    one_row.nr = 1;
+    one_row.red[0] = {1, 0, 0};
+  }
+  const Geometry& g = as_row ? one_row : given;
   constexpr i64 kSize = sizeof(S);
   const i64 N = g.N, M = g.M;
   const i64 nb = (N + kBlock - 1) / kBlock, per = std::min(N, kBlock);
