@@ -469,7 +469,7 @@ template <class E, class A, class Tf>
 Pair<A> fold_wide(SumIsa isa, const typename E::S* p, i64 n, const Tf& tf, i64 m) noexcept {
   using P = Compensated<A>;
   constexpr int kL = kLanes<A>;
-  i64 at[kMaxLeaves]{}, len[kMaxLeaves]{};
+  i64 at[kMaxLeaves], len[kMaxLeaves];  // list_leaves writes the first `count`: no zeroing on this path
   const int count = list_leaves<kL>(0, n, at, len, 0);
   Pair<A> r[kMaxLeaves];
   for (int k = 0; k < count;) {
