@@ -131,7 +131,8 @@ def main():
     passed = failed = timed_out = not_run = skipped = 0
     total_errors = 0
     unreadable = 0
-    one = lambda t: run_one(t, args.tool, args.timeout, out_dir, stop_at, app_only)  # noqa: E731
+    def one(t):
+        return run_one(t, args.tool, args.timeout, out_dir, stop_at, app_only)
 
     def results():
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:

@@ -15,9 +15,15 @@ namespace xp {
 
 namespace {
 
+// The disk cache as it is before a warm; Error when it is disabled (nothing would be kept).
+KernelCacheInfo usable_cache() {
+  KernelCacheInfo info = kernel_cache_info();
+  if (!info.usable) throw Error("the kernel disk cache is disabled (" + info.problem + "): nothing would be kept");
+  return info;
+}
+
 KernelCacheWarm warm_on(const Device& dev, bool compile_only) {
-  const KernelCacheInfo before = kernel_cache_info();
-  if (!before.usable) throw Error("the kernel disk cache is disabled (" + before.problem + "): nothing would be kept");
+  const KernelCacheInfo before = usable_cache();
   KernelCacheWarm w;
   w.device = dev.str();
   w.compile_only = compile_only;
@@ -104,8 +110,7 @@ KernelCacheWarm warm_kernel_cache() {
 
 KernelCacheWarm warm_kernel_cache(Arch arch) {
   if (arch.number < 10 || arch.number > 999) throw ValueError(arch.str() + " is not an architecture (sm_90, ...)");
-  if (!kernel_cache_info().usable)
-    throw Error("the kernel disk cache is disabled (" + kernel_cache_info().problem + "): nothing would be kept");
+  (void)usable_cache();  // before the compile-only choice, which lasts for the process
   if (const std::string why = detail::use_compile_only_gpu(arch.number); !why.empty())
     throw Error("cannot warm the kernel cache for " + arch.str() + " without a GPU: " + why);
   // NVRTC and the architecture, checked once before the operations (one error rather than one per
