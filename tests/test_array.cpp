@@ -577,6 +577,16 @@ class SecondDevice final : public detail::Backend {
   void take(const detail::View& in, const detail::View& ix, int axis, const detail::View& out) override {
     cpu.take(in, ix, axis, out);
   }
+  void sort(const detail::View& k, const detail::View& v, const detail::View& i, bool d) override {
+    cpu.sort(k, v, i, d);
+  }
+  void scatter(const detail::View& dst, const detail::View& ix, int axis, const detail::View& v, bool u) override {
+    cpu.scatter(dst, ix, axis, v, u);
+  }
+  void flatnonzero(const detail::View& m, const detail::View& out) override { cpu.flatnonzero(m, out); }
+  void searchsorted(const detail::View& s, const detail::View& q, bool r, const detail::View& out) override {
+    cpu.searchsorted(s, q, r, out);
+  }
   void fill_random(const detail::RandomRequest& r, const detail::View& out) override { cpu.fill_random(r, out); }
   void copy_to_host(const std::byte* s, void* d, std::size_t n) override {
     ++copies;

@@ -181,22 +181,32 @@ struct Ellipsis {};
 inline constexpr NewAxis newaxis{};
 inline constexpr Ellipsis ellipsis{};
 
+// An array index (Kind::array) is NumPy's advanced indexing: a bool array selects where it is true
+// over as many axes as it has (a[mask]), an integer array picks those positions of its axis (negative
+// counting from the end); several array indices broadcast together, integers among them count as
+// array indices, and the result's dimensions go where NumPy puts them (in place of the indexed axes
+// when those are next to each other, else first). Out-of-range positions are an IndexError naming
+// the index and the axis. Reading through an array index makes a copy; writing (Array::set) writes
+// through, and where a position repeats the last value given for it is written, on every device.
 class Index {
  public:
-  enum class Kind { integer, slice, newaxis, ellipsis };
+  enum class Kind { integer, slice, newaxis, ellipsis, array };
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   Index(T i) noexcept : kind_(Kind::integer), i_(static_cast<std::int64_t>(i)) {}  // NOLINT
   Index(const Slice& s) noexcept : kind_(Kind::slice), s_(s) {}                    // NOLINT
   Index(NewAxis) noexcept : kind_(Kind::newaxis) {}                                // NOLINT
   Index(Ellipsis) noexcept : kind_(Kind::ellipsis) {}                              // NOLINT
+  XP_API Index(const Array& a);                                                    // NOLINT: an array index
   Kind kind() const noexcept { return kind_; }
   std::int64_t integer() const noexcept { return i_; }
   const Slice& slice() const noexcept { return s_; }
+  XP_API Array array() const;  // the array of an array index
 
  private:
   Kind kind_;
   std::int64_t i_ = 0;
   Slice s_;
+  std::shared_ptr<detail::ArrayImpl> array_;
 };
 
 // Axes of a reduction or of squeeze/flip: every axis (the default), one, or several. Negative axes
@@ -247,9 +257,14 @@ class XP_API Array {
   bool is_lazy() const noexcept;  // an elementwise graph not evaluated yet
   bool is_read_only() const;      // wraps memory given as read-only
 
-  // Views, sharing memory.
+  // Views, sharing memory; with an array index (Index), a copy (NumPy's advanced indexing).
+  // Assigning to such a copy (a.slice({mask}) = v) is a ValueError: use set.
   Array slice(std::initializer_list<Index> index) const;
   Array slice(std::span<const Index> index) const;
+  // NumPy's a[index] = values: writes values (broadcast to a[index]'s shape, converted under
+  // same_kind) through any index, array indices included.
+  const Array& set(std::initializer_list<Index> index, const Operand& values) const;
+  const Array& set(std::span<const Index> index, const Operand& values) const;
   Array operator[](std::int64_t i) const;   // the sub-array at index i of axis 0
   Array reshape(const Shape& shape) const;  // one -1 allowed; a view when the layout allows, else a copy
   Array transpose() const;                  // all axes reversed

@@ -14,5 +14,6 @@
 #include "xp/precision.hpp"
 #include "xp/program.hpp"
 #include "xp/runtime.hpp"
+#include "xp/sorting.hpp"
 #include "xp/stream.hpp"
 #include "xp/version.hpp"

@@ -82,8 +82,22 @@ nb::tuple shape_tuple(const xp::Array& a) {
   return nb::tuple(l);
 }
 
-// One index of a[key]: an int (or __index__), a slice, Ellipsis or None.
-xp::Index to_index(nb::handle k) {
+// An array used as an index: on the indexed array's device (as CuPy and PyTorch take a host index
+// for a device array: it is small beside the data, and the work runs on the data's device). A 0-d
+// integer array is an integer, as NumPy treats it.
+xp::Index array_index(const xp::Array& k, const xp::Array& a) {
+  const xp::DTypeKind kind = xp::kind(k.dtype());
+  if (kind == xp::DTypeKind::floating)
+    throw nb::index_error(
+        ("xp: arrays used as indices must be of integer or boolean type, got " + std::string(xp::name(k.dtype())))
+            .c_str());
+  if (k.ndim() == 0 && kind != xp::DTypeKind::boolean) return xp::Index(k.item<std::int64_t>());
+  return xp::Index(k.device() == a.device() ? k : k.to_device(a.device()));
+}
+
+// One index of a[key]: an int (or __index__), a slice, Ellipsis, None, a bool, or an array (an xp
+// array, or what xp.asarray takes: a NumPy array, a list) of integers or bools.
+xp::Index to_index(nb::handle k, const xp::Array& a) {
   if (k.is_none()) return xp::newaxis;
   if (k.ptr() == Py_Ellipsis) return xp::ellipsis;
   if (PySlice_Check(k.ptr())) {
@@ -96,53 +110,44 @@ xp::Index to_index(nb::handle k) {
     if (step && *step == 0) throw nb::value_error("xp: slice step cannot be zero");
     return xp::Slice(part("start"), part("stop"), step ? *step : 1);
   }
-  if (nb::isinstance<xp::Array>(k) && nb::cast<xp::Array&>(k).ndim() != 0)
-    throw nb::index_error("xp: an integer array index is supported alone (x[i]), not beside other indices yet");
+  if (nb::isinstance<xp::Array>(k)) return array_index(nb::cast<xp::Array&>(k), a);
   if (PyBool_Check(k.ptr()))
-    throw nb::index_error("xp: boolean indices are not supported (xp has no boolean-mask indexing yet)");
+    return array_index(xp::full({}, xp::Scalar(k.ptr() == Py_True), xp::DType::bool_, a.device()), a);
   if (PyIndex_Check(k.ptr())) return nb::cast<std::int64_t>(checked(PyNumber_Index(k.ptr())));
+  if (PyList_Check(k.ptr()) || nb::hasattr(k, "__array__") || nb::hasattr(k, "__dlpack__") ||
+      nb::hasattr(k, "__array_interface__")) {
+    xp::Array arr = asarray(k, std::nullopt, a.device(), std::nullopt);
+    if (PyList_Check(k.ptr()) && arr.size() == 0) arr = arr.astype(xp::DType::int64);  // [] indexes nothing
+    return array_index(arr, a);
+  }
   throw nb::index_error(("xp: unsupported index " + nb::cast<std::string>(nb::repr(k)) +
-                         " (integers, slices, ..., None, and one integer array on its own)")
+                         " (integers, slices, ..., None, bools, integer and boolean arrays)")
                             .c_str());
 }
 
-std::vector<xp::Index> to_indices(nb::handle key) {
+std::vector<xp::Index> to_indices(nb::handle key, const xp::Array& a) {
   std::vector<xp::Index> idx;
   if (PyTuple_Check(key.ptr())) {
-    for (nb::handle k : key) idx.push_back(to_index(k));
+    for (nb::handle k : key) idx.push_back(to_index(k, a));
   } else {
-    idx.push_back(to_index(key));
+    idx.push_back(to_index(key, a));
   }
   return idx;
 }
 
-// a[key]: basic indexing is a view; an integer xp array alone gathers along axis 0 (take).
+// a[key]: basic indexing is a view; an array index (NumPy's advanced indexing) makes a copy.
 xp::Array getitem(const xp::Array& a, nb::handle key) {
-  if (nb::isinstance<xp::Array>(key)) {
-    const xp::Array& k = nb::cast<xp::Array&>(key);
-    if (k.ndim() == 0 && xp::kind(k.dtype()) != xp::DTypeKind::boolean &&
-        xp::kind(k.dtype()) != xp::DTypeKind::floating)
-      return a.slice({xp::Index(k.item<std::int64_t>())});
-    if (xp::kind(k.dtype()) == xp::DTypeKind::boolean)
-      throw nb::index_error("xp: boolean-mask indexing is not supported yet");
-    // An index array goes where the indexed array is (as CuPy and PyTorch take a host index for a
-    // device array): it is small beside the data, and the gather runs on the data's device.
-    return xp::take(a, k.to_device(a.device()), 0);
-  }
-  const std::vector<xp::Index> idx = to_indices(key);
+  const std::vector<xp::Index> idx = to_indices(key, a);
   return a.slice(std::span<const xp::Index>(idx));
 }
 
+// a[key] = value: writes through every kind of index.
 void setitem(const xp::Array& a, nb::handle key, nb::handle value) {
-  const xp::Array view = getitem(a, key);
-  if (!nb::isinstance<xp::Array>(key)) {
-    std::optional<xp::Operand> op;
-    xp::Array keep;
-    to_operand(value, op, keep, true);
-    view.assign(*op);
-    return;
-  }
-  throw nb::index_error("xp: assignment through an integer-array index is not supported yet");
+  const std::vector<xp::Index> idx = to_indices(key, a);
+  std::optional<xp::Operand> op;
+  xp::Array keep;
+  to_operand(value, op, keep, true);
+  a.set(std::span<const xp::Index>(idx), *op);
 }
 
 using Binary = xp::Array (*)(const xp::Operand&, const xp::Operand&, const xp::Out&);

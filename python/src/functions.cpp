@@ -225,11 +225,19 @@ void register_functions(nb::module_& m) {
       arg("x"), arg("min") = none, arg("max") = none, nb::kw_only(), arg("out") = none);
   m.def(
       "where",
-      [](nb::handle c, nb::handle x1, nb::handle x2, nb::handle out) {
+      [](nb::handle c, nb::handle x1, nb::handle x2, nb::handle out) -> nb::object {
+        if (x1.is_none() && x2.is_none() && out.is_none()) {  // where(condition): nonzero(condition)
+          const Arg a(c);
+          if (!(*a).is_array()) throw nb::type_error("xp: where(condition) takes an array");
+          nb::list l;
+          for (const xp::Array& r : xp::where((*a).array())) l.append(nb::cast(r));
+          return nb::tuple(l);
+        }
+        if (x1.is_none() || x2.is_none()) throw nb::type_error("xp: where takes one argument or three");
         const Arg a(c), b(x1), d(x2);
-        return xp::where(*a, *b, *d, to_out(out));
+        return nb::cast(xp::where(*a, *b, *d, to_out(out)));
       },
-      arg("condition"), arg("x1"), arg("x2"), nb::kw_only(), arg("out") = none);
+      arg("condition"), arg("x1") = none, arg("x2") = none, nb::kw_only(), arg("out") = none);
   m.def(
       "fma",
       [](nb::handle x, nb::handle y, nb::handle z, nb::handle out) {

@@ -9,6 +9,7 @@ NB_MODULE(_xp, m) {
   xp_py::register_runtime(m);
   xp_py::register_array(m);
   xp_py::register_functions(m);
+  xp_py::register_sorting(m);
   xp_py::register_interop(m);
   xp_py::register_kernels(m);
 }

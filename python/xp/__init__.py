@@ -27,6 +27,7 @@ from ._namespace import (  # noqa: F401
     result_type,
 )
 from ._interop import asnumpy, to_cpu  # noqa: F401
+from ._sets import unique_all, unique_counts, unique_inverse  # noqa: F401
 
 
 def doctor():

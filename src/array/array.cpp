@@ -227,11 +227,21 @@ Array& Array::operator=(const Array&) & noexcept = default;
 Array& Array::operator=(Array&&) & noexcept = default;
 Array::Array(std::shared_ptr<detail::ArrayImpl> impl) noexcept : impl_(std::move(impl)) {}
 
+namespace {
+void refuse_index_copy(const Array& a) {
+  if (impl_of(a)->index_copy)
+    throw ValueError(
+        "assigning to a.slice({...}) with an array index would write into a copy: use a.set({...}, values)");
+}
+}  // namespace
+
 const Array& Array::operator=(const Array& values) && {
+  refuse_index_copy(*this);
   copyto(*this, values);
   return *this;
 }
 const Array& Array::operator=(const Scalar& value) && {
+  refuse_index_copy(*this);
   copyto(*this, value);
   return *this;
 }
@@ -292,6 +302,8 @@ Array Array::slice(std::initializer_list<Index> index) const {
 }
 
 Array Array::slice(std::span<const Index> index) const {
+  if (std::any_of(index.begin(), index.end(), [](const Index& ix) { return ix.kind() == Index::Kind::array; }))
+    return detail::advanced_get(*this, index);
   const ImplPtr& a = impl_of(*this);
   const int nd = static_cast<int>(a->shape.size());
   int consumed = 0, ellipses = 0;

@@ -79,6 +79,9 @@ struct ArrayImpl {
   // Set once a lazy array is evaluated. Other threads read it (prune_readers, on an input two
   // threads share) where reading `node` would race with the owner's evaluation.
   std::atomic<bool> evaluated{false};
+  // Made by reading through an array index (a copy): assigning to it as a temporary view
+  // (a.slice({mask}) = v) would write nowhere, and is refused.
+  bool index_copy = false;
 
   std::int64_t size() const noexcept {
     std::int64_t n = 1;
@@ -147,6 +150,17 @@ bool lazy_mode();
 // Evaluates the graph of `value` (lazy or not, broadcastable to dst's shape) into the materialized
 // dst, converting to dst's dtype: the out= and copyto path.
 void evaluate_into(const ImplPtr& value, const ImplPtr& dst);
+// NumPy's advanced indexing (indexing.cpp): a[index] and a[index] = values where index holds an
+// array index.
+Array advanced_get(const Array& a, std::span<const Index> index);
+void advanced_set(const Array& a, std::span<const Index> index, const Operand& values);
+// The positions (int64, 1-D) of the nonzero elements of x flattened in C order (sorting.cpp).
+Array flatnonzero(const Array& x);
+// indices (integers) as int64 in [0, n), negative ones counted from the end: an IndexError naming
+// the first out of range, the axis and n, its message prefixed by `what`.
+Array checked_indices(const Array& indices, std::int64_t n, int axis, const std::string& what);
+// take with int64 indices already checked and non-negative (the backend's gather, no host check).
+Array take_unchecked(const Array& x, const Array& indices, int axis);
 // A constant operand.
 LazyArg constant_arg(const Scalar& s);
 // The dtype NumPy 2 promotes several array dtypes to, all at once (dtype.cpp; docs/semantics.md).

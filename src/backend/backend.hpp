@@ -60,6 +60,24 @@ class Backend {
   // out[...] = in taken at indices (int64, already checked in range and made non-negative) along
   // axis; out's shape is in's with axis replaced by indices' shape.
   virtual void take(const View& in, const View& indices, int axis, const View& out) = 0;
+  // Sorts every row (the last axis) of the C-contiguous `keys` (ndim >= 1). `values` (keys' dtype
+  // and shape, C-contiguous) receives the sorted elements with their own bits, `indices` (int64,
+  // keys' shape, C-contiguous) each one's position in its row; either may have data == nullptr (not
+  // wanted). The order is NumPy's: ascending with NaNs last (every NaN equal), -0.0 equal to +0.0;
+  // descending is the reverse order (NaNs first). Always stable: equal keys keep their input order.
+  virtual void sort(const View& keys, const View& values, const View& indices, bool descending) = 0;
+  // The mirror of take: dst[..., indices[j], ...] = values[..., j, ...] along axis, values' shape
+  // being dst's with axis replaced by the indices' shape and values of dst's dtype; indices int64,
+  // already checked in range and made non-negative. Where an index repeats, the value of the last
+  // such j (in C order) is written; `unique` promises that none repeats.
+  virtual void scatter(const View& dst, const View& indices, int axis, const View& values, bool unique) = 0;
+  // The positions (int64, ascending) of the nonzero elements of the C-contiguous 1-D bool `mask`;
+  // `out` (int64, 1-D, C-contiguous) has room for exactly their count.
+  virtual void flatnonzero(const View& mask, const View& out) = 0;
+  // For each element of `queries` (any layout, sorted's dtype), the index into the 1-D `sorted`
+  // (ascending in sort's order) where it would be inserted keeping the order: before every equal
+  // element (right = false) or after them. `out`: int64, queries' shape.
+  virtual void searchsorted(const View& sorted, const View& queries, bool right, const View& out) = 0;
   // Fills a C-contiguous view with draw (seed, stream) elements 0 .. n-1 (floats: uniform in
   // [0, 1) or standard normal; integers in [low, high)).
   virtual void fill_random(const RandomRequest& request, const View& out) = 0;

@@ -13,6 +13,7 @@
 #include "backend/cpu/fused.hpp"
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/reduce.hpp"
+#include "backend/cpu/sort.hpp"
 #include "backend/philox.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/spin_lock.hpp"
@@ -258,6 +259,17 @@ class CpuBackend final : public Backend {
         idx[d] = 0;
       }
     }
+  }
+
+  void sort(const View& keys, const View& values, const View& indices, bool descending) override {
+    cpu::sort(keys, values, indices, descending);
+  }
+  void scatter(const View& dst, const View& indices, int axis, const View& values, bool) override {
+    cpu::scatter(dst, indices, axis, values);
+  }
+  void flatnonzero(const View& mask, const View& out) override { cpu::flatnonzero(mask, out); }
+  void searchsorted(const View& sorted, const View& queries, bool right, const View& out) override {
+    cpu::searchsorted(sorted, queries, right, out);
   }
 
   void fill_random(const RandomRequest& req, const View& out) override {

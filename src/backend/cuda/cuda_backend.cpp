@@ -382,6 +382,27 @@ class CudaBackend final : public Backend {
         kernels_.kernel(Generator::take, take_key(size), take_kernel_name(), [size] { return take_source(size); }),
         take_grid(plan.n, multiprocessors()), &args, sizeof args, stream());
   }
+  void sort(const View& keys, const View& values, const View& indices, bool descending) override {
+    HostMirror hk = mirror(keys, true), hv = mirror_if(values), hi = mirror_if(indices);
+    cpu_backend().sort(hk.view, hv.view, hi.view, descending);
+    if (values.data != nullptr) write_back(hv, values);
+    if (indices.data != nullptr) write_back(hi, indices);
+  }
+  void scatter(const View& dst, const View& indices, int axis, const View& values, bool unique) override {
+    HostMirror hd = mirror(dst, true), hi = mirror(indices, true), hv = mirror(values, true);
+    cpu_backend().scatter(hd.view, hi.view, axis, hv.view, unique);
+    write_back(hd, dst);
+  }
+  void flatnonzero(const View& mask, const View& out) override {
+    HostMirror hm = mirror(mask, true), ho = mirror(out, false);
+    cpu_backend().flatnonzero(hm.view, ho.view);
+    write_back(ho, out);
+  }
+  void searchsorted(const View& sorted, const View& queries, bool right, const View& out) override {
+    HostMirror hs = mirror(sorted, true), hq = mirror(queries, true), ho = mirror(out, true);
+    cpu_backend().searchsorted(hs.view, hq.view, right, ho.view);
+    write_back(ho, out);
+  }
   void fill_random(const RandomRequest& request, const View& out) override {
     // The CPU's Philox streams, computed on the device (random_source.hpp): uniform and integers
     // bit for bit, normals within philox.hpp's bounds.
@@ -459,6 +480,13 @@ class CudaBackend final : public Backend {
     m.view = v;
     m.view.data = m.bytes.data() - lo;
     if (copy && bytes > 0) copy_to_host(v.data + lo, m.bytes.data(), static_cast<std::size_t>(bytes));
+    return m;
+  }
+  // A mirror of an output that may be absent (data == nullptr: stays absent).
+  HostMirror mirror_if(const View& v) {
+    if (v.data != nullptr) return mirror(v, false);
+    HostMirror m;
+    m.view = v;
     return m;
   }
   void write_back(const HostMirror& m, const View& v) {

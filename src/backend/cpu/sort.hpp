@@ -1,0 +1,18 @@
+#pragma once
+
+// Sorting and searching on the CPU (sort.cpp): Backend::sort, scatter, flatnonzero and
+// searchsorted of the CPU backend (backend/backend.hpp says what each computes).
+// Sort is a stable least-significant-digit radix sort of the keys of backend/sort_keys.hpp (8-bit
+// digits, digits that every key shares skipped), rows in parallel, one long row split across the
+// threads; short rows use a stable merge sort of the same keys.
+
+#include "backend/ir.hpp"
+
+namespace xp::detail::cpu {
+
+void sort(const View& keys, const View& values, const View& indices, bool descending);
+void scatter(const View& dst, const View& indices, int axis, const View& values);
+void flatnonzero(const View& mask, const View& out);
+void searchsorted(const View& sorted, const View& queries, bool right, const View& out);
+
+}  // namespace xp::detail::cpu
