@@ -113,13 +113,14 @@ xp::Index to_index(nb::handle k, const xp::Array& a) {
   if (nb::isinstance<xp::Array>(k)) return array_index(nb::cast<xp::Array&>(k), a);
   if (PyBool_Check(k.ptr()))
     return array_index(xp::full({}, xp::Scalar(k.ptr() == Py_True), xp::DType::bool_, a.device()), a);
-  if (PyIndex_Check(k.ptr())) return nb::cast<std::int64_t>(checked(PyNumber_Index(k.ptr())));
+  if (PyLong_Check(k.ptr())) return nb::cast<std::int64_t>(checked(PyNumber_Index(k.ptr())));
   if (PyList_Check(k.ptr()) || nb::hasattr(k, "__array__") || nb::hasattr(k, "__dlpack__") ||
-      nb::hasattr(k, "__array_interface__")) {
+      nb::hasattr(k, "__array_interface__")) {  // a NumPy array (or scalar), a list, another library's array
     xp::Array arr = asarray(k, std::nullopt, a.device(), std::nullopt);
     if (PyList_Check(k.ptr()) && arr.size() == 0) arr = arr.astype(xp::DType::int64);  // [] indexes nothing
     return array_index(arr, a);
   }
+  if (PyIndex_Check(k.ptr())) return nb::cast<std::int64_t>(checked(PyNumber_Index(k.ptr())));
   throw nb::index_error(("xp: unsupported index " + nb::cast<std::string>(nb::repr(k)) +
                          " (integers, slices, ..., None, bools, integer and boolean arrays)")
                             .c_str());
@@ -274,8 +275,8 @@ void register_array(nb::module_& m) {
              return item(a);
            })
       .def("item", &item)
-      .def("__getitem__", &getitem)
-      .def("__setitem__", &setitem)
+      .def("__getitem__", &getitem, nb::arg("key").none())
+      .def("__setitem__", &setitem, nb::arg("key").none(), nb::arg("value").none())
       .def("copy", &xp::Array::copy)
       .def("astype", [](const xp::Array& a, nb::handle dtype) { return a.astype(*to_dtype(dtype)); })
       .def("reshape", [](const xp::Array& a, nb::handle shape) { return a.reshape(to_shape(shape)); })

@@ -129,7 +129,7 @@ Plan plan_index(const Array& a, std::span<const Index> index) {
     const Array mask = m.array.ndim() == 0 ? reshape(m.array, {1}) : m.array;
     for (int k = 0; k < mask.ndim(); ++k) {
       const int ax = m.first_axis + k;
-      if (mask.shape(k) != v.shape(ax)) {
+      if (mask.shape(k) != v.shape(ax) && mask.size() != 0) {  // an empty mask selects nothing (as NumPy)
         throw IndexError("boolean index did not match indexed array along axis " + ordinal_axis(ax) +
                          "; size of axis is " + std::to_string(v.shape(ax)) +
                          " but size of corresponding boolean axis is " + std::to_string(mask.shape(k)));
@@ -151,7 +151,7 @@ Plan plan_index(const Array& a, std::span<const Index> index) {
       const Array mask = q.array.ndim() == 0 ? reshape(q.array, {1}) : q.array;
       for (int k = 0; k < mask.ndim(); ++k) {
         const int ax = q.first_axis + k;
-        if (mask.shape(k) != v.shape(ax)) {
+        if (mask.shape(k) != v.shape(ax) && mask.size() != 0) {
           throw IndexError("boolean index did not match indexed array along axis " + ordinal_axis(ax) +
                            "; size of axis is " + std::to_string(v.shape(ax)) +
                            " but size of corresponding boolean axis is " + std::to_string(mask.shape(k)));

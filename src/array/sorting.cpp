@@ -151,9 +151,8 @@ Array searchsorted(const Array& x1, const Operand& x2, Side side, const std::opt
   if (!(q.device() == x1.device())) throw DeviceMismatch("searchsorted", x1.device().str(), q.device().str());
   if (sorted.dtype() != t) sorted = sorted.astype(t);
   if (q.dtype() != t) q = q.astype(t);
-  const ImplPtr s = detail::impl_of(sorted), qi = detail::impl_of(q);
+  const ImplPtr s = detail::impl_of(sorted), qi = contiguous(q);
   detail::materialize(*s);
-  detail::materialize(*qi);
   ImplPtr out = detail::new_array(DType::int64, qi->shape, qi->device);
   if (out->size() > 0)
     s->backend->searchsorted(detail::view_of(*s), detail::view_of(*qi), side == Side::right, detail::view_of(*out));

@@ -21,6 +21,7 @@
 #include "backend/cuda/linalg.hpp"
 #include "backend/cuda/random_source.hpp"
 #include "backend/cuda/reduce_source.hpp"
+#include "backend/cuda/sort_source.hpp"
 #include "backend/cuda/staging.hpp"
 #include "backend/cuda/take_source.hpp"
 #include "jit/generated.hpp"
@@ -382,26 +383,157 @@ class CudaBackend final : public Backend {
         kernels_.kernel(Generator::take, take_key(size), take_kernel_name(), [size] { return take_source(size); }),
         take_grid(plan.n, multiprocessors()), &args, sizeof args, stream());
   }
+  // A stable LSD radix sort on the device (sort_source.hpp, device/sort.cuh): the keys' 8-bit
+  // digits from the lowest, then the row number's, each pass a count, a scan and a stable move.
   void sort(const View& keys, const View& values, const View& indices, bool descending) override {
-    HostMirror hk = mirror(keys, true), hv = mirror_if(values), hi = mirror_if(indices);
-    cpu_backend().sort(hk.view, hv.view, hi.view, descending);
-    if (values.data != nullptr) write_back(hv, values);
-    if (indices.data != nullptr) write_back(hi, indices);
+    const std::int64_t n = keys.size();
+    if (n == 0) return;
+    const std::int64_t row = keys.shape[keys.ndim - 1];
+    const auto esize = static_cast<std::int32_t>(itemsize(keys.dtype));
+    const int kb = esize <= 4 ? 4 : 8, pb = n <= 0xFFFFFFFFll ? 4 : 8;
+    const auto ub = static_cast<std::size_t>(n);
+    SortArgs a;
+    const std::int64_t blocks = (n + kSortTile - 1) / kSortTile;
+    a.n = n;
+    a.row = row;
+    a.blocks = blocks;
+    a.hist_len = 256 * blocks;
+    a.parts = (a.hist_len + kScanChunk - 1) / kScanChunk;
+    a.esize = esize;
+    a.dtype = static_cast<std::int32_t>(keys.dtype);
+    a.descending = descending ? 1 : 0;
+    Allocation k0 = allocate(ub * kb), k1 = allocate(ub * kb), p0 = allocate(ub * pb), p1 = allocate(ub * pb);
+    Allocation hist = allocate(static_cast<std::size_t>(a.hist_len) * 8);
+    Allocation part = allocate(static_cast<std::size_t>(a.parts) * 8);
+    a.in = address(keys.data);
+    a.keys[0] = address(k0.data);
+    a.keys[1] = address(k1.data);
+    a.pay[0] = address(p0.data);
+    a.pay[1] = address(p1.data);
+    a.hist = address(hist.data);
+    a.part = address(part.data);
+    a.values = values.data != nullptr ? address(values.data) : 0;
+    a.indices = indices.data != nullptr ? address(indices.data) : 0;
+    device_.activate();
+    const Stream st = stream();
+    auto kernel = [&](const char* name) -> const Kernel& {
+      return kernels_.kernel(Generator::sort, sort_key_text(kb, pb), name, [=] { return sort_source(kb, pb); });
+    };
+    const auto grid = static_cast<unsigned>(std::min<std::int64_t>((n + 255) / 256, 16LL * multiprocessors()));
+    launch_one(kernel("xp_sort_init"), grid, &a, sizeof a, st);
+    auto pass = [&](int shift, bool row_pass) {
+      a.shift = shift;
+      a.row_pass = row_pass ? 1 : 0;
+      launch_one(kernel("xp_sort_hist"), static_cast<unsigned>(blocks), &a, sizeof a, st);
+      launch_one(kernel("xp_sort_scan_parts"), static_cast<unsigned>(a.parts), &a, sizeof a, st);
+      launch_one(kernel("xp_sort_scan_top"), 1, &a, sizeof a, st);
+      launch_one(kernel("xp_sort_scan_apply"), static_cast<unsigned>(a.parts), &a, sizeof a, st);
+      launch_one(kernel(kSortAnchor), static_cast<unsigned>(blocks), &a, sizeof a, st);
+      a.src ^= 1;
+    };
+    for (int shift = 0; shift < 8 * esize; shift += 8) pass(shift, false);
+    const std::int64_t rows = n / row;
+    for (int shift = 0; rows > 1 && ((rows - 1) >> shift) != 0; shift += 8) pass(shift, true);
+    launch_one(kernel("xp_sort_finish"), grid, &a, sizeof a, st);
   }
+  // Rows of contiguous elements written to the rows the indices name (xp_scatter); where indices may
+  // repeat, a first pass keeps each row's last writer. Other layouts: on the host.
   void scatter(const View& dst, const View& indices, int axis, const View& values, bool unique) override {
-    HostMirror hd = mirror(dst, true), hi = mirror(indices, true), hv = mirror(values, true);
-    cpu_backend().scatter(hd.view, hi.view, axis, hv.view, unique);
-    write_back(hd, dst);
+    const std::int64_t esize = static_cast<std::int64_t>(itemsize(dst.dtype));
+    bool device = axis == 0 && dst.ndim >= 1 && indices.dtype == DType::int64 && indices.is_c_contiguous() &&
+                  values.is_c_contiguous() && values.dtype == dst.dtype && dst.strides[0] % esize == 0 &&
+                  reinterpret_cast<std::uintptr_t>(dst.data) % static_cast<std::uintptr_t>(esize) == 0;
+    std::int64_t inner = 1, expect = esize;
+    for (int d = dst.ndim - 1; device && d >= 1; --d) {
+      if (dst.shape[d] != 1 && dst.strides[d] != expect) device = false;
+      expect *= dst.shape[d];
+      inner *= dst.shape[d];
+    }
+    if (!device) {
+      HostMirror hd = mirror(dst, true), hi = mirror(indices, true), hv = mirror(values, true);
+      cpu_backend().scatter(hd.view, hi.view, axis, hv.view, unique);
+      write_back(hd, dst);
+      return;
+    }
+    SortArgs a;
+    a.m = indices.size();
+    a.inner = inner;
+    a.stride0 = dst.strides[0];
+    a.esize = static_cast<std::int32_t>(esize);
+    a.indices = address(indices.data);
+    a.values = address(values.data);
+    a.out = address(dst.data);
+    if (a.m * inner == 0) return;
+    device_.activate();
+    const Stream st = stream();
+    auto kernel = [&](const char* name) -> const Kernel& {
+      return kernels_.kernel(Generator::sort, sort_key_text(4, 4), name, [] { return sort_source(4, 4); });
+    };
+    Allocation last;
+    if (!unique && a.m > 1) {
+      last = allocate(static_cast<std::size_t>(dst.shape[0]) * 8);
+      a.hist = address(last.data);
+      check(need(api_for_use().cuMemsetD8Async, "cuMemsetD8Async")(
+                a.hist, 0, static_cast<std::size_t>(dst.shape[0]) * 8, static_cast<cu::CUstream>(st.handle())),
+            "cuMemsetD8Async");
+      launch_one(kernel("xp_scatter_last"),
+                 static_cast<unsigned>(std::min<std::int64_t>((a.m + 255) / 256, 16LL * multiprocessors())), &a,
+                 sizeof a, st);
+    }
+    launch_one(kernel("xp_scatter"),
+               static_cast<unsigned>(std::min<std::int64_t>((a.m * inner + 255) / 256, 16LL * multiprocessors())), &a,
+               sizeof a, st);
   }
+  // Per tile of 4096: the count, the counts scanned, then the positions written in order.
   void flatnonzero(const View& mask, const View& out) override {
-    HostMirror hm = mirror(mask, true), ho = mirror(out, false);
-    cpu_backend().flatnonzero(hm.view, ho.view);
-    write_back(ho, out);
+    const std::int64_t n = mask.size();
+    if (n == 0 || out.size() == 0) return;
+    if (!mask.is_c_contiguous()) {
+      HostMirror hm = mirror(mask, true), ho = mirror(out, false);
+      cpu_backend().flatnonzero(hm.view, ho.view);
+      write_back(ho, out);
+      return;
+    }
+    SortArgs a;
+    a.n = n;
+    a.parts = (n + kSortTile - 1) / kSortTile;
+    Allocation part = allocate(static_cast<std::size_t>(a.parts) * 8);
+    a.part = address(part.data);
+    a.mask = address(mask.data);
+    a.out = address(out.data);
+    device_.activate();
+    const Stream st = stream();
+    auto kernel = [&](const char* name) -> const Kernel& {
+      return kernels_.kernel(Generator::sort, sort_key_text(4, 4), name, [] { return sort_source(4, 4); });
+    };
+    launch_one(kernel("xp_nonzero_count"), static_cast<unsigned>(a.parts), &a, sizeof a, st);
+    launch_one(kernel("xp_sort_scan_top"), 1, &a, sizeof a, st);
+    launch_one(kernel("xp_nonzero_write"), static_cast<unsigned>(a.parts), &a, sizeof a, st);
   }
+  // One binary search per query (contiguous queries; others on the host).
   void searchsorted(const View& sorted, const View& queries, bool right, const View& out) override {
-    HostMirror hs = mirror(sorted, true), hq = mirror(queries, true), ho = mirror(out, true);
-    cpu_backend().searchsorted(hs.view, hq.view, right, ho.view);
-    write_back(ho, out);
+    if (!queries.is_c_contiguous() || !out.is_c_contiguous() || sorted.ndim != 1) {
+      HostMirror hs = mirror(sorted, true), hq = mirror(queries, true), ho = mirror(out, true);
+      cpu_backend().searchsorted(hs.view, hq.view, right, ho.view);
+      write_back(ho, out);
+      return;
+    }
+    SortArgs a;
+    a.n = queries.size();
+    if (a.n == 0) return;
+    a.m = sorted.shape[0];
+    a.stride0 = sorted.strides[0];
+    a.in = address(sorted.data);
+    a.values = address(queries.data);
+    a.out = address(out.data);
+    a.esize = static_cast<std::int32_t>(itemsize(sorted.dtype));
+    a.dtype = static_cast<std::int32_t>(sorted.dtype);
+    a.right = right ? 1 : 0;
+    device_.activate();
+    const Stream st = stream();
+    launch_one(
+        kernels_.kernel(Generator::sort, sort_key_text(4, 4), "xp_searchsorted", [] { return sort_source(4, 4); }),
+        static_cast<unsigned>(std::min<std::int64_t>((a.n + 255) / 256, 16LL * multiprocessors())), &a, sizeof a, st);
   }
   void fill_random(const RandomRequest& request, const View& out) override {
     // The CPU's Philox streams, computed on the device (random_source.hpp): uniform and integers

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "backend/cuda/random_source.hpp"
+#include "backend/cuda/sort_source.hpp"
 #include "jit/generated.hpp"
 
 namespace xp::detail::cuda {
@@ -22,6 +23,8 @@ const char* generator_name(Generator g) noexcept {
       return "random";
     case Generator::matmul_loop:
       return "matmul_loop";
+    case Generator::sort:
+      return "sort";
   }
   return "?";
 }
@@ -48,6 +51,9 @@ ProgramOptions options_of(Generator g) {
     case Generator::matmul_loop:
       o.name = "xp_matmul_loop.cu";
       break;
+    case Generator::sort:
+      o.name = "xp_sort.cu";
+      break;
   }
   o.options = nvrtc_options();
   return o;
@@ -61,6 +67,8 @@ const char* anchor_kernel(Generator g) noexcept {
       return "xp_finish";  // reduce_finish_name(): every reduction program has it
     case Generator::scan:
       return "xp_scan_lines";  // both scan kernels are in every scan program
+    case Generator::sort:
+      return "xp_sort_scatter";  // every sort program has all its kernels
     default:
       return nullptr;
   }

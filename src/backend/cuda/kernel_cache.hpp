@@ -26,7 +26,7 @@
 namespace xp::detail::cuda {
 
 // Who wrote a kernel's source: decides its ProgramOptions (the name NVRTC reports, the headers).
-enum class Generator : std::uint8_t { fused, reduce, scan, take, random, matmul_loop };
+enum class Generator : std::uint8_t { fused, reduce, scan, take, random, matmul_loop, sort };
 const char* generator_name(Generator g) noexcept;
 
 class KernelCache {
