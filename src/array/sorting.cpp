@@ -85,7 +85,7 @@ namespace detail {
 
 Array flatnonzero(const Array& x) {
   const ImplPtr mask = contiguous(reshape(as_mask(x), {-1}));
-  const std::int64_t count = xp::sum(Array(mask)).item<std::int64_t>();
+  const std::int64_t count = mask->size() == 0 ? 0 : mask->backend->count_true(view_of(*mask));
   ImplPtr out = new_array(DType::int64, Shape{count}, mask->device);
   if (count > 0) mask->backend->flatnonzero(view_of(*mask), view_of(*out));
   return Array(out);

@@ -71,6 +71,8 @@ class Backend {
   // already checked in range and made non-negative. Where an index repeats, the value of the last
   // such j (in C order) is written; `unique` promises that none repeats.
   virtual void scatter(const View& dst, const View& indices, int axis, const View& values, bool unique) = 0;
+  // How many elements of the C-contiguous 1-D bool `mask` are true (the size of flatnonzero's out).
+  virtual std::int64_t count_true(const View& mask) = 0;
   // The positions (int64, ascending) of the nonzero elements of the C-contiguous 1-D bool `mask`;
   // `out` (int64, 1-D, C-contiguous) has room for exactly their count.
   virtual void flatnonzero(const View& mask, const View& out) = 0;

@@ -237,28 +237,62 @@ class CpuBackend final : public Backend {
     const int ind = indices.ndim;
     const std::size_t item = itemsize(in.dtype);
     const std::int64_t total = out.size();
-    std::int64_t idx[kMaxDims] = {};
-    for (std::int64_t e = 0; e < total; ++e) {
-      std::int64_t src = 0, dst = 0, iofs = 0;
-      for (int d = 0; d < out.ndim; ++d) {
-        dst += idx[d] * out.strides[d];
-        if (d < axis) {
-          src += idx[d] * in.strides[d];
-        } else if (d < axis + ind) {
-          iofs += idx[d] * indices.strides[d - axis];
-        } else {
-          src += idx[d] * in.strides[d - ind + 1];
-        }
-      }
-      std::int64_t j;
-      std::memcpy(&j, indices.data + iofs, sizeof j);
-      src += j * in.strides[axis];
-      std::memcpy(out.data + dst, in.data + src, item);
-      for (int d = out.ndim - 1; d >= 0; --d) {
-        if (++idx[d] < out.shape[d]) break;
-        idx[d] = 0;
+    if (in.ndim == 1 && ind == 1 && out.ndim == 1) {  // a gather of elements: typed, in parallel
+      switch (item) {
+        case 1:
+          return gather1<std::uint8_t>(in, indices, out);
+        case 2:
+          return gather1<std::uint16_t>(in, indices, out);
+        case 4:
+          return gather1<std::uint32_t>(in, indices, out);
+        default:
+          return gather1<std::uint64_t>(in, indices, out);
       }
     }
+    parallel_for(total, 16384, [&](std::int64_t begin, std::int64_t end) {
+      std::int64_t idx[kMaxDims] = {};
+      {  // the multi-index of element `begin`
+        std::int64_t r = begin;
+        for (int d = out.ndim - 1; d >= 0; --d) {
+          idx[d] = out.shape[d] == 0 ? 0 : r % out.shape[d];
+          r = out.shape[d] == 0 ? 0 : r / out.shape[d];
+        }
+      }
+      for (std::int64_t e = begin; e < end; ++e) {
+        std::int64_t src = 0, dst = 0, iofs = 0;
+        for (int d = 0; d < out.ndim; ++d) {
+          dst += idx[d] * out.strides[d];
+          if (d < axis) {
+            src += idx[d] * in.strides[d];
+          } else if (d < axis + ind) {
+            iofs += idx[d] * indices.strides[d - axis];
+          } else {
+            src += idx[d] * in.strides[d - ind + 1];
+          }
+        }
+        std::int64_t j;
+        std::memcpy(&j, indices.data + iofs, sizeof j);
+        src += j * in.strides[axis];
+        std::memcpy(out.data + dst, in.data + src, item);
+        for (int d = out.ndim - 1; d >= 0; --d) {
+          if (++idx[d] < out.shape[d]) break;
+          idx[d] = 0;
+        }
+      }
+    });
+  }
+  template <class T>
+  static void gather1(const View& in, const View& indices, const View& out) {
+    const std::int64_t n = out.shape[0], si = in.strides[0], sx = indices.strides[0], so = out.strides[0];
+    parallel_for(n, 32768, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        std::int64_t j;
+        std::memcpy(&j, indices.data + i * sx, sizeof j);
+        T v;
+        std::memcpy(&v, in.data + j * si, sizeof v);
+        std::memcpy(out.data + i * so, &v, sizeof v);
+      }
+    });
   }
 
   void sort(const View& keys, const View& values, const View& indices, bool descending) override {
@@ -267,6 +301,7 @@ class CpuBackend final : public Backend {
   void scatter(const View& dst, const View& indices, int axis, const View& values, bool) override {
     cpu::scatter(dst, indices, axis, values);
   }
+  std::int64_t count_true(const View& mask) override { return cpu::count_true(mask); }
   void flatnonzero(const View& mask, const View& out) override { cpu::flatnonzero(mask, out); }
   void searchsorted(const View& sorted, const View& queries, bool right, const View& out) override {
     cpu::searchsorted(sorted, queries, right, out);

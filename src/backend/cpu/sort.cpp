@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include "backend/sort_keys.hpp"
@@ -236,28 +237,56 @@ void scatter(const View& dst, const View& indices, int axis, const View& values)
   }
 }
 
+namespace {
+constexpr i64 kMaskBlock = 1 << 16;
+i64 count_block(const std::uint8_t* m, i64 begin, i64 end) {
+  i64 c = 0;
+  for (i64 i = begin; i < end; ++i) c += m[i] != 0;
+  return c;
+}
+}  // namespace
+
+std::int64_t count_true(const View& mask) {
+  const i64 n = mask.size();
+  const auto* m = reinterpret_cast<const std::uint8_t*>(mask.data);
+  const i64 blocks = (n + kMaskBlock - 1) / kMaskBlock;
+  std::vector<i64> c(static_cast<std::size_t>(blocks), 0);
+  parallel_for(blocks, 4, [&](i64 b, i64 e) {
+    for (i64 blk = b; blk < e; ++blk) c[blk] = count_block(m, blk * kMaskBlock, std::min(n, (blk + 1) * kMaskBlock));
+  });
+  return std::accumulate(c.begin(), c.end(), i64{0});
+}
+
 void flatnonzero(const View& mask, const View& out) {
   const i64 n = mask.size();
   const auto* m = reinterpret_cast<const std::uint8_t*>(mask.data);
-  constexpr i64 kBlock = 1 << 16;
-  const i64 blocks = (n + kBlock - 1) / kBlock;
+  const i64 blocks = (n + kMaskBlock - 1) / kMaskBlock;
   std::vector<i64> start(static_cast<std::size_t>(blocks) + 1, 0);
-  parallel_for(blocks, 1, [&](i64 b, i64 e) {
-    for (i64 blk = b; blk < e; ++blk) {
-      i64 c = 0;
-      for (i64 i = blk * kBlock; i < std::min(n, (blk + 1) * kBlock); ++i) c += m[i] != 0;
-      start[blk + 1] = c;
-    }
+  parallel_for(blocks, 4, [&](i64 b, i64 e) {
+    for (i64 blk = b; blk < e; ++blk)
+      start[blk + 1] = count_block(m, blk * kMaskBlock, std::min(n, (blk + 1) * kMaskBlock));
   });
   for (i64 b = 0; b < blocks; ++b) start[b + 1] += start[b];
   if (start[blocks] != out.size())
     throw ValueError("flatnonzero: the output holds " + std::to_string(out.size()) + " positions, the mask has " +
                      std::to_string(start[blocks]) + " nonzero elements");
-  parallel_for(blocks, 1, [&](i64 b, i64 e) {
+  parallel_for(blocks, 4, [&](i64 b, i64 e) {
+    // Without a branch per element: every position is written to a buffer, the count advancing only
+    // past the nonzero ones, then the buffer copied out.
+    i64 buf[1025];
     for (i64 blk = b; blk < e; ++blk) {
       i64 o = start[blk];
-      for (i64 i = blk * kBlock; i < std::min(n, (blk + 1) * kBlock); ++i)
-        if (m[i] != 0) store<i64>(out.data + 8 * o++, i);
+      const i64 hi = std::min(n, (blk + 1) * kMaskBlock);
+      for (i64 i0 = blk * kMaskBlock; i0 < hi; i0 += 1024) {
+        i64 k = 0;
+        const i64 i1 = std::min(hi, i0 + 1024);
+        for (i64 i = i0; i < i1; ++i) {
+          buf[k] = i;
+          k += m[i] != 0;
+        }
+        std::memcpy(out.data + 8 * o, buf, static_cast<std::size_t>(k) * 8);
+        o += k;
+      }
     }
   });
 }

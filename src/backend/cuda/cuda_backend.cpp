@@ -484,6 +484,23 @@ class CudaBackend final : public Backend {
                static_cast<unsigned>(std::min<std::int64_t>((a.m * inner + 255) / 256, 16LL * multiprocessors())), &a,
                sizeof a, st);
   }
+  // The sum of the mask (xp's reduction into one int64), read back.
+  std::int64_t count_true(const View& mask) override {
+    if (mask.size() == 0) return 0;
+    Allocation one = allocate(8);
+    const std::int64_t shape0 = 0;
+    View out;
+    out.data = one.data;
+    out.dtype = DType::int64;
+    out.ndim = 0;
+    out.shape = &shape0;
+    out.strides = &shape0;
+    const int axis = 0;
+    reduce(ReduceOp::sum, mask, std::span<const int>(&axis, 1), out, 0);
+    std::int64_t count = 0;
+    copy_to_host(one.data, &count, 8);
+    return count;
+  }
   // Per tile of 4096: the count, the counts scanned, then the positions written in order.
   void flatnonzero(const View& mask, const View& out) override {
     const std::int64_t n = mask.size();
