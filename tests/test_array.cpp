@@ -584,7 +584,9 @@ class SecondDevice final : public detail::Backend {
     cpu.scatter(dst, ix, axis, v, u);
   }
   std::int64_t count_true(const detail::View& m) override { return cpu.count_true(m); }
-  void flatnonzero(const detail::View& m, const detail::View& out) override { cpu.flatnonzero(m, out); }
+  void flatnonzero(const detail::View& m, const detail::View& v, const detail::View& out) override {
+    cpu.flatnonzero(m, v, out);
+  }
   void searchsorted(const detail::View& s, const detail::View& q, bool r, const detail::View& out) override {
     cpu.searchsorted(s, q, r, out);
   }

@@ -156,6 +156,8 @@ Array advanced_get(const Array& a, std::span<const Index> index);
 void advanced_set(const Array& a, std::span<const Index> index, const Operand& values);
 // The positions (int64, 1-D) of the nonzero elements of x flattened in C order (sorting.cpp).
 Array flatnonzero(const Array& x);
+// x[m] for a bool m of x's shape: the selected elements in C order, in one pass (sorting.cpp).
+Array masked(const Array& x, const Array& m);
 // indices (integers) as int64 in [0, n), negative ones counted from the end: an IndexError naming
 // the first out of range, the axis and n, its message prefixed by `what`.
 Array checked_indices(const Array& indices, std::int64_t n, int axis, const std::string& what);

@@ -252,6 +252,16 @@ bool identity(const std::vector<int>& perm) {
 namespace detail {
 
 Array advanced_get(const Array& a, std::span<const Index> index) {
+  // a[mask] with a mask of a's own shape: the selection in one pass.
+  if (index.size() == 1 && index[0].kind() == Index::Kind::array) {
+    const Array m = index[0].array();
+    if (m.dtype() == DType::bool_ && m.ndim() == a.ndim() && m.ndim() > 0 && m.device() == a.device() &&
+        std::equal(m.shape().begin(), m.shape().end(), a.shape().begin(), a.shape().end())) {
+      Array out = masked(a, m);
+      out.impl()->index_copy = true;
+      return out;
+    }
+  }
   const Plan p = plan_index(a, index);
   const Array& v = p.view;
   const int nd = v.ndim();

@@ -87,7 +87,16 @@ Array flatnonzero(const Array& x) {
   const ImplPtr mask = contiguous(reshape(as_mask(x), {-1}));
   const std::int64_t count = mask->size() == 0 ? 0 : mask->backend->count_true(view_of(*mask));
   ImplPtr out = new_array(DType::int64, Shape{count}, mask->device);
-  if (count > 0) mask->backend->flatnonzero(view_of(*mask), view_of(*out));
+  if (count > 0) mask->backend->flatnonzero(view_of(*mask), View{}, view_of(*out));
+  return Array(out);
+}
+
+Array masked(const Array& x, const Array& m) {
+  const ImplPtr mask = contiguous(reshape(m, {-1}));
+  const ImplPtr values = contiguous(reshape(x, {-1}));
+  const std::int64_t count = mask->size() == 0 ? 0 : mask->backend->count_true(view_of(*mask));
+  ImplPtr out = new_array(values->dtype, Shape{count}, mask->device);
+  if (count > 0) mask->backend->flatnonzero(view_of(*mask), view_of(*values), view_of(*out));
   return Array(out);
 }
 

@@ -73,9 +73,11 @@ class Backend {
   virtual void scatter(const View& dst, const View& indices, int axis, const View& values, bool unique) = 0;
   // How many elements of the C-contiguous 1-D bool `mask` are true (the size of flatnonzero's out).
   virtual std::int64_t count_true(const View& mask) = 0;
-  // The positions (int64, ascending) of the nonzero elements of the C-contiguous 1-D bool `mask`;
-  // `out` (int64, 1-D, C-contiguous) has room for exactly their count.
-  virtual void flatnonzero(const View& mask, const View& out) = 0;
+  // The positions (int64, ascending) of the nonzero elements of the C-contiguous 1-D bool `mask`,
+  // or, where values.data is not null, values' elements there (values: C-contiguous, the mask's size,
+  // out's dtype): a boolean mask's selection in one pass. `out` (1-D, C-contiguous) has room for
+  // exactly count_true(mask) elements.
+  virtual void flatnonzero(const View& mask, const View& values, const View& out) = 0;
   // For each element of `queries` (any layout, sorted's dtype), the index into the 1-D `sorted`
   // (ascending in sort's order) where it would be inserted keeping the order: before every equal
   // element (right = false) or after them. `out`: int64, queries' shape.

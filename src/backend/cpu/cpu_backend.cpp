@@ -302,7 +302,9 @@ class CpuBackend final : public Backend {
     cpu::scatter(dst, indices, axis, values);
   }
   std::int64_t count_true(const View& mask) override { return cpu::count_true(mask); }
-  void flatnonzero(const View& mask, const View& out) override { cpu::flatnonzero(mask, out); }
+  void flatnonzero(const View& mask, const View& values, const View& out) override {
+    cpu::flatnonzero(mask, values, out);
+  }
   void searchsorted(const View& sorted, const View& queries, bool right, const View& out) override {
     cpu::searchsorted(sorted, queries, right, out);
   }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "backend/sort_keys.hpp"
@@ -257,7 +258,35 @@ std::int64_t count_true(const View& mask) {
   return std::accumulate(c.begin(), c.end(), i64{0});
 }
 
-void flatnonzero(const View& mask, const View& out) {
+namespace {
+// Block `blk`'s selected elements (T: the values' element type) or positions (T = i64, v = null),
+// from out position o on, without a branch per element: every candidate is written to a buffer, the
+// count advancing past the selected ones only, then the buffer copied out.
+template <class T>
+void select_block(const std::uint8_t* m, const std::byte* v, std::byte* out, i64 n, i64 blk, i64 o) {
+  T buf[1025];
+  const i64 hi = std::min(n, (blk + 1) * kMaskBlock);
+  for (i64 i0 = blk * kMaskBlock; i0 < hi; i0 += 1024) {
+    i64 k = 0;
+    const i64 i1 = std::min(hi, i0 + 1024);
+    for (i64 i = i0; i < i1; ++i) {
+      if constexpr (std::is_same_v<T, i64>) {
+        if (v == nullptr) {
+          buf[k] = i;
+          k += m[i] != 0;
+          continue;
+        }
+      }
+      std::memcpy(&buf[k], v + i * static_cast<i64>(sizeof(T)), sizeof(T));
+      k += m[i] != 0;
+    }
+    std::memcpy(out + static_cast<i64>(sizeof(T)) * o, buf, static_cast<std::size_t>(k) * sizeof(T));
+    o += k;
+  }
+}
+}  // namespace
+
+void flatnonzero(const View& mask, const View& values, const View& out) {
   const i64 n = mask.size();
   const auto* m = reinterpret_cast<const std::uint8_t*>(mask.data);
   const i64 blocks = (n + kMaskBlock - 1) / kMaskBlock;
@@ -268,24 +297,24 @@ void flatnonzero(const View& mask, const View& out) {
   });
   for (i64 b = 0; b < blocks; ++b) start[b + 1] += start[b];
   if (start[blocks] != out.size())
-    throw ValueError("flatnonzero: the output holds " + std::to_string(out.size()) + " positions, the mask has " +
+    throw ValueError("flatnonzero: the output holds " + std::to_string(out.size()) + " elements, the mask has " +
                      std::to_string(start[blocks]) + " nonzero elements");
+  const std::byte* v = values.data;
+  const std::size_t isz = v == nullptr ? 8 : itemsize(values.dtype);
   parallel_for(blocks, 4, [&](i64 b, i64 e) {
-    // Without a branch per element: every position is written to a buffer, the count advancing only
-    // past the nonzero ones, then the buffer copied out.
-    i64 buf[1025];
     for (i64 blk = b; blk < e; ++blk) {
-      i64 o = start[blk];
-      const i64 hi = std::min(n, (blk + 1) * kMaskBlock);
-      for (i64 i0 = blk * kMaskBlock; i0 < hi; i0 += 1024) {
-        i64 k = 0;
-        const i64 i1 = std::min(hi, i0 + 1024);
-        for (i64 i = i0; i < i1; ++i) {
-          buf[k] = i;
-          k += m[i] != 0;
-        }
-        std::memcpy(out.data + 8 * o, buf, static_cast<std::size_t>(k) * 8);
-        o += k;
+      switch (isz) {
+        case 1:
+          select_block<std::uint8_t>(m, v, out.data, n, blk, start[blk]);
+          break;
+        case 2:
+          select_block<std::uint16_t>(m, v, out.data, n, blk, start[blk]);
+          break;
+        case 4:
+          select_block<std::uint32_t>(m, v, out.data, n, blk, start[blk]);
+          break;
+        default:
+          select_block<i64>(m, v, out.data, n, blk, start[blk]);
       }
     }
   });

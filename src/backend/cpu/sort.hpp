@@ -13,7 +13,7 @@ namespace xp::detail::cpu {
 void sort(const View& keys, const View& values, const View& indices, bool descending);
 void scatter(const View& dst, const View& indices, int axis, const View& values);
 std::int64_t count_true(const View& mask);
-void flatnonzero(const View& mask, const View& out);
+void flatnonzero(const View& mask, const View& values, const View& out);
 void searchsorted(const View& sorted, const View& queries, bool right, const View& out);
 
 }  // namespace xp::detail::cpu

@@ -502,12 +502,13 @@ class CudaBackend final : public Backend {
     return count;
   }
   // Per tile of 4096: the count, the counts scanned, then the positions written in order.
-  void flatnonzero(const View& mask, const View& out) override {
+  void flatnonzero(const View& mask, const View& values, const View& out) override {
     const std::int64_t n = mask.size();
     if (n == 0 || out.size() == 0) return;
-    if (!mask.is_c_contiguous()) {
-      HostMirror hm = mirror(mask, true), ho = mirror(out, false);
-      cpu_backend().flatnonzero(hm.view, ho.view);
+    if (!mask.is_c_contiguous() || (values.data != nullptr && !values.is_c_contiguous())) {
+      HostMirror hm = mirror(mask, true), hv = values.data != nullptr ? mirror(values, true) : mirror_if(values),
+                 ho = mirror(out, false);
+      cpu_backend().flatnonzero(hm.view, hv.view, ho.view);
       write_back(ho, out);
       return;
     }
@@ -518,6 +519,8 @@ class CudaBackend final : public Backend {
     a.part = address(part.data);
     a.mask = address(mask.data);
     a.out = address(out.data);
+    a.values = values.data != nullptr ? address(values.data) : 0;
+    a.esize = values.data != nullptr ? static_cast<std::int32_t>(itemsize(values.dtype)) : 8;
     device_.activate();
     const Stream st = stream();
     auto kernel = [&](const char* name) -> const Kernel& {

@@ -153,10 +153,15 @@ extern "C" __global__ void __launch_bounds__(256) xp_sort_scan_apply(const Args 
 
 // Each block moves its tile to the scanned offsets; within the tile an element's rank among equal
 // digits follows its position (warp w holds elements [w 512, w 512 + 512) in rounds of 32), so the
-// pass is stable.
+// pass is stable. The tile is first put in digit order in shared memory, so that the writes of
+// consecutive threads go to consecutive addresses (keys, then positions, through one buffer).
 extern "C" __global__ void __launch_bounds__(256) xp_sort_scatter(const Args a) {
   __shared__ u32 cnt[8][256];
   __shared__ u64 gbase[256];
+  __shared__ u32 bstart[256];
+  __shared__ u64 buf[XP_SORT_TILE];
+  __shared__ u8 dig[XP_SORT_TILE];
+  __shared__ u64 s[9];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   for (int k = threadIdx.x; k < 8 * 256; k += 256) (&cnt[0][0])[k] = 0;
   gbase[threadIdx.x] = ((const u64*)a.hist)[(i64)threadIdx.x * a.blocks + blockIdx.x];
@@ -165,7 +170,8 @@ extern "C" __global__ void __launch_bounds__(256) xp_sort_scatter(const Args a) 
   const P* pay = (const P*)a.pay[a.src];
   K* okeys = (K*)a.keys[1 - a.src];
   P* opay = (P*)a.pay[1 - a.src];
-  const i64 base = (i64)blockIdx.x * XP_SORT_TILE + (i64)w * (XP_SORT_TILE / 8);
+  const i64 tile = (i64)blockIdx.x * XP_SORT_TILE;
+  const i64 base = tile + (i64)w * (XP_SORT_TILE / 8);
   const u32 lt = (1u << lane) - 1u;
   K k[XP_SORT_ROUNDS];
   P p[XP_SORT_ROUNDS];
@@ -185,22 +191,41 @@ extern "C" __global__ void __launch_bounds__(256) xp_sort_scatter(const Args a) 
     __syncwarp();
   }
   __syncthreads();
-  {  // each digit's count in the warps before: a prefix over the 8 warps
-    u32 run = 0;
+  u32 total = 0;
+  {  // each digit's count in the warps before: a prefix over the 8 warps; then the digits' starts
     for (int q = 0; q < 8; ++q) {
       const u32 c = cnt[q][threadIdx.x];
-      cnt[q][threadIdx.x] = run;
-      run += c;
+      cnt[q][threadIdx.x] = total;
+      total += c;
     }
   }
+  u64 all;
+  bstart[threadIdx.x] = (u32)xp_block_exclusive(total, s, all);
   __syncthreads();
+  const int valid = (int)all;
+  K* sk = (K*)buf;
+  P* sp = (P*)buf;
 #pragma unroll
   for (int j = 0; j < XP_SORT_ROUNDS; ++j) {
     if (d[j] < 256u) {
-      const u64 to = gbase[d[j]] + cnt[w][d[j]] + r[j];
-      okeys[to] = k[j];
-      opay[to] = p[j];
+      const u32 lp = bstart[d[j]] + cnt[w][d[j]] + r[j];
+      sk[lp] = k[j];
+      dig[lp] = (u8)d[j];
     }
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < valid; t += 256) {
+    const u32 dd = dig[t];
+    okeys[gbase[dd] + (u64)(t - (int)bstart[dd])] = sk[t];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < XP_SORT_ROUNDS; ++j)
+    if (d[j] < 256u) sp[bstart[d[j]] + cnt[w][d[j]] + r[j]] = p[j];
+  __syncthreads();
+  for (int t = threadIdx.x; t < valid; t += 256) {
+    const u32 dd = dig[t];
+    opay[gbase[dd] + (u64)(t - (int)bstart[dd])] = sp[t];
   }
 }
 
@@ -248,7 +273,7 @@ extern "C" __global__ void __launch_bounds__(256) xp_scatter(const Args a) {
   }
 }
 
-// flatnonzero: part[block] = the nonzero count of each 4096-element tile of the bool mask (then
+// flatnonzero (and a mask's selection): part[block] = the nonzero count of each 4096-element tile of the bool mask (then
 // scanned by xp_sort_scan_top), then each tile writes its positions in order.
 extern "C" __global__ void __launch_bounds__(256) xp_nonzero_count(const Args a) {
   __shared__ u64 s[9];
@@ -281,9 +306,23 @@ extern "C" __global__ void __launch_bounds__(256) xp_nonzero_write(const Args a)
   }
   u64 total;
   u64 o = xp_block_exclusive(c, s, total) + ((const u64*)a.part)[blockIdx.x];
-  i64* out = (i64*)a.out;
-  for (int j = 0; j < 16; ++j)
-    if (bits & (1u << j)) out[o++] = base + j;
+  // The positions, or (values set) the values' elements of esize bytes there.
+  for (int j = 0; j < 16; ++j) {
+    if (bits & (1u << j)) {
+      const i64 i = base + j;
+      if (!a.values) {
+        ((i64*)a.out)[o] = i;
+      } else {
+        switch (a.esize) {
+          case 1: ((u8*)a.out)[o] = ((const u8*)a.values)[i]; break;
+          case 2: ((u16*)a.out)[o] = ((const u16*)a.values)[i]; break;
+          case 4: ((u32*)a.out)[o] = ((const u32*)a.values)[i]; break;
+          default: ((u64*)a.out)[o] = ((const u64*)a.values)[i]; break;
+        }
+      }
+      ++o;
+    }
+  }
 }
 
 // searchsorted: for each query (contiguous, the sorted array's dtype), the insertion index into the
