@@ -390,7 +390,9 @@ class CudaBackend final : public Backend {
     if (n == 0) return;
     const std::int64_t row = keys.shape[keys.ndim - 1];
     const auto esize = static_cast<std::int32_t>(itemsize(keys.dtype));
-    const int kb = esize <= 4 ? 4 : 8, pb = n <= 0xFFFFFFFFll ? 4 : 8;
+    // One row, values only: the payload is each element's bits (no gather at the end).
+    const bool bits = n == row && values.data != nullptr && indices.data == nullptr;
+    const int kb = esize <= 4 ? 4 : 8, pb = bits ? kb : n <= 0xFFFFFFFFll ? 4 : 8;
     const auto ub = static_cast<std::size_t>(n);
     SortArgs a;
     const std::int64_t blocks = (n + kSortTile - 1) / kSortTile;
@@ -402,6 +404,7 @@ class CudaBackend final : public Backend {
     a.esize = esize;
     a.dtype = static_cast<std::int32_t>(keys.dtype);
     a.descending = descending ? 1 : 0;
+    a.bits = bits ? 1 : 0;
     Allocation k0 = allocate(ub * kb), k1 = allocate(ub * kb), p0 = allocate(ub * pb), p1 = allocate(ub * pb);
     Allocation hist = allocate(static_cast<std::size_t>(a.hist_len) * 8);
     Allocation part = allocate(static_cast<std::size_t>(a.parts) * 8);

@@ -17,7 +17,7 @@ constexpr std::int64_t kScanChunk = 4096;  // values a block scans (xp_sort_scan
 struct SortArgs {
   std::uint64_t in = 0, keys[2]{}, pay[2]{}, hist = 0, part = 0, values = 0, indices = 0, mask = 0, out = 0;
   std::int64_t n = 0, row = 1, blocks = 0, hist_len = 0, parts = 0, m = 0, inner = 0, stride0 = 0, dst_rows = 0;
-  std::int32_t esize = 0, dtype = 0, descending = 0, shift = 0, row_pass = 0, src = 0, right = 0, pad = 0;
+  std::int32_t esize = 0, dtype = 0, descending = 0, shift = 0, row_pass = 0, src = 0, right = 0, bits = 0;
 };
 static_assert(sizeof(SortArgs) == 192);
 

@@ -7,7 +7,7 @@
 struct Args {
   u64 in, keys[2], pay[2], hist, part, values, indices, mask, out;
   i64 n, row, blocks, hist_len, parts, m, inner, stride0, dst_rows;
-  i32 esize, dtype, descending, shift, row_pass, src, right, pad;
+  i32 esize, dtype, descending, shift, row_pass, src, right, bits;
 };
 static_assert(sizeof(Args) == XP_SORT_ARGS, "the host's SortArgs");
 
@@ -54,7 +54,18 @@ extern "C" __global__ void __launch_bounds__(256) xp_sort_init(const Args a) {
   P* pay = (P*)a.pay[0];
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += (i64)gridDim.x * blockDim.x) {
     keys[i] = xp_load_key(a, i);
-    pay[i] = (P)i;
+    // The element's position, or (bits: one row, values only) its own bits, which then come out
+    // sorted without a gather.
+    if (!a.bits) {
+      pay[i] = (P)i;
+    } else {
+      switch (a.esize) {
+        case 1: pay[i] = (P)((const u8*)a.in)[i]; break;
+        case 2: pay[i] = (P)((const u16*)a.in)[i]; break;
+        case 4: pay[i] = (P)((const u32*)a.in)[i]; break;
+        default: pay[i] = (P)((const u64*)a.in)[i]; break;
+      }
+    }
   }
 }
 
@@ -235,6 +246,15 @@ extern "C" __global__ void __launch_bounds__(256) xp_sort_finish(const Args a) {
   const P* pay = (const P*)a.pay[a.src];
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += (i64)gridDim.x * blockDim.x) {
     const P p = pay[i];
+    if (a.bits) {
+      switch (a.esize) {
+        case 1: ((u8*)a.values)[i] = (u8)p; break;
+        case 2: ((u16*)a.values)[i] = (u16)p; break;
+        case 4: ((u32*)a.values)[i] = (u32)p; break;
+        default: ((u64*)a.values)[i] = (u64)p; break;
+      }
+      continue;
+    }
     if (a.indices) ((i64*)a.indices)[i] = (i64)((u64)p % (u64)a.row);
     if (a.values) {
       switch (a.esize) {
