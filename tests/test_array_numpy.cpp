@@ -1658,12 +1658,13 @@ void build_astype(Suite& s) {
 
 void build_reductions(Suite& s) {
   Rng r{606};
-  const std::vector<std::string> fns = {"sum", "prod", "mean", "var",    "std",    "min",
-                                        "max", "any",  "all",  "argmin", "argmax", "cumulative_sum"};
+  const std::vector<std::string> fns = {
+      "sum",    "prod",           "mean",           "var", "std", "min", "max", "any", "all", "argmin",
+      "argmax", "cumulative_sum", "cumulative_prod"};
   for (DType d : kAll) {
     for (const auto& fn : fns) {
       for (int k = 0; k < 7; ++k) {
-        const Prof p = fn == "prod" ? Prof::near_one
+        const Prof p = fn == "prod" || fn == "cumulative_prod" ? Prof::near_one
                        : fn == "argmin" || fn == "argmax" || fn == "min" || fn == "max"
                            ? (k % 2 ? Prof::ties : Prof::general)
                        : fn == "any" || fn == "all" ? (k % 2 ? Prof::ties : Prof::general)
@@ -1676,10 +1677,11 @@ void build_reductions(Suite& s) {
           x["hex"] = to_hex(b);
         }
         json c = {{"kind", "reduce"}, {"fn", fn}, {"x", x}, {"keepdims", k % 2 == 1}};
-        if (fn == "argmin" || fn == "argmax" || fn == "cumulative_sum") {
+        const bool scan = fn == "cumulative_sum" || fn == "cumulative_prod";
+        if (fn == "argmin" || fn == "argmax" || scan) {
           const std::vector<json> ax = {nullptr, 0, 1, -1, 2, -2, nullptr};
           c["axes"] = ax[static_cast<std::size_t>(k)];
-          if (fn == "cumulative_sum") {
+          if (scan) {
             c.erase("keepdims");
             if (c["axes"].is_null()) c["x"]["views"].push_back(json{{"reshape", {-1}}});
             c["include_initial"] = k % 2 == 1;
@@ -1710,6 +1712,12 @@ void build_reductions(Suite& s) {
                        {"x", rand_arr(d, {3, 7}, Prof::reduce, r)},
                        {"axes", 1},
                        {"dtype", dt}});
+      s.add("reduce", {{"kind", "reduce"},
+                       {"fn", "cumulative_prod"},
+                       {"x", rand_arr(d, {3, 7}, Prof::near_one, r)},
+                       {"axes", 1},
+                       {"dtype", dt},
+                       {"include_initial", true}});
     }
     // Running sums in the other integer widths (written in them directly, wrapping), along either axis.
     for (const char* dt : {"uint8", "int16", "uint16", "int32", "uint32"}) {
@@ -1728,7 +1736,7 @@ void build_reductions(Suite& s) {
       s.add("reduce", c);
       json c2 = c;
       c2["axes"] = nullptr;
-      if (fn == "cumulative_sum") c2["x"]["views"].push_back(json{{"reshape", {-1}}});
+      if (fn == "cumulative_sum" || fn == "cumulative_prod") c2["x"]["views"].push_back(json{{"reshape", {-1}}});
       s.add("reduce", c2);
     }
     // A long sum (blocked or pairwise summation) and a 1-D one.
@@ -2297,6 +2305,7 @@ TEST_F(ArrayNumPy, Reductions) {
       if (fn == "all") return xp::all(x, axes, keep);
       if (fn == "argmin") return xp::argmin(x, axis, keep);
       if (fn == "argmax") return xp::argmax(x, axis, keep);
+      if (fn == "cumulative_prod") return xp::cumulative_prod(x, axis, dt, c.value("include_initial", false));
       return xp::cumulative_sum(x, axis, dt, c.value("include_initial", false));
     };
     if (ans.contains("error")) {

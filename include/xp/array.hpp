@@ -617,6 +617,14 @@ XP_API Array argmin(const Array& a, std::optional<int> axis = std::nullopt, bool
 XP_API Array argmax(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
 XP_API Array cumulative_sum(const Array& a, std::optional<int> axis = std::nullopt,
                             std::optional<DType> dtype = std::nullopt, bool include_initial = false);
+// The running product, as cumulative_sum (dtypes as prod; include_initial adds a leading 1).
+XP_API Array cumulative_prod(const Array& a, std::optional<int> axis = std::nullopt,
+                             std::optional<DType> dtype = std::nullopt, bool include_initial = false);
+// The n-th discrete difference along axis (x[1:] - x[:-1], n times), with `prepend` and `append`
+// (arrays, or scalars broadcast to one slice) joined to x along axis first. bool differences are
+// not_equal, as NumPy's. n = 0 gives x (after prepend and append).
+XP_API Array diff(const Array& x, int axis = -1, int n = 1, const std::optional<Operand>& prepend = std::nullopt,
+                  const std::optional<Operand>& append = std::nullopt);
 
 // ---- linear algebra ------------------------------------------------------------------------------
 // Batched over leading dimensions (broadcast); 1-D operands as NumPy (prepended / appended 1).

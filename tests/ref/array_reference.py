@@ -461,6 +461,8 @@ def run_reduce(c):
         r = getattr(np, fn)(x, axis=axis, keepdims=keep)
     elif fn == "cumulative_sum":
         r = np.cumulative_sum(x, axis=axis, dtype=dt, include_initial=c.get("include_initial", False))
+    elif fn == "cumulative_prod":
+        r = np.cumulative_prod(x, axis=axis, dtype=dt, include_initial=c.get("include_initial", False))
     else:
         raise SystemExit(f"unknown reduction {fn}")
     r = np.asarray(r)
@@ -470,7 +472,7 @@ def run_reduce(c):
     # Float results: a long double reference from the exact inputs, and a bound for any order of
     # summation: n eps of the sum of magnitudes (plus the final rounding).
     rt = r.dtype
-    xl = np.asarray(x).astype(rt).astype(LD) if fn in ("sum", "prod", "cumulative_sum") else np.asarray(x).astype(LD)
+    xl = np.asarray(x).astype(rt).astype(LD) if fn in ("sum", "prod", "cumulative_sum", "cumulative_prod") else np.asarray(x).astype(LD)
     e = eps(rt) if rt.itemsize > 2 else eps(np.dtype(np.float32))
     size = np.asarray(x).size
     n = size if axis is None else (math.prod(np.asarray(x).shape[a] for a in (axis if isinstance(axis, tuple) else (axis,))) if size else 0)
@@ -483,6 +485,9 @@ def run_reduce(c):
         elif fn == "cumulative_sum":
             ref = np.cumulative_sum(xl, axis=axis, include_initial=c.get("include_initial", False))
             tol = (n + 1) * e * np.cumulative_sum(np.abs(xl), axis=axis, include_initial=c.get("include_initial", False)) + last * np.abs(ref)
+        elif fn == "cumulative_prod":
+            ref = np.cumulative_prod(xl, axis=axis, include_initial=c.get("include_initial", False))
+            tol = (2 * n + 2) * e * np.abs(ref) + last * np.abs(ref)
         elif fn == "prod":
             ref = np.prod(xl, axis=axis, keepdims=keep)
             tol = (2 * n + 2) * e * np.abs(ref) + last * np.abs(ref)
