@@ -39,10 +39,11 @@ struct MathFn {
   { Op::NAME, #NAME, ::NAME##f, ::NAME, ::NAME##l, nullptr, nullptr, nullptr }
 #define XP_BINARY(NAME) \
   { Op::NAME, #NAME, nullptr, nullptr, nullptr, ::NAME##f, ::NAME, ::NAME##l }
-const MathFn kFns[] = {XP_UNARY(exp),    XP_UNARY(expm1), XP_UNARY(log),  XP_UNARY(log1p), XP_UNARY(log2),
-                       XP_UNARY(log10),  XP_UNARY(sin),   XP_UNARY(cos),  XP_UNARY(tan),   XP_UNARY(asin),
-                       XP_UNARY(acos),   XP_UNARY(atan),  XP_UNARY(sinh), XP_UNARY(cosh),  XP_UNARY(tanh),
-                       XP_BINARY(atan2), XP_BINARY(pow)};
+const MathFn kFns[] = {XP_UNARY(exp),   XP_UNARY(expm1), XP_UNARY(log),   XP_UNARY(log1p),  XP_UNARY(log2),
+                       XP_UNARY(log10), XP_UNARY(sin),   XP_UNARY(cos),   XP_UNARY(tan),    XP_UNARY(asin),
+                       XP_UNARY(acos),  XP_UNARY(atan),  XP_UNARY(sinh),  XP_UNARY(cosh),   XP_UNARY(tanh),
+                       XP_UNARY(acosh), XP_UNARY(asinh), XP_UNARY(atanh), XP_BINARY(atan2), XP_BINARY(pow),
+                       XP_BINARY(hypot)};
 #undef XP_UNARY
 #undef XP_BINARY
 
@@ -188,6 +189,20 @@ void make_inputs(const MathFn& fn, std::vector<T>& a, std::vector<T>& b) {
     case Op::tanh:
       add(u(-10, 10), one), add(u(-25, 25), one), add(lu(emin, -1, true), one), add(any, one);
       break;
+    case Op::acosh:
+      add(u(1, 10), one), add(u(1, 1 + 1e-3), one), add(lu(0, emax, false), one), add(pos, one);
+      break;
+    case Op::asinh:
+      add(lu(emin, emax, true), one), add(u(-10, 10), one), add(lu(f32 ? -40 : -80, -1, true), one), add(any, one);
+      break;
+    case Op::atanh:
+      add(u(-1, 1), one), add(lu(emin, -1, true), one);
+      add([&] { return (rng.next() & 1 ? 1 : -1) * (1 - rng.log_uniform(f32 ? -24 : -53, -1, false)); }, one);
+      break;
+    case Op::hypot:
+      add(lu(emin, emax, true), lu(emin, emax, true)), add(u(-10, 10), u(-10, 10)), add(any, any);
+      add(lu(-10, 10, true), lu(-40, 10, true));
+      break;
     case Op::atan2:
       add(lu(emin, emax, true), lu(emin, emax, true)), add(u(-10, 10), u(-10, 10)), add(any, any);
       add(lu(-10, 10, true), lu(-10, 10, true));
@@ -284,6 +299,12 @@ std::vector<AnnexFRow<T>> annex_f_rows() {
       {Op::pow, T(-2), T(3), T(-8)},     {Op::pow, T(0.5), -inf, inf},      {Op::pow, T(2), -inf, T(0)},
       {Op::pow, -inf, T(3), -inf},       {Op::pow, -inf, T(-3), -T(0)},     {Op::pow, inf, T(-1), T(0)},
       {Op::pow, nan, nan, nan},          {Op::pow, T(2), T(0.5), T(M_SQRT2)},
+      {Op::acosh, T(1), 0, T(0)},        {Op::acosh, T(0.5), 0, nan},       {Op::acosh, inf, 0, inf},
+      {Op::acosh, -inf, 0, nan},         {Op::asinh, -T(0), 0, -T(0)},      {Op::asinh, -inf, 0, -inf},
+      {Op::asinh, inf, 0, inf},          {Op::atanh, -T(0), 0, -T(0)},      {Op::atanh, T(1), 0, inf},
+      {Op::atanh, T(-1), 0, -inf},       {Op::atanh, T(2), 0, nan},         {Op::hypot, inf, nan, inf},
+      {Op::hypot, nan, -inf, inf},       {Op::hypot, T(3), T(-4), T(5)},    {Op::hypot, -T(0), T(0), T(0)},
+      {Op::hypot, nan, T(1), nan},
   };
   // clang-format on
 }

@@ -566,8 +566,8 @@ class SecondDevice final : public detail::Backend {
               double c) override {
     cpu.reduce(op, in, axes, out, c);
   }
-  void cumulative_sum(const detail::View& in, int axis, const detail::View& out, bool init) override {
-    cpu.cumulative_sum(in, axis, out, init);
+  void cumulative(detail::ReduceOp op, const detail::View& in, int axis, const detail::View& out, bool init) override {
+    cpu.cumulative(op, in, axis, out, init);
   }
   void matmul(const detail::View& a, const detail::View& b, const detail::View& out, MatmulPrecision p) override {
     precisions.push_back(p);

@@ -448,6 +448,11 @@ const std::map<std::string, UnaryFn>& unary_fns() {
                                                    {"sinh", xp::sinh},
                                                    {"cosh", xp::cosh},
                                                    {"tanh", xp::tanh},
+                                                   {"acosh", xp::acosh},
+                                                   {"asinh", xp::asinh},
+                                                   {"atanh", xp::atanh},
+                                                   {"signbit", xp::signbit},
+                                                   {"reciprocal", xp::reciprocal},
                                                    {"floor", xp::floor},
                                                    {"ceil", xp::ceil},
                                                    {"round", xp::round},
@@ -468,6 +473,10 @@ const std::map<std::string, BinaryFn>& binary_fns() {
                                                     {"remainder", xp::remainder},
                                                     {"pow", xp::pow},
                                                     {"atan2", xp::atan2},
+                                                    {"hypot", xp::hypot},
+                                                    {"copysign", xp::copysign},
+                                                    {"nextafter", xp::nextafter},
+                                                    {"logaddexp", xp::logaddexp},
                                                     {"minimum", xp::minimum},
                                                     {"maximum", xp::maximum},
                                                     {"equal", xp::equal},
@@ -536,8 +545,9 @@ const std::map<std::string, InplaceOp>& inplace_ops() {
   return m;
 }
 
-const std::set<std::string> kTranscendental = {"exp",  "expm1", "log",  "log1p", "log2", "log10", "sin",   "cos", "tan",
-                                               "asin", "acos",  "atan", "sinh",  "cosh", "tanh",  "atan2", "pow"};
+const std::set<std::string> kTranscendental = {"exp", "expm1", "log",   "log1p", "log2",  "log10",    "sin",  "cos",
+                                               "tan", "asin",  "acos",  "atan",  "sinh",  "cosh",     "tanh", "atan2",
+                                               "pow", "acosh", "asinh", "atanh", "hypot", "logaddexp"};
 
 // The error bound of the transcendental functions, in ulp of the correctly rounded result: 4 for
 // float32 and float64, 5 where the CPU backend documents more (float32 log and tan, ew_math.cpp).
@@ -747,10 +757,12 @@ const Suite& suite() {
 
 // ==== case builders ================================================================================
 
-const std::vector<std::string> kUnary = {
-    "negative", "positive", "abs",  "sign",  "square", "sqrt",  "exp",   "expm1",    "log",         "log1p",
-    "log2",     "log10",    "sin",  "cos",   "tan",    "asin",  "acos",  "atan",     "sinh",        "cosh",
-    "tanh",     "floor",    "ceil", "round", "trunc",  "isnan", "isinf", "isfinite", "logical_not", "bitwise_invert"};
+const std::vector<std::string> kUnary = {"negative", "positive", "abs",   "sign",     "square",      "sqrt",
+                                         "exp",      "expm1",    "log",   "log1p",    "log2",        "log10",
+                                         "sin",      "cos",      "tan",   "asin",     "acos",        "atan",
+                                         "sinh",     "cosh",     "tanh",  "floor",    "ceil",        "round",
+                                         "trunc",    "isnan",    "isinf", "isfinite", "logical_not", "bitwise_invert",
+                                         "acosh",    "asinh",    "atanh", "signbit",  "reciprocal"};
 const std::vector<std::string> kBinary = {"add",
                                           "subtract",
                                           "multiply",
@@ -759,6 +771,10 @@ const std::vector<std::string> kBinary = {"add",
                                           "remainder",
                                           "pow",
                                           "atan2",
+                                          "hypot",
+                                          "copysign",
+                                          "nextafter",
+                                          "logaddexp",
                                           "minimum",
                                           "maximum",
                                           "equal",
@@ -1642,12 +1658,13 @@ void build_astype(Suite& s) {
 
 void build_reductions(Suite& s) {
   Rng r{606};
-  const std::vector<std::string> fns = {"sum", "prod", "mean", "var",    "std",    "min",
-                                        "max", "any",  "all",  "argmin", "argmax", "cumulative_sum"};
+  const std::vector<std::string> fns = {
+      "sum",    "prod",           "mean",           "var", "std", "min", "max", "any", "all", "argmin",
+      "argmax", "cumulative_sum", "cumulative_prod"};
   for (DType d : kAll) {
     for (const auto& fn : fns) {
       for (int k = 0; k < 7; ++k) {
-        const Prof p = fn == "prod" ? Prof::near_one
+        const Prof p = fn == "prod" || fn == "cumulative_prod" ? Prof::near_one
                        : fn == "argmin" || fn == "argmax" || fn == "min" || fn == "max"
                            ? (k % 2 ? Prof::ties : Prof::general)
                        : fn == "any" || fn == "all" ? (k % 2 ? Prof::ties : Prof::general)
@@ -1660,10 +1677,11 @@ void build_reductions(Suite& s) {
           x["hex"] = to_hex(b);
         }
         json c = {{"kind", "reduce"}, {"fn", fn}, {"x", x}, {"keepdims", k % 2 == 1}};
-        if (fn == "argmin" || fn == "argmax" || fn == "cumulative_sum") {
+        const bool scan = fn == "cumulative_sum" || fn == "cumulative_prod";
+        if (fn == "argmin" || fn == "argmax" || scan) {
           const std::vector<json> ax = {nullptr, 0, 1, -1, 2, -2, nullptr};
           c["axes"] = ax[static_cast<std::size_t>(k)];
-          if (fn == "cumulative_sum") {
+          if (scan) {
             c.erase("keepdims");
             if (c["axes"].is_null()) c["x"]["views"].push_back(json{{"reshape", {-1}}});
             c["include_initial"] = k % 2 == 1;
@@ -1694,6 +1712,12 @@ void build_reductions(Suite& s) {
                        {"x", rand_arr(d, {3, 7}, Prof::reduce, r)},
                        {"axes", 1},
                        {"dtype", dt}});
+      s.add("reduce", {{"kind", "reduce"},
+                       {"fn", "cumulative_prod"},
+                       {"x", rand_arr(d, {3, 7}, Prof::near_one, r)},
+                       {"axes", 1},
+                       {"dtype", dt},
+                       {"include_initial", true}});
     }
     // Running sums in the other integer widths (written in them directly, wrapping), along either axis.
     for (const char* dt : {"uint8", "int16", "uint16", "int32", "uint32"}) {
@@ -1712,7 +1736,7 @@ void build_reductions(Suite& s) {
       s.add("reduce", c);
       json c2 = c;
       c2["axes"] = nullptr;
-      if (fn == "cumulative_sum") c2["x"]["views"].push_back(json{{"reshape", {-1}}});
+      if (fn == "cumulative_sum" || fn == "cumulative_prod") c2["x"]["views"].push_back(json{{"reshape", {-1}}});
       s.add("reduce", c2);
     }
     // A long sum (blocked or pairwise summation) and a 1-D one.
@@ -1899,7 +1923,9 @@ std::string check_ew(const json& c, const json& ans) {
     const DType rd = dtype_named(ans["result"]["dtype"].get<std::string>());
     Check chk;
     const json* want = &ans["result"];
-    if (ans.contains("ref")) {  // transcendental, float32 or float64: the correctly rounded result
+    if (ans.contains("approx")) {  // logaddexp: a reference and an absolute tolerance per element
+      chk.approx = &ans["approx"];
+    } else if (ans.contains("ref")) {  // transcendental, float32 or float64: the correctly rounded result
       want = &ans["ref"];
       chk.ulp = ulp_bound(fn, rd);
     } else if ((kTranscendental.count(fn) || fn == "fma") && xp::itemsize(rd) == 2) {
@@ -2279,6 +2305,7 @@ TEST_F(ArrayNumPy, Reductions) {
       if (fn == "all") return xp::all(x, axes, keep);
       if (fn == "argmin") return xp::argmin(x, axis, keep);
       if (fn == "argmax") return xp::argmax(x, axis, keep);
+      if (fn == "cumulative_prod") return xp::cumulative_prod(x, axis, dt, c.value("include_initial", false));
       return xp::cumulative_sum(x, axis, dt, c.value("include_initial", false));
     };
     if (ans.contains("error")) {

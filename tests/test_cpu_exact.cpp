@@ -180,7 +180,11 @@ bool is_exact_op(Op op) {
     case Op::sinh:
     case Op::cosh:
     case Op::tanh:
+    case Op::acosh:
+    case Op::asinh:
+    case Op::atanh:
     case Op::atan2:
+    case Op::hypot:
       return false;
     default:
       return true;

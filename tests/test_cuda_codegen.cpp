@@ -51,7 +51,7 @@ constexpr DType kDTypes[] = {DType::bool_,    DType::int8,    DType::int16,  DTy
                              DType::bfloat16, DType::float32, DType::float64};
 
 bool is_math(Op op) {
-  return (op >= Op::exp && op <= Op::tanh) || op == Op::atan2 || op == Op::pow;
+  return (op >= Op::exp && op <= Op::atanh) || op == Op::atan2 || op == Op::hypot || op == Op::pow;
 }
 bool is_float_dtype(DType d) {
   return d == DType::float16 || d == DType::bfloat16 || d == DType::float32 || d == DType::float64;

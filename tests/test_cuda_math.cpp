@@ -60,8 +60,16 @@ Array apply(Op op, const Array& a, const Array& b) {
       return xp::cosh(a);
     case Op::tanh:
       return xp::tanh(a);
+    case Op::acosh:
+      return xp::acosh(a);
+    case Op::asinh:
+      return xp::asinh(a);
+    case Op::atanh:
+      return xp::atanh(a);
     case Op::atan2:
       return xp::atan2(a, b);
+    case Op::hypot:
+      return xp::hypot(a, b);
     case Op::pow:
       return xp::pow(a, b);
     default:

@@ -566,6 +566,13 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
   EXPECT_NE(cg::scan_key(DType::int8, DType::int64), cg::scan_key(DType::uint8, DType::uint64));
   EXPECT_NE(cg::scan_key(DType::int8, DType::int64), cg::scan_key(DType::int8, DType::int8));
   EXPECT_EQ(cg::scan_key(DType::int64, DType::int64), "xp-scan-2:int64");  // the default keeps its key
+  // Products: keys and sources of their own, the same kernels with * and 1.
+  EXPECT_EQ(cg::scan_key(DType::int64, DType::int64, ReduceOp::prod), "xp-scan-2:prod:int64");
+  EXPECT_NE(cg::scan_source(DType::float32, DType::float32, ReduceOp::prod),
+            cg::scan_source(DType::float32, DType::float32));
+  EXPECT_NE(cg::scan_source(DType::int8, DType::int8, ReduceOp::prod).find("((x) * (y))"), std::string::npos);
+  EXPECT_THROW(cg::scan_source(DType::float32, DType::float32, ReduceOp::max), xp::ValueError);
+  EXPECT_THROW(cg::scan_source(DType::int32, DType::int16, ReduceOp::prod), xp::ValueError);
   EXPECT_THROW(cg::scan_source(DType::float32, DType::int32), xp::ValueError);
   EXPECT_THROW(cg::scan_source(DType::int32, DType::int16), xp::ValueError);
   EXPECT_THROW(cg::scan_source(DType::bool_, DType::bool_), xp::ValueError);
@@ -1014,13 +1021,16 @@ TEST(CudaReduceSource, EveryScanCompilesForSm90) {
   XP_REQUIRE_NVRTC();
   const auto pairs = scan_pairs();
   EXPECT_EQ(pairs.size(), std::size(kDTypes) + 6);  // int8 to int32, uint8 to uint32 also wrap in their own
-  const auto failures = run_parallel(pairs.size(), [&](std::size_t i) -> std::string {
-    const auto [t, o] = pairs[i];
-    const std::string what = std::string(xp::name(t)) + " to " + std::string(xp::name(o));
+  // Every pair as a cumulative sum, then as a cumulative product.
+  const auto failures = run_parallel(2 * pairs.size(), [&](std::size_t i) -> std::string {
+    const auto [t, o] = pairs[i % pairs.size()];
+    const ReduceOp op = i < pairs.size() ? ReduceOp::sum : ReduceOp::prod;
+    const std::string what = std::string(op == ReduceOp::sum ? "sum of " : "product of ") + std::string(xp::name(t)) +
+                             " to " + std::string(xp::name(o));
     xp::ProgramOptions opt;
     opt.name = "xp_reduce.cu";
     opt.options = cg::nvrtc_options();
-    xp::Program prog(cg::scan_source(t, o), opt);
+    xp::Program prog(cg::scan_source(t, o, op), opt);
     try {
       const auto stats = prog.compile(xp::Arch::sm(90));
       if (stats.log.find("warning") != std::string::npos) return what + ":\n" + stats.log;
@@ -1815,6 +1825,36 @@ TEST(CudaReduceGpu, CumulativeSumMatchesTheCpuBitForBit) {
       if (k.shape.size() == 2) {  // a transposed view
         expect_same(xp::cumulative_sum(g.T(), 1 - k.axis), xp::cumulative_sum(c.T(), 1 - k.axis),
                     std::string("cumulative_sum of a transpose ") + std::string(xp::name(t)));
+      }
+    }
+  }
+}
+
+// Products run in the scans' kernels with * for +: the CPU's order, so the same bits (integers wrap,
+// floats overflow to inf and underflow to 0 exactly where the CPU's running product does).
+TEST(CudaReduceGpu, CumulativeProdMatchesTheCpuBitForBit) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  const ShapeAxis cases[] = {{{5000}, 0},     {{300, 257}, 0},  {{300, 257}, 1}, {{40000, 3}, 0},
+                             {{40000, 3}, 1}, {{2000, 100}, 1}, {{0, 4}, 1},     {{4, 0}, 1}};
+  std::uint64_t seed = 500;
+  for (DType t : kDTypes) {
+    for (const ShapeAxis& k : cases) {
+      const Array c = make_input(t, k.shape, seed++, false);
+      const Array g = c.to_device(gpu);
+      for (bool initial : {false, true}) {
+        const std::string what = std::string("cumulative_prod ") + std::string(xp::name(t)) + " axis " +
+                                 std::to_string(k.axis) + " of " + std::to_string(k.shape[0]) +
+                                 (initial ? " include_initial" : "");
+        expect_same(xp::cumulative_prod(g, k.axis, std::nullopt, initial),
+                    xp::cumulative_prod(c, k.axis, std::nullopt, initial), what);
+        if (t != DType::bool_ && xp::kind(t) != xp::DTypeKind::floating)
+          expect_same(xp::cumulative_prod(g, k.axis, t, initial), xp::cumulative_prod(c, k.axis, t, initial),
+                      what + " dtype=" + std::string(xp::name(t)));
+      }
+      if (k.shape.size() == 2) {
+        expect_same(xp::cumulative_prod(g.T(), 1 - k.axis), xp::cumulative_prod(c.T(), 1 - k.axis),
+                    std::string("cumulative_prod of a transpose ") + std::string(xp::name(t)));
       }
     }
   }

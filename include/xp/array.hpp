@@ -368,6 +368,15 @@ XP_API Array linspace(double start, double stop, std::int64_t num, bool endpoint
 // Ones on the k-th diagonal of an n x m matrix (m defaults to n).
 XP_API Array eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int64_t k = 0,
                  DType dtype = DType::float64, const DeviceArg& device = std::nullopt);
+// Coordinate matrices from 1-D coordinate vectors (any number; 0-d arrays count as one element):
+// indexing "xy" (Cartesian, the default: the first two outputs' axes swapped) or "ij" (matrix).
+// Every output has the promoted dtype of the inputs and is a broadcast view (read-only in spirit:
+// write to a copy). A ValueError for another indexing, an input of more than one dimension.
+XP_API std::vector<Array> meshgrid(const std::vector<Array>& arrays, const std::string& indexing = "xy");
+// The lower (tril) or upper (triu) triangle of the last two axes, batched over the others: the
+// elements on and below (above) the k-th diagonal kept, the others zero. A new array.
+XP_API Array tril(const Array& x, std::int64_t k = 0);
+XP_API Array triu(const Array& x, std::int64_t k = 0);
 
 // A copy of host data (C order) as an array of `shape` (default 1-D). The pointer form reads the
 // shape's size of elements at `data`; the forms that know how many values they have (a count, a
@@ -515,6 +524,49 @@ XP_API Array take(const Array& a, const Array& indices, std::optional<int> axis 
 XP_API void copyto(const Array& dst, const Operand& src);
 XP_API Array astype(const Array& a, DType dtype);
 XP_API DType result_type(const Operand& a, const Operand& b);
+// One argument of the n-ary result_type: an array, a dtype, or a C++ number (weak, applied after
+// the arrays and dtypes, as NEP 50). An argument type only, as Operand.
+class TypeArg {
+ public:
+  TypeArg(const Array& a) noexcept : array_(&a) {}  // NOLINT: implicit by design
+  TypeArg(DType t) noexcept : dtype_(t) {}          // NOLINT
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  TypeArg(T v) noexcept : scalar_(Scalar(v)) {}  // NOLINT
+  TypeArg(Scalar s) noexcept : scalar_(s) {}     // NOLINT
+  const Array* array() const noexcept { return array_; }
+  std::optional<DType> dtype() const noexcept { return dtype_; }
+  const std::optional<Scalar>& scalar() const noexcept { return scalar_; }
+
+ private:
+  const Array* array_ = nullptr;
+  std::optional<DType> dtype_;
+  std::optional<Scalar> scalar_;
+};
+// The promoted dtype of every argument at once, as np.result_type (arrays and dtypes promoted all
+// together as concat's operands are, then the weak scalars). No array or dtype: a ValueError.
+XP_API DType result_type(std::initializer_list<TypeArg> args);
+XP_API DType result_type(const std::vector<TypeArg>& args);
+// Whether x's dtype converts to `to` (can_cast of dtypes).
+XP_API bool can_cast(const Array& x, DType to);
+// Arrays (each broadcast to the shapes' common shape, as views).
+XP_API std::vector<Array> broadcast_arrays(const std::vector<Array>& arrays);
+// Axes moved to new positions, the others kept in order (a view, permute_dims). Each list holds
+// distinct axes, both of one length; negative counts from the end.
+XP_API Array moveaxis(const Array& x, int source, int destination);
+XP_API Array moveaxis(const Array& x, const std::vector<int>& source, const std::vector<int>& destination);
+// Each element repeated `repeats` times (or repeats[i] times: an integer array of one element, or
+// of the axis's length; no negative count) along axis, or along the flattened array by default.
+XP_API Array repeat(const Array& x, std::int64_t repeats, std::optional<int> axis = std::nullopt);
+XP_API Array repeat(const Array& x, const Array& repeats, std::optional<int> axis = std::nullopt);
+// Elements shifted by `shift` along axis (wrapping around), or along the flattened array (the shape
+// kept) by default; several shifts and axes together (one shift may go with several axes).
+XP_API Array roll(const Array& x, std::int64_t shift, std::optional<int> axis = std::nullopt);
+XP_API Array roll(const Array& x, const std::vector<std::int64_t>& shift, const std::vector<int>& axis);
+// x repeated along each axis (`repetitions` aligned to the last axes; the shorter of the two is
+// padded with leading 1s). No negative repetition.
+XP_API Array tile(const Array& x, const std::vector<std::int64_t>& repetitions);
+// The sub-arrays along axis, as views (the inverse of stack).
+XP_API std::vector<Array> unstack(const Array& x, int axis = 0);
 
 // ---- elementwise (lazy) --------------------------------------------------------------------------
 #define XP_UNARY_(name) XP_API Array name(const Operand& x, const Out& out = {});
@@ -540,6 +592,9 @@ XP_UNARY_(atan)
 XP_UNARY_(sinh)
 XP_UNARY_(cosh)
 XP_UNARY_(tanh)
+XP_UNARY_(acosh)
+XP_UNARY_(asinh)
+XP_UNARY_(atanh)
 XP_UNARY_(floor)
 XP_UNARY_(ceil)
 XP_UNARY_(round)
@@ -547,6 +602,8 @@ XP_UNARY_(trunc)
 XP_UNARY_(isnan)
 XP_UNARY_(isinf)
 XP_UNARY_(isfinite)
+XP_UNARY_(signbit)     // the sign bit of a float (-0.0 and NaNs too); integers: x < 0; bool: false
+XP_UNARY_(reciprocal)  // 1 / x, exactly rounded; integers and bool as sqrt (the smallest float)
 XP_UNARY_(logical_not)
 XP_UNARY_(bitwise_invert)
 XP_BINARY_(add)
@@ -557,6 +614,10 @@ XP_BINARY_(floor_divide)
 XP_BINARY_(remainder)
 XP_BINARY_(pow)
 XP_BINARY_(atan2)
+XP_BINARY_(hypot)
+XP_BINARY_(copysign)   // x's magnitude with y's sign bit, exact
+XP_BINARY_(nextafter)  // the next value of the result's float dtype after x toward y (float16 too)
+XP_BINARY_(logaddexp)  // log(exp(x) + exp(y)) without overflow, as NumPy's
 XP_BINARY_(minimum)
 XP_BINARY_(maximum)
 XP_BINARY_(equal)
@@ -623,6 +684,14 @@ XP_API Array argmin(const Array& a, std::optional<int> axis = std::nullopt, bool
 XP_API Array argmax(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
 XP_API Array cumulative_sum(const Array& a, std::optional<int> axis = std::nullopt,
                             std::optional<DType> dtype = std::nullopt, bool include_initial = false);
+// The running product, as cumulative_sum (dtypes as prod; include_initial adds a leading 1).
+XP_API Array cumulative_prod(const Array& a, std::optional<int> axis = std::nullopt,
+                             std::optional<DType> dtype = std::nullopt, bool include_initial = false);
+// The n-th discrete difference along axis (x[1:] - x[:-1], n times), with `prepend` and `append`
+// (arrays, or scalars broadcast to one slice) joined to x along axis first. bool differences are
+// not_equal, as NumPy's. n = 0 gives x (after prepend and append).
+XP_API Array diff(const Array& x, int axis = -1, int n = 1, const std::optional<Operand>& prepend = std::nullopt,
+                  const std::optional<Operand>& append = std::nullopt);
 
 // ---- linear algebra ------------------------------------------------------------------------------
 // Batched over leading dimensions (broadcast); 1-D operands as NumPy (prepended / appended 1).
@@ -631,6 +700,10 @@ XP_API Array cumulative_sum(const Array& a, std::optional<int> axis = std::nullo
 XP_API Array matmul(const Array& a, const Array& b);
 XP_API Array matmul(const Array& a, const Array& b, MatmulPrecision precision);
 XP_API Array vecdot(const Array& a, const Array& b, int axis = -1);
+// Sums of products over the last `axes` axes of a and the first `axes` of b, or over the listed
+// pairs of axes (equal extents): permute_dims, reshape and one matmul.
+XP_API Array tensordot(const Array& a, const Array& b, int axes = 2);
+XP_API Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a, const std::vector<int>& axes_b);
 
 // ---- random numbers ----------------------------------------------------------------------------
 namespace random {

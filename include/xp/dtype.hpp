@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -47,6 +48,32 @@ enum class ScalarKind : std::uint8_t { boolean, integer, floating };
 XP_API DType result_type(DType array, ScalarKind scalar) noexcept;
 XP_API bool value_fits(DType t, long long value) noexcept;
 XP_API bool value_fits(DType t, unsigned long long value) noexcept;
+
+// The Array API's dtype functions.
+// Whether `from` converts to `to` under the promotion rules (result_type(from, to) == to): bool to
+// anything, within a kind to a wider type, integers to floats that hold them; never float to integer.
+XP_API bool can_cast(DType from, DType to) noexcept;
+// Facts of a floating dtype (TypeError for another): bits, eps (the gap above 1), the largest finite
+// value, the smallest (its negative), the smallest positive normal number.
+struct FInfo {
+  int bits;
+  double eps, max, min, smallest_normal;
+  DType dtype;
+};
+XP_API FInfo finfo(DType t);
+// Facts of an integer dtype (TypeError for another): bits and the range; uint64's max is 2^64 - 1.
+struct IInfo {
+  int bits;
+  long long min;
+  unsigned long long max;
+  DType dtype;
+};
+XP_API IInfo iinfo(DType t);
+// Whether t is of a kind, the standard's names: "bool", "signed integer", "unsigned integer",
+// "integral", "real floating" (float16 and bfloat16 too), "complex floating" (none yet), "numeric";
+// or of any of several kinds. An unknown kind is a ValueError naming it.
+XP_API bool isdtype(DType t, std::string_view kind);
+XP_API bool isdtype(DType t, std::initializer_list<std::string_view> kinds);
 
 // xp's own 16-bit floating storage types: conversion from float rounds to nearest, ties to even;
 // arithmetic is done in float32 and rounded back after every operation.

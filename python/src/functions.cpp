@@ -45,6 +45,25 @@ std::optional<int> opt_axis(nb::handle h) {
   return nb::cast<int>(h);
 }
 
+// An int or a sequence of ints (moveaxis, roll).
+template <class T>
+std::vector<T> int_or_ints(nb::handle h, const char* what) {
+  if (nb::isinstance<nb::int_>(h)) return {nb::cast<T>(h)};
+  std::vector<T> v;
+  try {
+    for (nb::handle e : h) v.push_back(nb::cast<T>(e));
+  } catch (const nb::cast_error&) {
+    throw nb::type_error((std::string("xp.") + what + ": expected an int or a tuple of ints").c_str());
+  }
+  return v;
+}
+
+nb::list to_list(const std::vector<xp::Array>& v) {
+  nb::list l;
+  for (const xp::Array& a : v) l.append(nb::cast(a));
+  return l;
+}
+
 }  // namespace
 
 void register_functions(nb::module_& m) {
@@ -173,6 +192,11 @@ void register_functions(nb::module_& m) {
   XP_UNARY_(sinh, "sinh")
   XP_UNARY_(cosh, "cosh")
   XP_UNARY_(tanh, "tanh")
+  XP_UNARY_(acosh, "acosh")
+  XP_UNARY_(asinh, "asinh")
+  XP_UNARY_(atanh, "atanh")
+  XP_UNARY_(signbit, "signbit")
+  XP_UNARY_(reciprocal, "reciprocal")
   XP_UNARY_(floor, "floor")
   XP_UNARY_(ceil, "ceil")
   XP_UNARY_(round, "round")
@@ -190,6 +214,10 @@ void register_functions(nb::module_& m) {
   XP_BINARY_(remainder, "remainder")
   XP_BINARY_(pow, "pow")
   XP_BINARY_(atan2, "atan2")
+  XP_BINARY_(hypot, "hypot")
+  XP_BINARY_(copysign, "copysign")
+  XP_BINARY_(nextafter, "nextafter")
+  XP_BINARY_(logaddexp, "logaddexp")
   XP_BINARY_(minimum, "minimum")
   XP_BINARY_(maximum, "maximum")
   XP_BINARY_(equal, "equal")
@@ -291,8 +319,88 @@ void register_functions(nb::module_& m) {
         return xp::cumulative_sum(x, opt_axis(axis), to_dtype(dtype), include_initial);
       },
       arg("x"), nb::kw_only(), arg("axis") = none, arg("dtype") = none, arg("include_initial") = false);
+  m.def(
+      "cumulative_prod",
+      [](const xp::Array& x, nb::handle axis, nb::handle dtype, bool include_initial) {
+        return xp::cumulative_prod(x, opt_axis(axis), to_dtype(dtype), include_initial);
+      },
+      arg("x"), nb::kw_only(), arg("axis") = none, arg("dtype") = none, arg("include_initial") = false);
+  m.def(
+      "diff",
+      [](const xp::Array& x, int axis, int n, nb::handle prepend, nb::handle append) {
+        std::optional<Arg> p, a;
+        if (!prepend.is_none()) p.emplace(prepend);
+        if (!append.is_none()) a.emplace(append);
+        return xp::diff(x, axis, n, p ? std::optional<xp::Operand>(**p) : std::nullopt,
+                        a ? std::optional<xp::Operand>(**a) : std::nullopt);
+      },
+      arg("x"), nb::kw_only(), arg("axis") = -1, arg("n") = 1, arg("prepend") = none, arg("append") = none);
+
+  // ---- creation from other arrays ----
+  m.def(
+      "meshgrid",
+      [](nb::args arrays, const std::string& indexing) { return to_list(xp::meshgrid(to_arrays(arrays), indexing)); },
+      arg("arrays"), arg("indexing") = "xy");
+  // k is any Python int, as eye's: a diagonal past either edge keeps all or nothing, as one at the
+  // edge of int64's range does.
+  auto any_k = [](nb::int_ k) {
+    std::int64_t v = 0;
+    if (!nb::try_cast<std::int64_t>(k, v)) v = k > nb::int_(0) ? INT64_MAX : INT64_MIN;
+    return v;
+  };
+  m.def(
+      "tril", [any_k](const xp::Array& x, nb::int_ k) { return xp::tril(x, any_k(k)); }, arg("x"), nb::kw_only(),
+      arg("k") = 0);
+  m.def(
+      "triu", [any_k](const xp::Array& x, nb::int_ k) { return xp::triu(x, any_k(k)); }, arg("x"), nb::kw_only(),
+      arg("k") = 0);
 
   // ---- manipulation ----
+  m.def("broadcast_arrays", [](nb::args arrays) { return to_list(xp::broadcast_arrays(to_arrays(arrays))); });
+  m.def(
+      "moveaxis",
+      [](const xp::Array& x, nb::handle source, nb::handle destination) {
+        return xp::moveaxis(x, int_or_ints<int>(source, "moveaxis"), int_or_ints<int>(destination, "moveaxis"));
+      },
+      arg("x"), arg("source"), arg("destination"));
+  m.def(
+      "repeat",
+      [](const xp::Array& x, nb::handle repeats, nb::handle axis) {
+        if (nb::isinstance<xp::Array>(repeats)) return xp::repeat(x, arr(repeats), opt_axis(axis));
+        if (!nb::isinstance<nb::int_>(repeats) || nb::isinstance<nb::bool_>(repeats))
+          throw nb::type_error("xp.repeat: repeats must be an int or an integer array");
+        return xp::repeat(x, nb::cast<std::int64_t>(repeats), opt_axis(axis));
+      },
+      arg("x"), arg("repeats"), nb::kw_only(), arg("axis") = none);
+  m.def(
+      "roll",
+      [](const xp::Array& x, nb::handle shift, nb::handle axis) {
+        if (axis.is_none()) {
+          if (!nb::isinstance<nb::int_>(shift)) {
+            // Several shifts without axes roll the flattened array by their sum, as NumPy.
+            std::int64_t total = 0;
+            for (std::int64_t s : int_or_ints<std::int64_t>(shift, "roll")) total += s;
+            return xp::roll(x, total);
+          }
+          return xp::roll(x, nb::cast<std::int64_t>(shift));
+        }
+        return xp::roll(x, int_or_ints<std::int64_t>(shift, "roll"), int_or_ints<int>(axis, "roll"));
+      },
+      arg("x"), arg("shift"), nb::kw_only(), arg("axis") = none);
+  m.def(
+      "tile",
+      [](const xp::Array& x, nb::handle repetitions) {
+        return xp::tile(x, int_or_ints<std::int64_t>(repetitions, "tile"));
+      },
+      arg("x"), arg("repetitions"));
+  m.def(
+      "unstack",
+      [](const xp::Array& x, int axis) {
+        const std::vector<xp::Array> parts = xp::unstack(x, axis);
+        nb::list l = to_list(parts);
+        return nb::tuple(l);
+      },
+      arg("x"), nb::kw_only(), arg("axis") = 0);
   m.def(
       "reshape",
       [](const xp::Array& x, nb::handle shape, nb::handle copy) {
@@ -351,20 +459,32 @@ void register_functions(nb::module_& m) {
         return d && *d != r.device() ? r.to_device(*d) : r;
       },
       arg("x"), arg("dtype"), nb::kw_only(), arg("copy") = true, arg("device") = none);
-  m.def("_result_type2", [](nb::handle a, nb::handle b) {
-    // Two dtypes, a dtype and an array or scalar, or two arrays: the core's promotion.
-    auto as_dtype = [](nb::handle h) -> std::optional<xp::DType> {
-      if (nb::isinstance<PyDType>(h)) return nb::cast<PyDType&>(h).dtype;
-      if (nb::isinstance<xp::Array>(h)) return nb::cast<xp::Array&>(h).dtype();
-      return std::nullopt;
-    };
-    const auto da = as_dtype(a), db = as_dtype(b);
-    if (da && db) return dtype_object(xp::result_type(*da, *db));
-    xp::Scalar s(0);
-    if (da && to_scalar(b, s)) return dtype_object(xp::result_type(*da, s.kind()));
-    if (db && to_scalar(a, s)) return dtype_object(xp::result_type(*db, s.kind()));
-    throw nb::type_error("xp.result_type: give arrays, dtypes and at most Python scalars beside them");
+  // The dtype functions of the core (python/xp/_namespace.py wraps them in the standard's objects).
+  m.def("_result_type", [](nb::args args) {
+    std::vector<xp::TypeArg> v;
+    for (nb::handle h : args) {
+      xp::Scalar s(0);
+      if (nb::isinstance<PyDType>(h))
+        v.emplace_back(nb::cast<PyDType&>(h).dtype);
+      else if (nb::isinstance<xp::Array>(h))
+        v.emplace_back(nb::cast<xp::Array&>(h));
+      else if (to_scalar(h, s))
+        v.emplace_back(s);
+      else
+        throw nb::type_error("xp.result_type: give arrays, dtypes and at most Python scalars beside them");
+    }
+    return dtype_object(xp::result_type(v));
   });
+  m.def("_can_cast", [](const PyDType& from, const PyDType& to) { return xp::can_cast(from.dtype, to.dtype); });
+  m.def("_finfo", [](const PyDType& t) {
+    const xp::FInfo f = xp::finfo(t.dtype);
+    return nb::make_tuple(f.bits, f.eps, f.max, f.min, f.smallest_normal);
+  });
+  m.def("_iinfo", [](const PyDType& t) {
+    const xp::IInfo i = xp::iinfo(t.dtype);
+    return nb::make_tuple(i.bits, i.max, i.min);
+  });
+  m.def("_isdtype", [](const PyDType& t, const std::string& kind) { return xp::isdtype(t.dtype, kind); });
   m.def(
       "copyto", [](const xp::Array& dst, nb::handle src) { xp::copyto(dst, *Arg(src)); }, arg("dst"), arg("src"));
   m.def("eval", [](nb::args arrays) {
@@ -377,6 +497,16 @@ void register_functions(nb::module_& m) {
   m.def(
       "vecdot", [](const xp::Array& a, const xp::Array& b, int axis) { return xp::vecdot(a, b, axis); }, arg("x1"),
       arg("x2"), nb::kw_only(), arg("axis") = -1);
+  m.def(
+      "tensordot",
+      [](const xp::Array& a, const xp::Array& b, nb::handle axes) {
+        if (nb::isinstance<nb::int_>(axes)) return xp::tensordot(a, b, nb::cast<int>(axes));
+        std::vector<std::vector<int>> pair;
+        for (nb::handle h : axes) pair.push_back(int_or_ints<int>(h, "tensordot"));
+        if (pair.size() != 2) throw nb::type_error("xp.tensordot: axes must be an int or a pair of sequences of ints");
+        return xp::tensordot(a, b, pair[0], pair[1]);
+      },
+      arg("x1"), arg("x2"), nb::kw_only(), arg("axes") = 2);
 
   // ---- files ----
   m.def(

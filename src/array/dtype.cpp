@@ -7,7 +7,10 @@
 #include <cstring>
 #include <ostream>
 #include <span>
+#include <string>
 #include <utility>
+
+#include "xp/error.hpp"
 
 namespace xp {
 
@@ -240,6 +243,59 @@ float bfloat16_bits_to_float(std::uint16_t h) noexcept {
   std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) x |= 0x00400000u;  // NaN made quiet, as the hardware does
   return bits_float(x);
+}
+
+}  // namespace xp
+
+namespace xp {
+
+bool can_cast(DType from, DType to) noexcept {
+  return result_type(from, to) == to;
+}
+
+FInfo finfo(DType t) {
+  switch (t) {
+    case DType::float16:
+      return {16, 0x1p-10, 65504.0, -65504.0, 0x1p-14, t};
+    case DType::bfloat16:
+      return {16, 0x1p-7, 0x1.FEp127, -0x1.FEp127, 0x1p-126, t};
+    case DType::float32:
+      return {32, 0x1p-23, 0x1.FFFFFEp127, -0x1.FFFFFEp127, 0x1p-126, t};
+    case DType::float64:
+      return {64, 0x1p-52, 0x1.FFFFFFFFFFFFFp1023, -0x1.FFFFFFFFFFFFFp1023, 0x1p-1022, t};
+    default:
+      throw ValueError("finfo: " + std::string(name(t)) + " is not a floating dtype");
+  }
+}
+
+IInfo iinfo(DType t) {
+  const int bits = static_cast<int>(itemsize(t)) * 8;
+  if (kind(t) == DTypeKind::signed_integer) {
+    const unsigned long long max = (1ull << (bits - 1)) - 1;
+    return {bits, -static_cast<long long>(max) - 1, max, t};
+  }
+  if (kind(t) == DTypeKind::unsigned_integer) return {bits, 0, bits == 64 ? ~0ull : (1ull << bits) - 1, t};
+  throw ValueError("iinfo: " + std::string(name(t)) + " is not an integer dtype");
+}
+
+bool isdtype(DType t, std::string_view k) {
+  const DTypeKind c = kind(t);
+  if (k == "bool") return c == DTypeKind::boolean;
+  if (k == "signed integer") return c == DTypeKind::signed_integer;
+  if (k == "unsigned integer") return c == DTypeKind::unsigned_integer;
+  if (k == "integral") return c == DTypeKind::signed_integer || c == DTypeKind::unsigned_integer;
+  if (k == "real floating") return c == DTypeKind::floating;
+  if (k == "complex floating") return false;  // no complex dtypes yet
+  if (k == "numeric") return c != DTypeKind::boolean;
+  throw ValueError("isdtype: unknown kind '" + std::string(k) +
+                   "' (the kinds: 'bool', 'signed integer', 'unsigned integer', 'integral', 'real floating', "
+                   "'complex floating', 'numeric')");
+}
+
+bool isdtype(DType t, std::initializer_list<std::string_view> kinds) {
+  bool any = false;
+  for (std::string_view k : kinds) any = isdtype(t, k) || any;  // every kind checked: an unknown one is an error
+  return any;
 }
 
 }  // namespace xp

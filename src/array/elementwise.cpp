@@ -27,6 +27,10 @@ enum class Rule {
   shift,            // integers (bool as int8)
   where,
   fma,
+  nextafter,   // as float_fn, but float16 and bfloat16 stepped in their own format
+  signbit,     // floats: the sign bit; integers: x < 0; bool: false
+  logaddexp,   // as float_fn, composed of exact operations, exp and log1p
+  reciprocal,  // 1 / x with float_fn's dtype
 };
 
 bool is_float(DType t) {
@@ -343,6 +347,15 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
     auto a = args_as(d);
     return m.node(op, res, r.shape(), std::move(a[0]), std::move(a[1]), std::move(a[2]));
   };
+  // NumPy picks the first loop every operand converts to safely: a float common dtype is its own
+  // answer; integer arrays each need their smallest float (int8 with uint8: float16); a bool array
+  // that a weak integer made int64 needs float64.
+  auto float_of = [&](DType d) {
+    if (is_float(d)) return d;
+    bool all_bool = r.has_array;
+    for (const Operand* o : r.ops) all_bool = all_bool && (!o->is_array() || o->array().dtype() == DType::bool_);
+    return r.has_array && !(all_bool && d != DType::bool_) ? r.float_common : smallest_float(d);
+  };
   ImplPtr v;
   switch (rule) {
     case Rule::arith:
@@ -378,14 +391,7 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       v = compute(t, t);
       break;
     case Rule::float_fn:
-      // NumPy picks the first loop every operand converts to safely: a float common dtype is its
-      // own answer; integer arrays each need their smallest float (int8 with uint8: float16); a
-      // bool array that a weak integer made int64 needs float64.
-      if (!is_float(t)) {
-        bool all_bool = r.has_array;
-        for (const Operand* o : r.ops) all_bool = all_bool && (!o->is_array() || o->array().dtype() == DType::bool_);
-        t = r.has_array && !(all_bool && t != DType::bool_) ? r.float_common : smallest_float(t);
-      }
+      t = float_of(t);
       v = compute(t, t);
       break;
     case Rule::fma:
@@ -437,6 +443,52 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       check_scalars_fit(name, r, t);
       v = compute(t, t);
       break;
+    case Rule::nextafter: {
+      t = float_of(t);
+      auto a = args_as(t);
+      v = m.node(op, t, r.shape(), std::move(a[0]), std::move(a[1]));
+      break;
+    }
+    case Rule::signbit: {
+      const DType x = r.ops[0]->is_array() ? r.ops[0]->array().dtype() : t;
+      if (is_float(x)) {
+        v = compute(x, DType::bool_);
+      } else if (x == DType::bool_) {
+        v = m.node(Op::cast, DType::bool_, r.shape(), constant_arg(Scalar(false)));
+      } else {
+        LazyArg zero = m.cast(constant_arg(Scalar(0)), x);
+        v = m.node(Op::less, DType::bool_, r.shape(), m.arg(0, x), std::move(zero));
+      }
+      break;
+    }
+    case Rule::logaddexp: {
+      t = float_of(t);
+      // NumPy's npy_logaddexp: x + ln 2 where x == y (infinities of one sign included), else
+      // max(x, y) + log1p(exp(-|x - y|)), NaN propagating. Computed in the operands' dtype (float32
+      // for float16 and bfloat16, rounded once at the end).
+      const DType c = is_16bit_float(t) ? DType::float32 : t;
+      auto a = args_as(t);
+      LazyArg x = m.cast(std::move(a[0]), c), y = m.cast(std::move(a[1]), c);
+      const Shape& shape = r.shape();
+      auto node = [&](Op o, DType d, LazyArg p, LazyArg q = {}, LazyArg s3 = {}) {
+        return LazyArg{m.node(o, d, shape, std::move(p), std::move(q), std::move(s3))};
+      };
+      const LazyArg ln2 = m.cast(constant_arg(Scalar(0.693147180559945309417232121458176568)), c);
+      const LazyArg diff = node(Op::abs, c, node(Op::subtract, c, x, y));
+      const LazyArg tail = node(Op::log1p, c, node(Op::exp, c, node(Op::negative, c, diff)));
+      const LazyArg general = node(Op::add, c, node(Op::maximum, c, x, y), tail);
+      const LazyArg same = node(Op::add, c, x, ln2);
+      LazyArg res = node(Op::where, c, node(Op::equal, DType::bool_, x, y), same, general);
+      v = m.cast(std::move(res), t).array;
+      break;
+    }
+    case Rule::reciprocal: {
+      t = float_of(t);
+      const DType c = is_16bit_float(t) ? DType::float32 : t;
+      LazyArg one = m.cast(constant_arg(Scalar(1.0)), c);
+      v = m.cast(LazyArg{m.node(Op::divide, c, r.shape(), std::move(one), m.cast(m.arg(0, t), c))}, t).array;
+      break;
+    }
     case Rule::where: {
       // The condition is operand 0; x and y promote between themselves.
       const Resolved xy = resolve(name, {r.ops[1], r.ops[2]});
@@ -489,6 +541,10 @@ XP_UNARY_DEF(atan, atan, float_fn)
 XP_UNARY_DEF(sinh, sinh, float_fn)
 XP_UNARY_DEF(cosh, cosh, float_fn)
 XP_UNARY_DEF(tanh, tanh, float_fn)
+XP_UNARY_DEF(acosh, acosh, float_fn)
+XP_UNARY_DEF(asinh, asinh, float_fn)
+XP_UNARY_DEF(atanh, atanh, float_fn)
+XP_UNARY_DEF(signbit, signbit, signbit)
 XP_UNARY_DEF(floor, floor, rounding)
 XP_UNARY_DEF(ceil, ceil, rounding)
 XP_UNARY_DEF(round, round, rounding)
@@ -506,6 +562,10 @@ XP_BINARY_DEF(floor_divide, floor_divide, arith_int8_bool)
 XP_BINARY_DEF(remainder, remainder, arith_int8_bool)
 XP_BINARY_DEF(pow, pow, arith_int8_bool)
 XP_BINARY_DEF(atan2, atan2, float_fn)
+XP_BINARY_DEF(hypot, hypot, float_fn)
+XP_BINARY_DEF(copysign, copysign, float_fn)
+XP_BINARY_DEF(nextafter, nextafter, nextafter)
+XP_BINARY_DEF(logaddexp, add, logaddexp)
 XP_BINARY_DEF(minimum, minimum, arith)
 XP_BINARY_DEF(maximum, maximum, arith)
 XP_BINARY_DEF(equal, equal, compare)
@@ -527,6 +587,11 @@ XP_BINARY_DEF(bitwise_right_shift, right_shift, shift)
 
 Array positive(const Operand& x, const Out& out) {
   return detail::apply(detail::Op::cast, Rule::arith_no_bool, "positive", {&x}, out);
+}
+// 1 / x, exactly rounded: divide with the dtype rule of sqrt (integers -> the smallest float that
+// holds them), the weak 1 taking x's dtype.
+Array reciprocal(const Operand& x, const Out& out) {
+  return detail::apply(detail::Op::divide, Rule::reciprocal, "reciprocal", {&x}, out);
 }
 
 namespace {

@@ -106,12 +106,15 @@ Array argmax(const Array& a, std::optional<int> axis, bool keepdims) {
   return run_reduce(ReduceOp::argmax, a, axis ? Axes(*axis) : Axes(), keepdims, DType::int64, "argmax");
 }
 
-Array cumulative_sum(const Array& a_, std::optional<int> axis, std::optional<DType> dtype, bool include_initial) {
+namespace {
+// cumulative_sum and cumulative_prod: one backend scan, `op` sum or prod.
+Array cumulative(detail::ReduceOp op, const char* fn, const Array& a_, std::optional<int> axis,
+                 std::optional<DType> dtype, bool include_initial) {
   // A 0-d array is scanned as one element, as NumPy 2's cumulative_sum does (a 1-d result).
-  if (a_.ndim() == 0) return cumulative_sum(reshape(a_, {1}), axis, dtype, include_initial);
+  if (a_.ndim() == 0) return cumulative(op, fn, reshape(a_, {1}), axis, dtype, include_initial);
   const int nd = a_.ndim();
-  if (!axis && nd > 1) throw ValueError("cumulative_sum: axis is required for arrays of more than one dimension");
-  const int ax = detail::normalize_axis(axis ? *axis : 0, nd, "cumulative_sum");
+  if (!axis && nd > 1) throw ValueError(std::string(fn) + ": axis is required for arrays of more than one dimension");
+  const int ax = detail::normalize_axis(axis ? *axis : 0, nd, fn);
   Array a = dtype && *dtype != a_.dtype() ? a_.astype(*dtype) : a_;
   // An integer dtype is scanned into directly (the backends wrap in it), never through a 64-bit
   // temporary: 1 byte an element for int8, not 8.
@@ -123,8 +126,16 @@ Array cumulative_sum(const Array& a_, std::optional<int> axis, std::optional<DTy
   Shape shape = x->shape;
   if (include_initial) shape[ax] += 1;
   ImplPtr out = detail::new_array(t, shape, x->device);
-  x->backend->cumulative_sum(detail::view_of(*x), ax, detail::view_of(*out), include_initial);
+  x->backend->cumulative(op, detail::view_of(*x), ax, detail::view_of(*out), include_initial);
   return dtype && t != *dtype ? Array(out).astype(*dtype) : Array(out);
+}
+}  // namespace
+
+Array cumulative_sum(const Array& a, std::optional<int> axis, std::optional<DType> dtype, bool include_initial) {
+  return cumulative(detail::ReduceOp::sum, "cumulative_sum", a, axis, dtype, include_initial);
+}
+Array cumulative_prod(const Array& a, std::optional<int> axis, std::optional<DType> dtype, bool include_initial) {
+  return cumulative(detail::ReduceOp::prod, "cumulative_prod", a, axis, dtype, include_initial);
 }
 
 std::string_view to_string(MatmulPrecision precision) noexcept {

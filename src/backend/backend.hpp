@@ -52,7 +52,8 @@ class Backend {
     (void)op, (void)program, (void)axes, (void)out, (void)correction;
     return false;
   }
-  virtual void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) = 0;
+  // A running sum (op sum) or product (op prod) along axis: cumulative_sum, cumulative_prod.
+  virtual void cumulative(ReduceOp op, const View& in, int axis, const View& out, bool include_initial) = 0;
   // precision: what a float32 matmul may use (tf32 permits TF32, it does not require it); a backend
   // without a faster mode computes every precision as float32, and other dtypes ignore it.
   virtual void matmul(const View& a, const View& b, const View& out, MatmulPrecision precision) = 0;

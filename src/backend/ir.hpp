@@ -49,7 +49,10 @@ struct View {
 //   unary and binary arithmetic (negative .. trunc, add .. maximum, clip, fma): operands have the
 //                 result's dtype, which is never float16 or bfloat16 (those are computed in
 //                 float32: the array layer casts up, operates, and casts back)
-//   comparisons, isnan, isinf, isfinite: operands of one dtype (not float16 / bfloat16), result bool
+//   nextafter:    the exception to the above: float16 and bfloat16 operands are stepped in their own
+//                 format (its result in float32 would round back to the operand)
+//   comparisons, isnan, isinf, isfinite, signbit: operands of one dtype (not float16 / bfloat16),
+//                 result bool
 //   logical_*:    bool operands, bool result
 //   bitwise_*, shifts: integer or bool operands of the result's dtype (shifts: integers only)
 //   where:        a bool, b and c of the result's dtype (any dtype, float16 and bfloat16 included)
@@ -78,6 +81,9 @@ enum class Op : std::uint8_t {
   sinh,
   cosh,
   tanh,
+  acosh,
+  asinh,
+  atanh,
   floor,
   ceil,
   round,
@@ -85,6 +91,7 @@ enum class Op : std::uint8_t {
   isnan,
   isinf,
   isfinite,
+  signbit,  // float operands, bool result: the sign bit (of NaN and -0.0 too)
   logical_not,
   bitwise_invert,
   // binary
@@ -96,6 +103,9 @@ enum class Op : std::uint8_t {
   remainder,
   pow,
   atan2,
+  hypot,
+  copysign,   // a's magnitude with b's sign bit (exact)
+  nextafter,  // the next value of a's dtype after a toward b (exact; float16 and bfloat16 too)
   minimum,
   maximum,
   equal,

@@ -101,22 +101,24 @@ std::int64_t check_reduce_request(ReduceOp op, const View& in, std::span<const i
   return n;
 }
 
-void check_scan_request(const View& in, int axis, const View& out, bool include_initial) {
-  check_shape(in, "cumulative_sum");
+void check_scan_request(ReduceOp op, const View& in, int axis, const View& out, bool include_initial) {
+  if (op != ReduceOp::sum && op != ReduceOp::prod) throw ValueError("cumulative: only sum and prod scan");
+  const std::string fn = op == ReduceOp::sum ? "cumulative_sum" : "cumulative_prod";
+  check_shape(in, fn.c_str());
   if (axis < 0 || axis >= in.ndim)
     throw ValueError("axis " + std::to_string(axis) + " is out of bounds for " + dims_text(in.ndim));
-  if (out.ndim != in.ndim) throw ValueError("cumulative_sum: the output's dimensions differ from the input's");
+  if (out.ndim != in.ndim) throw ValueError(fn + ": the output's dimensions differ from the input's");
   for (int d = 0; d < in.ndim; ++d) {
     const std::int64_t want = in.shape[d] + (d == axis && include_initial ? 1 : 0);
     if (out.shape[d] != want)
-      throw ValueError("cumulative_sum: output dimension " + std::to_string(d) + " is " + std::to_string(out.shape[d]) +
+      throw ValueError(fn + ": output dimension " + std::to_string(d) + " is " + std::to_string(out.shape[d]) +
                        ", expected " + std::to_string(want));
   }
   if (!valid(in.dtype)) throw ValueError("reduce: unknown dtype");
-  const DType want = reduce_result_dtype(ReduceOp::sum, in.dtype);
+  const DType want = reduce_result_dtype(op, in.dtype);
   const bool integer = kind(in.dtype) == DTypeKind::signed_integer || kind(in.dtype) == DTypeKind::unsigned_integer;
   if (out.dtype != want && !(integer && out.dtype == in.dtype))
-    throw ValueError("cumulative_sum: the output dtype is " + std::string(name(out.dtype)) + ", expected " +
+    throw ValueError(fn + ": the output dtype is " + std::string(name(out.dtype)) + ", expected " +
                      std::string(name(want)) + (integer ? " or " + std::string(name(in.dtype)) : std::string()));
 }
 

@@ -70,9 +70,9 @@ struct ReduceDim {
 // the count left.
 int simplify_reduce_dims(ReduceDim* d, int n) noexcept;
 
-// Checks a cumulative sum of `in` along `axis` into `out` (Backend::cumulative_sum): out has in's
-// shape, plus one along axis when include_initial; out's dtype is sum's, or for an integer input
-// its own. Throws ValueError.
-void check_scan_request(const View& in, int axis, const View& out, bool include_initial);
+// Checks a cumulative sum or product (op sum or prod) of `in` along `axis` into `out`
+// (Backend::cumulative): out has in's shape, plus one along axis when include_initial; out's dtype
+// is sum's (prod's is the same), or for an integer input its own. Throws ValueError.
+void check_scan_request(ReduceOp op, const View& in, int axis, const View& out, bool include_initial);
 
 }  // namespace xp::detail

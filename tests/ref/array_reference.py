@@ -165,9 +165,11 @@ UFUNCS = {
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
+    "acosh": np.arccosh, "asinh": np.arcsinh, "atanh": np.arctanh, "hypot": np.hypot,
+    "copysign": np.copysign, "nextafter": np.nextafter, "signbit": np.signbit, "logaddexp": np.logaddexp,
 }
 TRANSCENDENTAL = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
-                  "atan", "sinh", "cosh", "tanh", "atan2", "pow"}
+                  "atan", "sinh", "cosh", "tanh", "atan2", "pow", "acosh", "asinh", "atanh", "hypot", "logaddexp"}
 
 
 def has_bf16(args):
@@ -191,6 +193,14 @@ def call_fn(fn, args, out):
         return out
     if fn in UFUNCS:
         return UFUNCS[fn](*args, **kw)
+    if fn == "reciprocal":
+        # xp's reciprocal is 1 / x in the float dtype sqrt would give (NumPy's integer reciprocal is an
+        # integer division).
+        x = args[0]
+        dt = np.asarray(x).dtype
+        if not is_float(dt):
+            x = np.asarray(x).astype(np.sqrt(np.zeros((), dt)).dtype)
+        return np.divide(1, x, **kw)
     if fn == "round":
         return np.round(args[0], **kw)
     if fn == "clip":
@@ -284,6 +294,15 @@ def spacing(a, dt):
     return np.nextafter(m, np.asarray(np.inf, dt)).astype(np.float64) - m.astype(np.float64)
 
 
+def logaddexp_approx(args, dt):
+    """logaddexp's reference (long double) and tolerance: 2 ulp of the result plus 8 ulp of ln 2, the
+    bound docs/semantics.md states (the error of the exp and log1p terms, at most ln 2, is absolute)."""
+    conv = [np.asarray(a).astype(np.float64).astype(LD) for a in args]
+    ref = np.asarray(np.logaddexp(*conv)).astype(np.float64)
+    tol = 2 * spacing(ref, dt) + 8 * spacing(np.log(2.0), dt)
+    return ref, tol
+
+
 def run_ew(c):
     fn = c["fn"]
     out_base = base_array(c["out"]) if "out" in c else None
@@ -302,6 +321,8 @@ def run_ew(c):
                 else:
                     k = 2 if plain.dtype.itemsize == 2 else 8
                     tol = np.maximum(k * spacing(want, plain.dtype), spacing(want, out.dtype))
+                    if fn == "logaddexp":
+                        tol = tol + 8 * spacing(np.log(2.0), plain.dtype)
     r = call_fn(fn, args, out)
     ans = {"result": enc(r)}
     if out_base is not None:
@@ -312,6 +333,10 @@ def run_ew(c):
             apply_views(ref_base, c["out"].get("views", []))[...] = np.asarray(want).astype(out.dtype).astype(np.float64)
             apply_views(tol_base, c["out"].get("views", []))[...] = np.nan_to_num(tol, nan=0.0)
             ans["base_approx"] = {"ref": hex64(ref_base), "tol": hex64(tol_base)}
+    if fn == "logaddexp" and is_float(np.asarray(r).dtype):
+        approx_ref, approx_tol = logaddexp_approx(args, np.asarray(r).dtype)
+        ans["approx"] = {"ref": hex64(approx_ref), "tol": hex64(np.broadcast_to(approx_tol, approx_ref.shape))}
+        ref = None
     if ref is not None:
         ans["ref"] = enc(ref)
     return ans
@@ -436,6 +461,8 @@ def run_reduce(c):
         r = getattr(np, fn)(x, axis=axis, keepdims=keep)
     elif fn == "cumulative_sum":
         r = np.cumulative_sum(x, axis=axis, dtype=dt, include_initial=c.get("include_initial", False))
+    elif fn == "cumulative_prod":
+        r = np.cumulative_prod(x, axis=axis, dtype=dt, include_initial=c.get("include_initial", False))
     else:
         raise SystemExit(f"unknown reduction {fn}")
     r = np.asarray(r)
@@ -445,7 +472,7 @@ def run_reduce(c):
     # Float results: a long double reference from the exact inputs, and a bound for any order of
     # summation: n eps of the sum of magnitudes (plus the final rounding).
     rt = r.dtype
-    xl = np.asarray(x).astype(rt).astype(LD) if fn in ("sum", "prod", "cumulative_sum") else np.asarray(x).astype(LD)
+    xl = np.asarray(x).astype(rt).astype(LD) if fn in ("sum", "prod", "cumulative_sum", "cumulative_prod") else np.asarray(x).astype(LD)
     e = eps(rt) if rt.itemsize > 2 else eps(np.dtype(np.float32))
     size = np.asarray(x).size
     n = size if axis is None else (math.prod(np.asarray(x).shape[a] for a in (axis if isinstance(axis, tuple) else (axis,))) if size else 0)
@@ -458,6 +485,9 @@ def run_reduce(c):
         elif fn == "cumulative_sum":
             ref = np.cumulative_sum(xl, axis=axis, include_initial=c.get("include_initial", False))
             tol = (n + 1) * e * np.cumulative_sum(np.abs(xl), axis=axis, include_initial=c.get("include_initial", False)) + last * np.abs(ref)
+        elif fn == "cumulative_prod":
+            ref = np.cumulative_prod(xl, axis=axis, include_initial=c.get("include_initial", False))
+            tol = (2 * n + 2) * e * np.abs(ref) + last * np.abs(ref)
         elif fn == "prod":
             ref = np.prod(xl, axis=axis, keepdims=keep)
             tol = (2 * n + 2) * e * np.abs(ref) + last * np.abs(ref)

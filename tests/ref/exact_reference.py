@@ -232,6 +232,7 @@ PREDICATE1 = {
     "isinf": (B + INTS + FLOATS, np.isinf),
     "isfinite": (B + INTS + FLOATS, np.isfinite),
     "logical_not": (B, np.logical_not),
+    "signbit": (FLOATS, np.signbit),
 }
 BINARY = {
     "add": (B + INTS + FLOATS, np.add),
@@ -248,6 +249,9 @@ BINARY = {
     "bitwise_xor": (B + INTS, np.bitwise_xor),
     "left_shift": (INTS, np.left_shift),
     "right_shift": (INTS, np.right_shift),
+    "copysign": (FLOATS, np.copysign),
+    # nextafter steps float16 and bfloat16 in their own formats (not through float32).
+    "nextafter": (FLOATS + ["float16", "bfloat16"], np.nextafter),
 }
 PREDICATE2 = {
     "equal": (B + INTS + FLOATS, np.equal),
@@ -333,6 +337,14 @@ def binary_ops(w):
                         own_vals = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
                         expected = np.where(neg, own_vals.astype(DT[t]), expected)
                         own = neg
+                elif op == "nextafter" and t in ("float16", "bfloat16"):
+                    # Every pair of the special values too: zeros, the extremes, infinities, NaN.
+                    sp = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 65504.0, -65504.0, 3e38, 6e-8,
+                                   1e-40, -1e-40, 2.0, 0.5], dtype=np.float64).astype(DT[t])
+                    sa, sb = np.meshgrid(sp, sp, indexing="ij")
+                    a = np.concatenate([a, sa.ravel()]).astype(DT[t])
+                    b = np.concatenate([b, sb.ravel()]).astype(DT[t])
+                    expected = fn(a, b)
                 elif op in ("left_shift", "right_shift"):
                     bits = np.iinfo(DT[t]).bits
                     counts = rng.integers(-2, bits + 3, size=len(b)).astype(DT[t])

@@ -225,8 +225,8 @@ class CpuBackend final : public Backend {
   void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) override {
     cpu::reduce(op, in, axes, out, correction);
   }
-  void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) override {
-    cpu::cumulative_sum(in, axis, out, include_initial);
+  void cumulative(ReduceOp op, const View& in, int axis, const View& out, bool include_initial) override {
+    cpu::cumulative(op, in, axis, out, include_initial);
   }
   // The CPU has no TF32: every precision computes as float32, bit for bit.
   void matmul(const View& a, const View& b, const View& out, MatmulPrecision) override { cpu::matmul(a, b, out); }

@@ -345,6 +345,40 @@ T float_divmod(T a, T b, T& mod) {
   return div - floordiv > T(0.5) ? floordiv + 1 : floordiv;
 }
 
+// C's nextafter written out on the bits (and so the same on every device): NaN if either is NaN,
+// b if a == b (+0 and -0 too), the smallest subnormal of b's sign from a zero, else one step of a's
+// magnitude up or down.
+template <class T>
+T next_after(T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  if (a == 0) return std::copysign(std::numeric_limits<T>::denorm_min(), b);
+  const U u = std::bit_cast<U>(a);
+  return std::bit_cast<T>(((a < b) == (a > 0)) ? U(u + 1) : U(u - 1));
+}
+
+// The same on float16 (BF false) or bfloat16 bits, compared through float32 (exact); a NaN result is
+// the format's default quiet NaN. Of two equal values (+0 and -0) float16 gives a, as NumPy's half
+// loop (npy_half_nextafter) does; bfloat16 gives b, as ml_dtypes and C do.
+template <bool BF>
+uint16_t next_after_16(uint16_t a, uint16_t b) {
+  const float fa = BF ? bfloat16_to_float(a) : half_to_float(a);
+  const float fb = BF ? bfloat16_to_float(b) : half_to_float(b);
+  if (fa != fa || fb != fb) return BF ? 0x7FC0u : 0x7E00u;
+  if (fa == fb) return BF ? b : a;
+  if ((a & 0x7FFFu) == 0) return static_cast<uint16_t>((b & 0x8000u) | 1u);
+  return static_cast<uint16_t>(((fa < fb) == (fa > 0)) ? a + 1u : a - 1u);
+}
+
+template <bool BF>
+void next_after_16_kernel(const void* const* in, void* out, int64_t n) {
+  const auto* a = static_cast<const uint16_t*>(in[0]);
+  const auto* b = static_cast<const uint16_t*>(in[1]);
+  auto* r = static_cast<uint16_t*>(out);
+  for (int64_t i = 0; i < n; ++i) r[i] = next_after_16<BF>(a[i], b[i]);
+}
+
 template <Op O, class T>
 auto apply(T a) {
   constexpr bool fp = std::is_floating_point_v<T>;
@@ -390,6 +424,11 @@ auto apply(T a) {
       return uint8_t(std::fabs(a) < std::numeric_limits<T>::infinity());
     else
       return uint8_t(1);
+  } else if constexpr (O == Op::signbit) {
+    if constexpr (fp)
+      return uint8_t(std::signbit(a) ? 1 : 0);
+    else
+      return uint8_t(a < 0);
   } else if constexpr (O == Op::logical_not) {
     return uint8_t(a == 0);
   } else {
@@ -457,6 +496,10 @@ auto apply(T a, T b) {
       base *= base;
     }
     return wrap<T>(r);
+  } else if constexpr (O == Op::copysign) {
+    return std::copysign(a, b);  // bits only: exact
+  } else if constexpr (O == Op::nextafter) {
+    return next_after(a, b);
   } else if constexpr (O == Op::minimum) {  // NaN propagating; of +0 and -0 the second, as NumPy
     if constexpr (fp)
       return (a < b || a != a) ? a : b;
@@ -642,6 +685,9 @@ constexpr unsigned defined_on(Op op) {
     case Op::sqrt:
     case Op::divide:
     case Op::fma:
+    case Op::signbit:
+    case Op::copysign:
+    case Op::nextafter:
       return kFloat;
     case Op::pow:
     case Op::bitwise_invert:
@@ -856,6 +902,8 @@ TileFn exact_tile_fn(Op op, DType operand, DType result) noexcept {
   if (op == Op::where) return operand == result ? where_fn(result) : nullptr;
   if (op < Op::negative || op > Op::fma) return nullptr;
   if (result != (bool_result(op) ? DType::bool_ : operand)) return nullptr;
+  if (op == Op::nextafter && operand == DType::float16) return &next_after_16_kernel<false>;
+  if (op == Op::nextafter && operand == DType::bfloat16) return &next_after_16_kernel<true>;
   if (is_bool(operand)) return bool_fn(op);
   constexpr int kArith = static_cast<int>(Op::fma) - static_cast<int>(Op::negative) + 1;
   return numeric_fn(op, operand, std::make_integer_sequence<int, kArith>{});

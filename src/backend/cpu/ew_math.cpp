@@ -47,19 +47,23 @@ enum Fn : int {
   kSinh,
   kCosh,
   kTanh,
+  kAcosh,
+  kAsinh,
+  kAtanh,
   kAtan2,  // binary from here on
   kPow,
+  kHypot,
   kFnCount
 };
 constexpr int kFirstBinary = kAtan2;
 
-[[maybe_unused]] constexpr const char* kFnName[kFnCount] = {"exp",  "expm1", "log",  "log1p", "log2", "log10",
-                                                            "sin",  "cos",   "tan",  "asin",  "acos", "atan",
-                                                            "sinh", "cosh",  "tanh", "atan2", "pow"};
+[[maybe_unused]] constexpr const char* kFnName[kFnCount] = {
+    "exp",  "expm1", "log",  "log1p", "log2",  "log10", "sin",   "cos",   "tan", "asin", "acos",
+    "atan", "sinh",  "cosh", "tanh",  "acosh", "asinh", "atanh", "atan2", "pow", "hypot"};
 
-constexpr Op kFnOp[kFnCount] = {Op::exp,  Op::expm1, Op::log,  Op::log1p, Op::log2, Op::log10,
-                                Op::sin,  Op::cos,   Op::tan,  Op::asin,  Op::acos, Op::atan,
-                                Op::sinh, Op::cosh,  Op::tanh, Op::atan2, Op::pow};
+constexpr Op kFnOp[kFnCount] = {Op::exp,  Op::expm1, Op::log,   Op::log1p, Op::log2,  Op::log10, Op::sin,
+                                Op::cos,  Op::tan,   Op::asin,  Op::acos,  Op::atan,  Op::sinh,  Op::cosh,
+                                Op::tanh, Op::acosh, Op::asinh, Op::atanh, Op::atan2, Op::pow,   Op::hypot};
 
 int fn_index(Op op) noexcept {
   for (int f = 0; f < kFnCount; ++f)
@@ -74,12 +78,13 @@ using D1 = double (*)(double);
 using F2 = float (*)(float, float);
 using D2 = double (*)(double, double);
 
-const F1 kLibmF1[kFirstBinary] = {::expf, ::expm1f, ::logf,  ::log1pf, ::log2f, ::log10f, ::sinf, ::cosf,
-                                  ::tanf, ::asinf,  ::acosf, ::atanf,  ::sinhf, ::coshf,  ::tanhf};
-const D1 kLibmD1[kFirstBinary] = {::exp, ::expm1, ::log,  ::log1p, ::log2, ::log10, ::sin, ::cos,
-                                  ::tan, ::asin,  ::acos, ::atan,  ::sinh, ::cosh,  ::tanh};
-const F2 kLibmF2[kFnCount - kFirstBinary] = {::atan2f, ::powf};
-const D2 kLibmD2[kFnCount - kFirstBinary] = {::atan2, ::pow};
+const F1 kLibmF1[kFirstBinary] = {::expf,  ::expm1f, ::logf,  ::log1pf, ::log2f,  ::log10f,
+                                  ::sinf,  ::cosf,   ::tanf,  ::asinf,  ::acosf,  ::atanf,
+                                  ::sinhf, ::coshf,  ::tanhf, ::acoshf, ::asinhf, ::atanhf};
+const D1 kLibmD1[kFirstBinary] = {::exp,  ::expm1, ::log,  ::log1p, ::log2, ::log10, ::sin,   ::cos,   ::tan,
+                                  ::asin, ::acos,  ::atan, ::sinh,  ::cosh, ::tanh,  ::acosh, ::asinh, ::atanh};
+const F2 kLibmF2[kFnCount - kFirstBinary] = {::atan2f, ::powf, ::hypotf};
+const D2 kLibmD2[kFnCount - kFirstBinary] = {::atan2, ::pow, ::hypot};
 
 template <class T>
 auto libm_unary(int f) noexcept {
@@ -338,10 +343,13 @@ struct Bound {
 // clang-format off
 //                                         exp     expm1   log     log1p   log2    log10   sin     cos     tan
 constexpr Bound kVectorBound[kFnCount] = {{4, 4}, {3, 4}, {5, 3}, {3, 3}, {3, 3}, {3, 3}, {3, 4}, {3, 4}, {5, 4},
-//                                         asin    acos    atan    sinh    cosh    tanh    atan2   pow
-                                          {4, 4}, {4, 3}, {3, 3}, {3, 3}, {3, 3}, {2, 3}, {4, 4}, {3, 2}};
+//                                         asin    acos    atan    sinh    cosh    tanh    acosh   asinh   atanh
+                                          {4, 4}, {4, 3}, {3, 3}, {3, 3}, {3, 3}, {2, 3}, {4, 4}, {3, 3}, {3, 3},
+//                                         atan2   pow     hypot
+                                          {4, 4}, {3, 2}, {2, 3}};
 constexpr Bound kScalarBound[kFnCount] = {{2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}, {3, 3}, {2, 2}, {2, 2}, {2, 2},
-                                          {2, 2}, {2, 2}, {2, 2}, {3, 3}, {3, 3}, {3, 3}, {2, 2}, {2, 2}};
+                                          {2, 2}, {2, 2}, {2, 2}, {3, 3}, {3, 3}, {3, 3}, {3, 3}, {3, 3}, {3, 3},
+                                          {2, 2}, {2, 2}, {2, 2}};
 // clang-format on
 
 }  // namespace

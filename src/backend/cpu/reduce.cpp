@@ -1167,11 +1167,12 @@ SumIsa set_sum_isa(SumIsa isa) {
 
 namespace {
 
-// ---- cumulative sum ----
+// ---- cumulative sum and product ----
 
 // Narrow: an integer output of the input's own dtype, which keeps the low bits of the 64-bit running
 // sum: the values of accumulating in that dtype with wraparound, as NumPy's cumsum(dtype=) gives.
-template <class E, bool Narrow>
+// Prod: a running product (identity 1) instead of a sum.
+template <class E, bool Narrow, bool Prod>
 void cumsum_typed(const View& in, int axis, const View& out, bool include_initial) {
   using S = typename E::S;
   using A = SumAcc<E>;
@@ -1215,13 +1216,13 @@ void cumsum_typed(const View& in, int axis, const View& out, bool include_initia
         const std::byte* ip = in.data + ow.in + c0 * static_cast<i64>(sizeof(S));
         std::byte* op = out.data + ow.out + c0 * osize;
         if (include_initial)
-          for (i64 c = 0; c < w; ++c) put_out(op + c * osize, A{0});
+          for (i64 c = 0; c < w; ++c) put_out(op + c * osize, A{Prod ? 1 : 0});
         for (i64 i = 0; i < L; ++i) {
           const S* row = reinterpret_cast<const S*>(ip + i * sa);
           std::byte* orow = op + (i + first) * so;
           for (i64 c = 0; c < w; ++c) {
             const A v = static_cast<A>(E::value(row[c]));
-            acc[c] = i == 0 ? v : acc[c] + v;
+            acc[c] = i == 0 ? v : (Prod ? acc[c] * v : acc[c] + v);
             put_out(orow + c * osize, acc[c]);
           }
         }
@@ -1240,14 +1241,14 @@ void cumsum_typed(const View& in, int axis, const View& out, bool include_initia
     for (i64 t = b; t < e; ++t, w.next()) {
       const std::byte* ip = in.data + w.in;
       std::byte* op = out.data + w.out;
-      if (include_initial) put_out(op, A{0});
+      if (include_initial) put_out(op, A{Prod ? 1 : 0});
       op += first * so;
       A acc{};
       for (i64 i = 0; i < L; ++i) {
         S s;
         std::memcpy(&s, ip + i * sa, sizeof s);
         const A v = static_cast<A>(E::value(s));
-        acc = i == 0 ? v : acc + v;
+        acc = i == 0 ? v : (Prod ? acc * v : acc + v);
         put_out(op + i * so, acc);
       }
     }
@@ -1262,14 +1263,18 @@ void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& 
   dispatch(in.dtype, [&]<class E>() { reduce_typed<E>(op, g, correction); });
 }
 
-void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) {
-  check_scan_request(in, axis, out, include_initial);
+void cumulative(ReduceOp op, const View& in, int axis, const View& out, bool include_initial) {
+  check_scan_request(op, in, axis, out, include_initial);
+  const bool prod = op == ReduceOp::prod;
   dispatch(in.dtype, [&]<class E>() {
     if constexpr (kIsInt<E>) {
-      if (out.dtype != reduce_result_dtype(ReduceOp::sum, in.dtype))
-        return cumsum_typed<E, true>(in, axis, out, include_initial);
+      if (out.dtype != reduce_result_dtype(op, in.dtype)) {
+        return prod ? cumsum_typed<E, true, true>(in, axis, out, include_initial)
+                    : cumsum_typed<E, true, false>(in, axis, out, include_initial);
+      }
     }
-    cumsum_typed<E, false>(in, axis, out, include_initial);
+    prod ? cumsum_typed<E, false, true>(in, axis, out, include_initial)
+         : cumsum_typed<E, false, false>(in, axis, out, include_initial);
   });
 }
 

@@ -42,8 +42,13 @@ void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& 
 // plus one along axis when include_initial (a leading 0). out.dtype as for sum, or for an integer
 // input its own dtype (the running sum wraps in it: NumPy's cumsum(dtype=)). Sequential along
 // the axis (as NumPy), parallel across the other axes; float16/bfloat16 accumulate in float32 and
-// each output is the running float32 sum rounded.
-void cumulative_sum(const View& in, int axis, const View& out, bool include_initial);
+// each output is the running float32 sum rounded. `op` sum or prod: cumulative(ReduceOp::prod, ...)
+// is the running product (the Array API's cumulative_prod) in the same types and order, with a
+// leading 1 for include_initial; integers wrap as sum's do.
+void cumulative(ReduceOp op, const View& in, int axis, const View& out, bool include_initial);
+inline void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) {
+  cumulative(ReduceOp::sum, in, axis, out, include_initial);
+}
 
 // The vector instructions that compute the leaves of compensated float sums (sum, mean, var, std
 // of float16, bfloat16, float32, float64 runs). Every level computes the same arithmetic (the

@@ -19,16 +19,17 @@ namespace xp::detail::cpu {
 using TileFn = void (*)(const void* const* in, void* out, std::int64_t n);
 
 // Exactly rounded and integer operations (ew_exact.cpp): cast, negative, abs, sign, square, sqrt,
-// floor, ceil, round, trunc, isnan, isinf, isfinite, logical_not, bitwise_invert, add, subtract,
-// multiply, divide, floor_divide, remainder, pow (integer dtypes only), minimum, maximum,
+// floor, ceil, round, trunc, isnan, isinf, isfinite, signbit, logical_not, bitwise_invert, add,
+// subtract, multiply, divide, floor_divide, remainder, pow (integer dtypes only), copysign,
+// nextafter (float16 and bfloat16 too), minimum, maximum,
 // comparisons, logical_*, bitwise_*, shifts, where, clip, fma. `operand` is the dtype of operand 0
 // except for where (the dtype of b and c) and cast (the source). nullptr when the combination is not
 // defined by ir.hpp's rules.
 TileFn exact_tile_fn(Op op, DType operand, DType result) noexcept;
 
 // The transcendental functions (ew_math.cpp): exp, expm1, log, log1p, log2, log10, sin, cos, tan,
-// asin, acos, atan, sinh, cosh, tanh, atan2, pow (float32 and float64). SIMD where the CPU has it,
-// chosen at run time. nullptr for other combinations.
+// asin, acos, atan, sinh, cosh, tanh, acosh, asinh, atanh, atan2, pow, hypot (float32 and float64). SIMD where the CPU
+// has it, chosen at run time. nullptr for other combinations.
 TileFn math_tile_fn(Op op, DType operand, DType result) noexcept;
 
 // Either of the above.

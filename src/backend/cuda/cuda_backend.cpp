@@ -284,21 +284,22 @@ class CudaBackend final : public Backend {
                   &p);
     return true;
   }
-  // Sequential along the axis on the device (the CPU's order and bits), reduce_source.hpp.
-  void cumulative_sum(const View& in, int axis, const View& out, bool include_initial) override {
-    const ScanPlan plan = plan_scan(in, axis, out, include_initial, multiprocessors());  // checks first
+  // Sums and products, sequential along the axis on the device (the CPU's order and bits),
+  // reduce_source.hpp.
+  void cumulative(ReduceOp op, const View& in, int axis, const View& out, bool include_initial) override {
+    const ScanPlan plan = plan_scan(in, axis, out, include_initial, multiprocessors(), op);  // checks first
     if (plan.M == 0 || (plan.L == 0 && !include_initial)) return;
     if (!plan.on_device) {  // more merged axes than the kernels take, or misaligned data: exact, slow
       HostMirror hin = mirror(in, true), hout = mirror(out, true);
-      cpu_backend().cumulative_sum(hin.view, axis, hout.view, include_initial);
+      cpu_backend().cumulative(op, hin.view, axis, hout.view, include_initial);
       write_back(hout, out);
       return;
     }
     device_.activate();
     const DType t = plan.in_dtype, o = plan.out_dtype;
     ScanArgs args = scan_args(plan);
-    launch_one(kernels_.kernel(Generator::scan, scan_key(t, o), scan_kernel_name(plan.family),
-                               [t, o] { return scan_source(t, o); }),
+    launch_one(kernels_.kernel(Generator::scan, scan_key(t, o, op), scan_kernel_name(plan.family),
+                               [t, o, op] { return scan_source(t, o, op); }),
                scan_grid(plan), &args, sizeof args, stream());
   }
 

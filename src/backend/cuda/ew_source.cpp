@@ -232,7 +232,7 @@ std::string convert(DType from, DType to, const std::string& x) {
 // ---- which combinations exist (the CPU's exact_tile_fn and math_tile_fn) ----
 
 bool is_math(Op op) {
-  return (op >= Op::exp && op <= Op::tanh) || op == Op::atan2;
+  return (op >= Op::exp && op <= Op::atanh) || op == Op::atan2 || op == Op::hypot;
 }
 bool bool_result(Op op) {
   return (op >= Op::isnan && op <= Op::logical_not) || (op >= Op::equal && op <= Op::logical_xor);
@@ -273,9 +273,13 @@ bool bool_defined(Op op) {  // ew_exact.cpp's bool_fn
 bool numeric_defined(Op op, DType d) {  // ew_exact.cpp's defined_on, plus the math functions
   if (is_math(op)) return is_fp(d);
   switch (op) {
+    case Op::nextafter:
+      return is_fp(d) || is_half(d);
     case Op::sqrt:
     case Op::divide:
     case Op::fma:
+    case Op::signbit:
+    case Op::copysign:
       return is_fp(d);
     case Op::pow:
       return is_int(d) || is_fp(d);
@@ -347,8 +351,16 @@ const char* math_name(Op op) {
       return "cosh";
     case Op::tanh:
       return "tanh";
+    case Op::acosh:
+      return "acosh";
+    case Op::asinh:
+      return "asinh";
+    case Op::atanh:
+      return "atanh";
     case Op::atan2:
       return "atan2";
+    case Op::hypot:
+      return "hypot";
     default:
       return "pow";
   }
@@ -396,7 +408,8 @@ std::string float_expr(Op op, DType d, const std::string& a, const std::string& 
   const std::string N = f.name, S = f.suffix;
   if (is_math(op) || op == Op::pow) {
     if (op == Op::pow) return call("xp_pow" + S, {a, b});
-    return op == Op::atan2 ? call(std::string(math_name(op)) + S, {a, b}) : call(std::string(math_name(op)) + S, {a});
+    const bool binary = op == Op::atan2 || op == Op::hypot;
+    return binary ? call(std::string(math_name(op)) + S, {a, b}) : call(std::string(math_name(op)) + S, {a});
   }
   switch (op) {
     case Op::negative:
@@ -423,6 +436,12 @@ std::string float_expr(Op op, DType d, const std::string& a, const std::string& 
       return "((u8)(" + call("fabs" + S, {a}) + " == " + f.inf + "))";
     case Op::isfinite:
       return "((u8)(" + call("fabs" + S, {a}) + " < " + f.inf + "))";
+    case Op::signbit:
+      return "((u8)(signbit(" + a + ") ? 1 : 0))";
+    case Op::copysign:
+      return call("copysign" + S, {a, b});
+    case Op::nextafter:
+      return call("xp_nextafter_" + N, {a, b});
     case Op::add:
       return call(f.add, {a, b});
     case Op::subtract:
@@ -687,7 +706,9 @@ std::string element_function(const Desc& d) {
       e = "(" + a + " != 0 ? " + b + " : " + c + ")";  // the bits of b or c
     } else {
       const DType t = d.code[ins.a].dtype;
-      if (t == DType::bool_)
+      if (ins.op == Op::nextafter && is_half(t))
+        e = call("xp_nextafter_16", {a, b, t == DType::bfloat16 ? "1" : "0"});
+      else if (t == DType::bool_)
         e = bool_expr(ins.op, a, b, c);
       else if (is_fp(t))
         e = float_expr(ins.op, t, a, b, c);
@@ -1212,6 +1233,14 @@ double cuda_ulp_bound(Op op, DType dtype) noexcept {
       return f ? 3 : 2;
     case Op::pow:
       return f ? 4 : 2;
+    case Op::acosh:
+      return f ? 4 : 3;
+    case Op::asinh:
+      return 3;
+    case Op::atanh:
+      return f ? 3 : 2;
+    case Op::hypot:
+      return f ? 3 : 2;
     default:
       return 0;
   }

@@ -253,11 +253,12 @@ unsigned finish_grid(const ReducePlan& p) noexcept {
   return static_cast<unsigned>(std::clamp<i64>(ceil_div(std::max<i64>(p.M, 1), per_block), 1, kMaxGrid));
 }
 
-// ---- cumulative sum ----
+// ---- cumulative sum and product ----
 
-ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initial, int multiprocessors) {
-  check_scan_request(in, axis, out, include_initial);
+ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initial, int multiprocessors, ReduceOp op) {
+  check_scan_request(op, in, axis, out, include_initial);
   ScanPlan p;
+  p.op = op;
   p.in_dtype = in.dtype;
   p.out_dtype = out.dtype;
   p.in = in.data;

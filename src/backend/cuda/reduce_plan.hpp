@@ -155,10 +155,12 @@ struct ScanPlan {
   bool include_initial = false;
   bool on_device = true;
   ScanFamily family = ScanFamily::lines;
+  ReduceOp op = ReduceOp::sum;  // sum or prod
 };
 
-// Checks as the CPU backend does (same ValueErrors) and plans.
-ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initial, int multiprocessors);
+// Checks as the CPU backend does (same ValueErrors) and plans; op: sum or prod.
+ScanPlan plan_scan(const View& in, int axis, const View& out, bool include_initial, int multiprocessors,
+                   ReduceOp op = ReduceOp::sum);
 
 // Fields as ReduceArgs: in, out, M, L, sa, so, first (1 with include_initial), nd, shape[8], in[8], out[8].
 struct ScanArgs {

@@ -37,8 +37,9 @@ inline std::string reduce_kernel_name(const ReducePlan& p) {
 std::string reduce_finish_name(bool wide = false);
 
 // out: the sum dtype of in, or an integer in's own dtype (the running sum wraps in it).
-std::string scan_source(DType in, DType out);
-std::string scan_key(DType in, DType out);
+// op: sum or prod (a running product, the same kernels with * and 1).
+std::string scan_source(DType in, DType out, ReduceOp op = ReduceOp::sum);
+std::string scan_key(DType in, DType out, ReduceOp op = ReduceOp::sum);
 const char* scan_kernel_name(ScanFamily f) noexcept;  // "xp_scan_lines", "xp_scan_tiles"
 
 }  // namespace xp::detail::cuda

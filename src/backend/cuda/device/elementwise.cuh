@@ -117,6 +117,14 @@ XP_D double xp_i64_to_f64_odd(i64 x) {
 XP_D float xp_sign_f32(float a) { return a > 0.0f ? 1.0f : (a < 0.0f ? -1.0f : (a == 0.0f ? 0.0f : a)); }
 XP_D float xp_min_f32(float a, float b) { return (a < b || a != a) ? a : b; }  // NaN propagating; ties: b
 XP_D float xp_max_f32(float a, float b) { return (a > b || a != a) ? a : b; }
+// C's nextafter on the bits, as the CPU's next_after: NaN; b when equal; from 0 the smallest subnormal.
+XP_D float xp_nextafter_f32(float a, float b) {
+  if (a != a || b != b) return __fadd_rn(a, b);
+  if (a == b) return b;
+  if (a == 0.0f) return copysignf(__uint_as_float(1u), b);
+  const unsigned u = __float_as_uint(a);
+  return __uint_as_float(((a < b) == (a > 0.0f)) ? u + 1u : u - 1u);
+}
 // NumPy's npy_divmod: fmod (exact), then Python's convention, signs of zeros included.
 XP_D float xp_divmod_f32(float a, float b, float* mod) {
   *mod = fmodf(a, b);
@@ -147,6 +155,22 @@ XP_D float xp_rem_f32(float a, float b) {
 XP_D double xp_sign_f64(double a) { return a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : (a == 0.0 ? 0.0 : a)); }
 XP_D double xp_min_f64(double a, double b) { return (a < b || a != a) ? a : b; }  // NaN propagating; ties: b
 XP_D double xp_max_f64(double a, double b) { return (a > b || a != a) ? a : b; }
+XP_D double xp_nextafter_f64(double a, double b) {
+  if (a != a || b != b) return __dadd_rn(a, b);
+  if (a == b) return b;
+  if (a == 0.0) return copysign(__longlong_as_double(1ll), b);
+  const u64 u = (u64)__double_as_longlong(a);
+  return __longlong_as_double((long long)(((a < b) == (a > 0.0)) ? u + 1ull : u - 1ull));
+}
+// The same on float16 (bf 0) or bfloat16 (bf 1) bits; a NaN result is the format's default NaN; of
+// equal values float16 gives a (NumPy's half loop), bfloat16 b.
+XP_D u16 xp_nextafter_16(u16 a, u16 b, int bf) {
+  const float fa = bf ? xp_bf16_to_f32(a) : xp_f16_to_f32(a), fb = bf ? xp_bf16_to_f32(b) : xp_f16_to_f32(b);
+  if (fa != fa || fb != fb) return (u16)(bf ? 0x7FC0u : 0x7E00u);
+  if (fa == fb) return bf ? b : a;
+  if ((a & 0x7FFFu) == 0) return (u16)((b & 0x8000u) | 1u);
+  return (u16)(((fa < fb) == (fa > 0.0f)) ? a + 1u : a - 1u);
+}
 // NumPy's npy_divmod: fmod (exact), then Python's convention, signs of zeros included.
 XP_D double xp_divmod_f64(double a, double b, double* mod) {
   *mod = fmod(a, b);
