@@ -27,6 +27,8 @@ set(programs
   "scan.cu|-DXP_SCAN_SERIAL=1"
   "scan.cu|-DXP_SCAN_SERIAL=0"
   "take.cu"
+  "sort.cu|-DXP_SORT_WIDE=0"
+  "sort.cu|-DXP_SORT_WIDE=1"
   "matmul_int.cu|-DXP_MATMUL_LOGICAL=0"
   "matmul_int.cu|-DXP_MATMUL_LOGICAL=1"
   "random.cu")
