@@ -26,6 +26,8 @@ set(programs
   "reduce_half.cu"
   "scan.cu|-DXP_SCAN_SERIAL=1"
   "scan.cu|-DXP_SCAN_SERIAL=0"
+  "scan_prod.cu|-DXP_SCAN_SERIAL=1"
+  "scan_prod.cu|-DXP_SCAN_SERIAL=0"
   "take.cu"
   "matmul_int.cu|-DXP_MATMUL_LOGICAL=0"
   "matmul_int.cu|-DXP_MATMUL_LOGICAL=1"
