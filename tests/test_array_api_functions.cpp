@@ -426,6 +426,33 @@ TEST(ArrayApiFunctions, TileRepeatsTheWhole) {
   EXPECT_TRUE(starts(what_throws([&] { tile(x, {2, -1}); }), "ValueError: tile"));
 }
 
+TEST(ArrayApiFunctions, TileAndRepeatOfManyDimensions) {
+  // 40 axes leave no room to split each in two (tile), 64 none for one more (repeat): other paths,
+  // the same answers.
+  Shape s40(40, 1);
+  s40[0] = 2;
+  s40[39] = 3;
+  const Array x = iota(s40);
+  std::vector<std::int64_t> reps(40, 1);
+  reps[0] = 2;
+  reps[39] = 2;
+  const Array t = tile(x, reps);
+  EXPECT_EQ(t.shape(0), 4);
+  EXPECT_EQ(t.shape(39), 6);
+  EXPECT_EQ(vals(t), (std::vector<double>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  reps[5] = 0;
+  EXPECT_EQ(tile(x, reps).size(), 0);
+  Shape s64(64, 1);
+  s64[63] = 3;
+  const Array y = iota(s64);
+  EXPECT_EQ(vals(repeat(y, 2, 63)), (std::vector<double>{0, 0, 1, 1, 2, 2}));
+  EXPECT_EQ(repeat(y, 2, 63).ndim(), 64);
+  EXPECT_EQ(repeat(y, 0, -1).size(), 0);
+  EXPECT_TRUE(starts(what_throws([&] { repeat(y, INT64_MAX, 63); }), "ValueError: repeat"));
+  EXPECT_TRUE(starts(what_throws([&] { repeat(arr({1, 2}), INT64_MAX); }), "ValueError"));
+  EXPECT_TRUE(starts(what_throws([&] { tile(arr({1, 2}), {INT64_MAX}); }), "ValueError"));
+}
+
 TEST(ArrayApiFunctions, UnstackGivesViews) {
   const Array m = iota({2, 3});
   const std::vector<Array> rows = unstack(m);
