@@ -454,6 +454,18 @@ TEST(ArrayApiFunctions, TileAndRepeatOfManyDimensions) {
   EXPECT_TRUE(starts(what_throws([&] { tile(arr({1, 2}), {INT64_MAX}); }), "ValueError"));
 }
 
+TEST(ArrayApiFunctions, RepeatRollAndTileGiveNewArrays) {
+  // Even where nothing moves (one repetition, a shift of 0): writing the result leaves x alone.
+  const Array x = arr({1, 2, 3});
+  for (Array r : {repeat(x, 1), roll(x, 0), roll(x, 3, 0), tile(x, {1}), tile(x, {})}) {
+    r += 10;
+    EXPECT_EQ(vals(x), (std::vector<double>{1, 2, 3}));
+  }
+  Array lazy = x * 2;  // a lazy input
+  Array t = tile(lazy, {2});
+  EXPECT_EQ(vals(t), (std::vector<double>{2, 4, 6, 2, 4, 6}));
+}
+
 TEST(ArrayApiFunctions, UnstackGivesViews) {
   const Array m = iota({2, 3});
   const std::vector<Array> rows = unstack(m);

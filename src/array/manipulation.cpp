@@ -45,6 +45,14 @@ Shape shape_of(const Array& x) {
   return Shape(x.shape().begin(), x.shape().end());
 }
 
+// `r`, made from x by views and copies, as a new array: copied only where it still shares x's memory
+// (a view), never twice.
+Array fresh(const Array& r, const Array& x) {
+  const detail::ImplPtr &ri = impl_of(r), &xi = impl_of(x);
+  if (ri->storage == nullptr || xi->storage == nullptr || ri->storage != xi->storage) return r;
+  return r.copy();
+}
+
 void same_device(const char* what, const Array& a, const Array& b) {
   if (!(a.device() == b.device())) throw DeviceMismatch(what, a.device().str(), b.device().str());
 }
@@ -172,7 +180,7 @@ Array repeat(const Array& x_, std::int64_t repeats, std::optional<int> axis) {
   detail::checked_size(wide);  // first: then the merged extent below cannot overflow
   Shape merged = shape_of(x);
   merged[static_cast<std::size_t>(ax)] *= repeats;
-  return broadcast_to(expand_dims(x, ax + 1), wide).reshape(merged).copy();
+  return fresh(broadcast_to(expand_dims(x, ax + 1), wide).reshape(merged), x);
 }
 
 Array repeat(const Array& x_, const Array& repeats, std::optional<int> axis) {
@@ -227,7 +235,7 @@ Array roll_axis(const Array& x, std::int64_t shift, int ax) {
 Array roll(const Array& x, std::int64_t shift, std::optional<int> axis) {
   if (!axis) {
     const Shape shape = shape_of(x);
-    return roll_axis(x.reshape({-1}), shift, 0).reshape(shape).copy();
+    return fresh(roll_axis(x.reshape({-1}), shift, 0).reshape(shape), x);
   }
   return roll(x, std::vector<std::int64_t>{shift}, std::vector<int>{*axis});
 }
@@ -249,7 +257,7 @@ Array roll(const Array& x, const std::vector<std::int64_t>& shift, const std::ve
   }
   Array r = x;
   for (int a = 0; a < x.ndim(); ++a) r = roll_axis(r, total[static_cast<std::size_t>(a)], a);
-  return r.copy();
+  return fresh(r, x);
 }
 
 Array tile(const Array& x, const std::vector<std::int64_t>& repetitions) {
@@ -275,7 +283,7 @@ Array tile(const Array& x, const std::vector<std::int64_t>& repetitions) {
       const Array j = arange(0, reps[i] * s[i], 1, DType::int64, x.device());
       r = take(r, s[i] == 0 ? j : remainder(j, s[i]), static_cast<int>(i));
     }
-    return r.copy();
+    return fresh(r, x);
   }
   // x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged pairwise.
   Shape split, wide, out;
@@ -285,7 +293,7 @@ Array tile(const Array& x, const std::vector<std::int64_t>& repetitions) {
   }
   detail::checked_size(wide);  // first: then no product below overflows
   for (std::size_t i = 0; i < d; ++i) out.push_back(reps[i] * s[i]);
-  return broadcast_to(x.reshape(split), wide).reshape(out).copy();
+  return fresh(broadcast_to(x.reshape(split), wide).reshape(out), x);
 }
 
 std::vector<Array> unstack(const Array& x, int axis) {
