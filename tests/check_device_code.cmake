@@ -26,6 +26,8 @@ set(programs
   "reduce_half.cu"
   "scan.cu|-DXP_SCAN_SERIAL=1"
   "scan.cu|-DXP_SCAN_SERIAL=0"
+  "scan_prod.cu|-DXP_SCAN_SERIAL=1"
+  "scan_prod.cu|-DXP_SCAN_SERIAL=0"
   "take.cu"
   "sort.cu|-DXP_SORT_WIDE=0"
   "sort.cu|-DXP_SORT_WIDE=1"

@@ -45,6 +45,14 @@ Shape shape_of(const Array& x) {
   return Shape(x.shape().begin(), x.shape().end());
 }
 
+// `r`, made from x by views and copies, as a new array: copied only where it still shares x's memory
+// (a view), never twice.
+Array fresh(const Array& r, const Array& x) {
+  const detail::ImplPtr &ri = impl_of(r), &xi = impl_of(x);
+  if (ri->storage == nullptr || xi->storage == nullptr || ri->storage != xi->storage) return r;
+  return r.copy();
+}
+
 void same_device(const char* what, const Array& a, const Array& b) {
   if (!(a.device() == b.device())) throw DeviceMismatch(what, a.device().str(), b.device().str());
 }
@@ -160,13 +168,19 @@ Array repeat(const Array& x_, std::int64_t repeats, std::optional<int> axis) {
   if (repeats < 0) throw ValueError("repeat: repeats may not be negative, got " + std::to_string(repeats));
   const Array x = axis ? x_ : x_.reshape({-1});
   const int ax = normalize_axis(axis ? *axis : 0, x.ndim(), "repeat");
+  if (x.ndim() >= detail::kMaxDims) {  // no room for the extra axis below: take of i // repeats
+    const std::int64_t n = x.shape(ax);
+    if (n > 0 && repeats > (std::int64_t(1) << 59) / n)
+      throw ValueError("repeat: the result would have more than 2^59 elements along the axis");
+    return take(x, floor_divide(arange(0, n * repeats, 1, DType::int64, x.device()), repeats == 0 ? 1 : repeats), ax);
+  }
   // Each element's copies side by side: a new axis after `ax` broadcast to `repeats`, then merged.
   Shape wide = shape_of(x);
   wide.insert(wide.begin() + ax + 1, repeats);
+  detail::checked_size(wide);  // first: then the merged extent below cannot overflow
   Shape merged = shape_of(x);
   merged[static_cast<std::size_t>(ax)] *= repeats;
-  detail::checked_size(merged);
-  return broadcast_to(expand_dims(x, ax + 1), wide).reshape(merged).copy();
+  return fresh(broadcast_to(expand_dims(x, ax + 1), wide).reshape(merged), x);
 }
 
 Array repeat(const Array& x_, const Array& repeats, std::optional<int> axis) {
@@ -221,7 +235,7 @@ Array roll_axis(const Array& x, std::int64_t shift, int ax) {
 Array roll(const Array& x, std::int64_t shift, std::optional<int> axis) {
   if (!axis) {
     const Shape shape = shape_of(x);
-    return roll_axis(x.reshape({-1}), shift, 0).reshape(shape).copy();
+    return fresh(roll_axis(x.reshape({-1}), shift, 0).reshape(shape), x);
   }
   return roll(x, std::vector<std::int64_t>{shift}, std::vector<int>{*axis});
 }
@@ -243,7 +257,7 @@ Array roll(const Array& x, const std::vector<std::int64_t>& shift, const std::ve
   }
   Array r = x;
   for (int a = 0; a < x.ndim(); ++a) r = roll_axis(r, total[static_cast<std::size_t>(a)], a);
-  return r.copy();
+  return fresh(r, x);
 }
 
 Array tile(const Array& x, const std::vector<std::int64_t>& repetitions) {
@@ -253,15 +267,33 @@ Array tile(const Array& x, const std::vector<std::int64_t>& repetitions) {
   Shape s(d, 1), reps(d, 1);
   std::copy(x.shape().begin(), x.shape().end(), s.end() - x.ndim());
   std::copy(repetitions.begin(), repetitions.end(), reps.end() - static_cast<std::ptrdiff_t>(repetitions.size()));
+  if (2 * d > static_cast<std::size_t>(detail::kMaxDims)) {
+    // Too many axes to split each in two: axis by axis, a take of the indices j % s_i.
+    std::int64_t total = 1;  // of the nonzero factors, as checked_size counts: no product below overflows
+    for (std::size_t i = 0; i < d; ++i) {
+      for (const std::int64_t v : {reps[i], s[i]}) {
+        if (v == 0) continue;
+        if (total > (std::int64_t(1) << 59) / v) throw ValueError("tile: the result would have too many elements");
+        total *= v;
+      }
+    }
+    Array r = x.reshape(s);
+    for (std::size_t i = 0; i < d; ++i) {
+      if (reps[i] == 1) continue;
+      const Array j = arange(0, reps[i] * s[i], 1, DType::int64, x.device());
+      r = take(r, s[i] == 0 ? j : remainder(j, s[i]), static_cast<int>(i));
+    }
+    return fresh(r, x);
+  }
   // x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), then merged pairwise.
   Shape split, wide, out;
   for (std::size_t i = 0; i < d; ++i) {
     split.push_back(1), split.push_back(s[i]);
     wide.push_back(reps[i]), wide.push_back(s[i]);
-    out.push_back(reps[i] * s[i]);
   }
-  detail::checked_size(wide);
-  return broadcast_to(x.reshape(split), wide).reshape(out).copy();
+  detail::checked_size(wide);  // first: then no product below overflows
+  for (std::size_t i = 0; i < d; ++i) out.push_back(reps[i] * s[i]);
+  return fresh(broadcast_to(x.reshape(split), wide).reshape(out), x);
 }
 
 std::vector<Array> unstack(const Array& x, int axis) {

@@ -297,7 +297,7 @@ def spacing(a, dt):
 def logaddexp_approx(args, dt):
     """logaddexp's reference (long double) and tolerance: 2 ulp of the result plus 8 ulp of ln 2, the
     bound docs/semantics.md states (the error of the exp and log1p terms, at most ln 2, is absolute)."""
-    conv = [np.asarray(a).astype(np.float64).astype(LD) for a in args]
+    conv = [np.asarray(a).astype(dt).astype(LD) for a in args]  # the operands as the function sees them
     ref = np.asarray(np.logaddexp(*conv)).astype(np.float64)
     tol = 2 * spacing(ref, dt) + 8 * spacing(np.log(2.0), dt)
     return ref, tol
