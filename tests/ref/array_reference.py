@@ -166,8 +166,22 @@ UFUNCS = {
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
     "acosh": np.arccosh, "asinh": np.arcsinh, "atanh": np.arctanh, "hypot": np.hypot,
-    "copysign": np.copysign, "nextafter": np.nextafter, "signbit": np.signbit, "logaddexp": np.logaddexp,
+    "copysign": np.copysign, "nextafter": None, "signbit": np.signbit, "logaddexp": np.logaddexp,
 }
+
+
+def c_nextafter(a, b, out=None, casting="same_kind"):
+    """C's nextafter: y where x == y (+0 and -0 too). NumPy's float16 loop gave x there before NumPy
+    2.5; xp, C, ml_dtypes and NumPy 2.5 give y."""
+    r = np.asarray(np.nextafter(a, b))
+    r = np.where(np.asarray(a) == np.asarray(b), np.asarray(b).astype(r.dtype), r).astype(r.dtype)
+    if out is None:
+        return r[()] if r.ndim == 0 else r
+    np.copyto(out, r, casting=casting)
+    return out
+
+
+UFUNCS["nextafter"] = c_nextafter
 TRANSCENDENTAL = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
                   "atan", "sinh", "cosh", "tanh", "atan2", "pow", "acosh", "asinh", "atanh", "hypot", "logaddexp"}
 

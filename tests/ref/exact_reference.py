@@ -250,8 +250,10 @@ BINARY = {
     "left_shift": (INTS, np.left_shift),
     "right_shift": (INTS, np.right_shift),
     "copysign": (FLOATS, np.copysign),
-    # nextafter steps float16 and bfloat16 in their own formats (not through float32).
-    "nextafter": (FLOATS + ["float16", "bfloat16"], np.nextafter),
+    # nextafter steps float16 and bfloat16 in their own formats (not through float32); y where x == y,
+    # as C (NumPy's float16 loop gave x there before NumPy 2.5).
+    "nextafter": (FLOATS + ["float16", "bfloat16"],
+                  lambda a, b: np.where(a == b, np.asarray(b), np.nextafter(a, b)).astype(np.asarray(a).dtype)),
 }
 PREDICATE2 = {
     "equal": (B + INTS + FLOATS, np.equal),

@@ -359,14 +359,14 @@ T next_after(T a, T b) {
 }
 
 // The same on float16 (BF false) or bfloat16 bits, compared through float32 (exact); a NaN result is
-// the format's default quiet NaN. Of two equal values (+0 and -0) float16 gives a, as NumPy's half
-// loop (npy_half_nextafter) does; bfloat16 gives b, as ml_dtypes and C do.
+// the format's default quiet NaN. Of two equal values (+0 and -0) b, as C, ml_dtypes and NumPy
+// 2.5's half loop do (before 2.5 NumPy's float16 gave a).
 template <bool BF>
 uint16_t next_after_16(uint16_t a, uint16_t b) {
   const float fa = BF ? bfloat16_to_float(a) : half_to_float(a);
   const float fb = BF ? bfloat16_to_float(b) : half_to_float(b);
   if (fa != fa || fb != fb) return BF ? 0x7FC0u : 0x7E00u;
-  if (fa == fb) return BF ? b : a;
+  if (fa == fb) return b;
   if ((a & 0x7FFFu) == 0) return static_cast<uint16_t>((b & 0x8000u) | 1u);
   return static_cast<uint16_t>(((fa < fb) == (fa > 0)) ? a + 1u : a - 1u);
 }

@@ -282,6 +282,12 @@ void vector_kernel(const void* const* in, void* out, std::int64_t n) {
   const T* a = static_cast<const T*>(in[0]);
   const T* b = kBinary ? static_cast<const T*>(in[1]) : nullptr;
   T* o = static_cast<T*>(out);
+  if constexpr (F == kHypot) {
+    // C's hypot(+-inf, NaN) is +inf; the vector library's is NaN: a tile holding an infinity is
+    // computed by libm's scalar hypot.
+    for (std::int64_t i = 0; i < n; ++i)
+      if (std::isinf(a[i]) || std::isinf(b[i])) return scalar_kernel<T, F>(in, out, n);
+  }
   const std::int64_t whole = n / W;
   vloop<kBytes>(a, b, o, whole, fn, kBinary);
   const std::int64_t done = whole * W;

@@ -408,7 +408,8 @@ std::string float_expr(Op op, DType d, const std::string& a, const std::string& 
   const std::string N = f.name, S = f.suffix;
   if (is_math(op) || op == Op::pow) {
     if (op == Op::pow) return call("xp_pow" + S, {a, b});
-    const bool binary = op == Op::atan2 || op == Op::hypot;
+    if (op == Op::hypot) return call("xp_hypot_" + N, {a, b});  // elementwise.cuh: no overflow near the max
+    const bool binary = op == Op::atan2;
     return binary ? call(std::string(math_name(op)) + S, {a, b}) : call(std::string(math_name(op)) + S, {a});
   }
   switch (op) {

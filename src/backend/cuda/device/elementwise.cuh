@@ -151,7 +151,20 @@ XP_D float xp_rem_f32(float a, float b) {
   return mod;
 }
 
+// hypot without the overflow of CUDA's near the largest finite values (hypot(1, DBL_MAX) is inf
+// there): operands scaled by an exact power of two first.
+XP_D float xp_hypot_f32(float a, float b) {
+  const float m = fmaxf(fabsf(a), fabsf(b));
+  if (m > 0x1p120f && m <= 3.4028234663852886e38f) return __fmul_rn(hypotf(a * 0x1p-64f, b * 0x1p-64f), 0x1p64f);
+  return hypotf(a, b);
+}
+
 // ---- double ----
+XP_D double xp_hypot_f64(double a, double b) {
+  const double m = fmax(fabs(a), fabs(b));
+  if (m > 0x1p1000 && m <= 1.7976931348623157e308) return __dmul_rn(hypot(a * 0x1p-600, b * 0x1p-600), 0x1p600);
+  return hypot(a, b);
+}
 XP_D double xp_sign_f64(double a) { return a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : (a == 0.0 ? 0.0 : a)); }
 XP_D double xp_min_f64(double a, double b) { return (a < b || a != a) ? a : b; }  // NaN propagating; ties: b
 XP_D double xp_max_f64(double a, double b) { return (a > b || a != a) ? a : b; }
@@ -163,11 +176,11 @@ XP_D double xp_nextafter_f64(double a, double b) {
   return __longlong_as_double((long long)(((a < b) == (a > 0.0)) ? u + 1ull : u - 1ull));
 }
 // The same on float16 (bf 0) or bfloat16 (bf 1) bits; a NaN result is the format's default NaN; of
-// equal values float16 gives a (NumPy's half loop), bfloat16 b.
+// equal values b, as C (and NumPy 2.5's half loop).
 XP_D u16 xp_nextafter_16(u16 a, u16 b, int bf) {
   const float fa = bf ? xp_bf16_to_f32(a) : xp_f16_to_f32(a), fb = bf ? xp_bf16_to_f32(b) : xp_f16_to_f32(b);
   if (fa != fa || fb != fb) return (u16)(bf ? 0x7FC0u : 0x7E00u);
-  if (fa == fb) return bf ? b : a;
+  if (fa == fb) return b;
   if ((a & 0x7FFFu) == 0) return (u16)((b & 0x8000u) | 1u);
   return (u16)(((fa < fb) == (fa > 0.0f)) ? a + 1u : a - 1u);
 }
