@@ -12,8 +12,10 @@
 #include <math.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -108,6 +110,12 @@ void scalar_kernel(const void* const* in, void* out, std::int64_t n) {
   if constexpr (F >= kFirstBinary) {
     const T* b = static_cast<const T*>(in[1]);
     const auto f = libm_binary<T>(F);
+    if constexpr (F == kHypot) {
+      // C's hypot(+-inf, y) is +inf for every y, a signaling NaN too (libm's gives NaN for one).
+      for (std::int64_t i = 0; i < n; ++i)
+        o[i] = std::isinf(a[i]) || std::isinf(b[i]) ? std::numeric_limits<T>::infinity() : f(a[i], b[i]);
+      return;
+    }
     for (std::int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
   } else {
     const auto f = libm_unary<T>(F);
@@ -284,7 +292,7 @@ void vector_kernel(const void* const* in, void* out, std::int64_t n) {
   T* o = static_cast<T*>(out);
   if constexpr (F == kHypot) {
     // C's hypot(+-inf, NaN) is +inf; the vector library's is NaN: a tile holding an infinity is
-    // computed by libm's scalar hypot.
+    // computed by the scalar kernel.
     for (std::int64_t i = 0; i < n; ++i)
       if (std::isinf(a[i]) || std::isinf(b[i])) return scalar_kernel<T, F>(in, out, n);
   }

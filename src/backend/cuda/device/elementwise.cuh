@@ -151,18 +151,26 @@ XP_D float xp_rem_f32(float a, float b) {
   return mod;
 }
 
-// hypot without the overflow of CUDA's near the largest finite values (hypot(1, DBL_MAX) is inf
-// there): operands scaled by an exact power of two first.
+// hypot as C's: +inf where either operand is infinite (a NaN beside it too), NaN for a NaN, the
+// larger magnitude where the smaller is below it by more than half the format's precision (the
+// correctly rounded result, where CUDA's hypot(1, DBL_MAX) overflows to inf), and operands scaled
+// by an exact power of two near the largest finite values.
 XP_D float xp_hypot_f32(float a, float b) {
-  const float m = fmaxf(fabsf(a), fabsf(b));
-  if (m > 0x1p120f && m <= 3.4028234663852886e38f) return __fmul_rn(hypotf(a * 0x1p-64f, b * 0x1p-64f), 0x1p64f);
+  const float x = fabsf(a), y = fabsf(b), m = fmaxf(x, y), n = fminf(x, y);
+  if (m == __int_as_float(0x7f800000)) return m;
+  if (x != x || y != y) return __fadd_rn(a, b);
+  if (n <= __fmul_rn(m, 0x1p-13f)) return m;
+  if (m > 0x1p120f) return __fmul_rn(hypotf(__fmul_rn(a, 0x1p-64f), __fmul_rn(b, 0x1p-64f)), 0x1p64f);
   return hypotf(a, b);
 }
 
 // ---- double ----
 XP_D double xp_hypot_f64(double a, double b) {
-  const double m = fmax(fabs(a), fabs(b));
-  if (m > 0x1p1000 && m <= 1.7976931348623157e308) return __dmul_rn(hypot(a * 0x1p-600, b * 0x1p-600), 0x1p600);
+  const double x = fabs(a), y = fabs(b), m = fmax(x, y), n = fmin(x, y);
+  if (m == __longlong_as_double(0x7ff0000000000000ll)) return m;
+  if (x != x || y != y) return __dadd_rn(a, b);
+  if (n <= __dmul_rn(m, 0x1p-27)) return m;
+  if (m > 0x1p1000) return __dmul_rn(hypot(__dmul_rn(a, 0x1p-600), __dmul_rn(b, 0x1p-600)), 0x1p600);
   return hypot(a, b);
 }
 XP_D double xp_sign_f64(double a) { return a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : (a == 0.0 ? 0.0 : a)); }
