@@ -70,8 +70,7 @@ TEST(NumpyExtras, IscloseFollowsNumPysFormula) {
   EXPECT_EQ(xp::isclose(f, kNaN, 1e-5, 1e-8, true).to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{0, 0}));
   // An integer b is converted to float64: no wrap in a - b.
   const Array i8 = vec<std::int8_t>({-128, 127});
-  EXPECT_EQ(xp::isclose(i8, vec<std::int8_t>({127, 127})).to_vector<std::uint8_t>(),
-            (std::vector<std::uint8_t>{0, 1}));
+  EXPECT_EQ(xp::isclose(i8, vec<std::int8_t>({127, 127})).to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{0, 1}));
   // Broadcasting, and the result is bool of the broadcast shape.
   const Array m = xp::reshape(xp::arange(0, 6, 1, DType::float64, kCpu), {2, 3});
   const Array r = xp::isclose(m, vec<double>({0, 4, 5}));
@@ -232,8 +231,7 @@ TEST(NumpyExtras, BincountCountsAndSumsWeights) {
   expect_values(w, {1.0, 0.5, 0.0, 2.5});
   // Many values in one bin: the scan adds them all (the sum of 0..999 is exact in float64).
   std::vector<i64> ones(1000, 7);
-  expect_values(xp::bincount(vec(ones), xp::arange(0, 1000, 1, DType::float32, kCpu)).slice({Slice(7, 8)}),
-                {499500});
+  expect_values(xp::bincount(vec(ones), xp::arange(0, 1000, 1, DType::float32, kCpu)).slice({Slice(7, 8)}), {499500});
   // A view that is not contiguous.
   EXPECT_EQ(xp::bincount(vec<i64>({1, 9, 1, 9, 2}).slice({Slice(std::nullopt, std::nullopt, 2)})).to_vector<i64>(),
             (std::vector<i64>{0, 2, 1}));
@@ -270,10 +268,8 @@ TEST(NumpyExtras, HistogramUsesNumPysEdges) {
 
 TEST(NumpyExtras, PadModes) {
   const Array a = vec<i64>({1, 2, 3});
-  EXPECT_EQ(xp::pad(a, {{5, 4}}, "reflect").to_vector<i64>(),
-            (std::vector<i64>{2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3}));
-  EXPECT_EQ(xp::pad(a, {{5, 4}}, "symmetric").to_vector<i64>(),
-            (std::vector<i64>{2, 3, 3, 2, 1, 1, 2, 3, 3, 2, 1, 1}));
+  EXPECT_EQ(xp::pad(a, {{5, 4}}, "reflect").to_vector<i64>(), (std::vector<i64>{2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3}));
+  EXPECT_EQ(xp::pad(a, {{5, 4}}, "symmetric").to_vector<i64>(), (std::vector<i64>{2, 3, 3, 2, 1, 1, 2, 3, 3, 2, 1, 1}));
   EXPECT_EQ(xp::pad(a, {{5, 4}}, "wrap").to_vector<i64>(), (std::vector<i64>{2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1}));
   EXPECT_EQ(xp::pad(a, {{2, 1}}, "edge").to_vector<i64>(), (std::vector<i64>{1, 1, 1, 2, 3, 3}));
   const Array m = array_of<i64>({1, 2, 3, 4}, {2, 2});

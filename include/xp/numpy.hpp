@@ -51,10 +51,13 @@ XP_API Array ravel(const Array& a);
 // The median over `axes` (all by default), as np.median: the mean of the middle one or two sorted
 // values; a slice holding a NaN gives NaN; an empty slice gives NaN. Integer arrays give float64.
 XP_API Array median(const Array& a, const Axes& axes = {}, bool keepdims = false);
-// NumPy's default ("linear") quantiles: q a number or a 0-d / 1-D array in [0, 1] (else a
-// ValueError); with a 1-D q the result's first axis is q's. A number q with a float array is taken
-// in the array's dtype, as NumPy does. A slice holding a NaN gives NaN. percentile is quantile of
-// q / 100 (q in [0, 100]).
+// NumPy's default ("linear") quantiles, computed step by step as NumPy 2.4 computes them: q a
+// number or a 0-d / 1-D array in [0, 1] (else a ValueError); with a 1-D q the result's first axis
+// is q's. A number q is weak, as in NumPy: the interpolation weight is a float64 number that meets
+// the array's values as a weak scalar, so a float32 array gives float32; an array q brings its
+// dtype (a float64 q gives float64). An integer q takes the elements themselves (a's dtype). A
+// slice holding a NaN gives NaN; an empty one is an IndexError. percentile is quantile of q / 100
+// (q in [0, 100]).
 XP_API Array quantile(const Array& a, const Operand& q, const Axes& axes = {}, bool keepdims = false);
 XP_API Array percentile(const Array& a, const Operand& q, const Axes& axes = {}, bool keepdims = false);
 
@@ -67,8 +70,7 @@ XP_API Array argpartition(const Array& a, const std::vector<std::int64_t>& kth, 
 // The number of occurrences of each value 0..max(x) in a 1-D array of non-negative integers (int64),
 // at least `minlength` bins; with weights (x's shape), the sum of the weights of each value
 // (float64).
-XP_API Array bincount(const Array& x, const std::optional<Array>& weights = std::nullopt,
-                      std::int64_t minlength = 0);
+XP_API Array bincount(const Array& x, const std::optional<Array>& weights = std::nullopt, std::int64_t minlength = 0);
 struct Histogram {
   Array counts;  // int64, `bins` values
   Array edges;   // bins + 1 edges, a's float dtype (float64 for integers)

@@ -114,12 +114,12 @@ void register_numpy_extras(nb::module_& m) {
       },
       arg("a1"), arg("a2"), arg("equal_nan") = false);
 
-#define XP_NAN_REDUCE_(name)                                                     \
-  m.def(                                                                         \
-      #name,                                                                     \
-      [](nb::handle a, nb::handle axis, bool keepdims) {                         \
-        return xp::name(array_arg(a, #name), to_axes(axis), keepdims);           \
-      },                                                                         \
+#define XP_NAN_REDUCE_(name)                                           \
+  m.def(                                                               \
+      #name,                                                           \
+      [](nb::handle a, nb::handle axis, bool keepdims) {               \
+        return xp::name(array_arg(a, #name), to_axes(axis), keepdims); \
+      },                                                               \
       arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
   XP_NAN_REDUCE_(nansum)
   XP_NAN_REDUCE_(nanmean)
@@ -140,8 +140,7 @@ void register_numpy_extras(nb::module_& m) {
       arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
 
   m.def(
-      "diag", [](nb::handle v, std::int64_t k) { return xp::diag(array_arg(v, "diag"), k); }, arg("v"),
-      arg("k") = 0);
+      "diag", [](nb::handle v, std::int64_t k) { return xp::diag(array_arg(v, "diag"), k); }, arg("v"), arg("k") = 0);
   m.def(
       "ravel", [](nb::handle a) { return xp::ravel(array_arg(a, "ravel")); }, arg("a"));
 
@@ -173,7 +172,7 @@ void register_numpy_extras(nb::module_& m) {
         if (axis.is_none()) return xp::partition(xp::ravel(x), to_kth(kth, "partition"), -1);
         return xp::partition(x, to_kth(kth, "partition"), nb::cast<int>(axis));
       },
-      arg("a"), arg("kth"), arg("axis") = -1);
+      arg("a"), arg("kth"), arg("axis").none() = -1);
   m.def(
       "argpartition",
       [](nb::handle a, nb::handle kth, nb::handle axis) {
@@ -181,7 +180,7 @@ void register_numpy_extras(nb::module_& m) {
         if (axis.is_none()) return xp::argpartition(xp::ravel(x), to_kth(kth, "argpartition"), -1);
         return xp::argpartition(x, to_kth(kth, "argpartition"), nb::cast<int>(axis));
       },
-      arg("a"), arg("kth"), arg("axis") = -1);
+      arg("a"), arg("kth"), arg("axis").none() = -1);
   m.def(
       "bincount",
       [](nb::handle x, nb::handle weights, std::int64_t minlength) {

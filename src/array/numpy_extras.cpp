@@ -239,39 +239,65 @@ Array median(const Array& a, const Axes& axes, bool keepdims) {
 namespace {
 
 Array quantile_impl(const Array& a, const Operand& q_in, bool percent, const Axes& axes, bool keepdims) {
+  // NumPy 2.4's "linear" method (numpy/lib/_function_base_impl.py: quantile, _quantile,
+  // _get_indexes, _get_gamma, _lerp), step by step, so that the roundings are NumPy's.
   const char* what = percent ? "percentile" : "quantile";
+  const char* range_error = percent ? "percentile: Percentiles must be in the range [0, 100]"
+                                    : "quantile: Quantiles must be in the range [0, 1]";
   const DType t = a.dtype();
   if (t == DType::bool_) throw TypeError(std::string(what) + ": a must hold numbers, got bool");
-  // q: a number with a float array is taken in the array's dtype, as NumPy does; then percentile
-  // divides by 100 (in the array's float dtype, else as a true division).
+  // A number q is "weak" (NumPy's weak_q): q and the interpolation weight are float64 numbers, and
+  // the weight meets the array's values as a weak scalar (a float32 array stays float32).
+  const bool weak = !q_in.is_array();
   Array q;
-  if (q_in.is_array()) {
+  double qd = 0;
+  bool q_integer = false;
+  if (weak) {
+    const Scalar& sc = q_in.scalar();
+    if (sc.kind() == ScalarKind::boolean) throw TypeError(std::string(what) + ": q must be a number, not a bool");
+    q_integer = sc.kind() == ScalarKind::integer && !percent;  // percentile divides: a float
+    qd = percent ? sc.as_double() / 100 : sc.as_double();
+    if (!(qd >= 0 && qd <= 1)) throw ValueError(range_error);
+  } else {
     q = q_in.array();
     if (!(q.device() == a.device())) throw DeviceMismatch(what, a.device().str(), q.device().str());
-  } else {
-    const Scalar& s = q_in.scalar();
-    if (s.kind() == ScalarKind::boolean) throw TypeError(std::string(what) + ": q must be a number, not a bool");
-    q = is_float(t) ? full({}, s.as_double(), t, a.device()) : full({}, s, std::nullopt, a.device());
+    if (q.ndim() > 1)
+      throw ValueError(std::string(what) + ": q must be a number or a 0-d or 1-D array, got shape " + shape_text(q));
+    if (q.dtype() == DType::bool_) throw TypeError(std::string(what) + ": q must hold numbers, got bool");
+    if (percent) q = divide(q, 100);
+    if (q.size() > 0 && !all(logical_and(greater_equal(q, 0), less_equal(q, 1))).item<bool>())
+      throw ValueError(range_error);
+    q_integer = !is_float(q.dtype());
   }
-  if (q.ndim() > 1)
-    throw ValueError(std::string(what) + ": q must be a number or a 0-d or 1-D array, got shape " + shape_text(q));
-  if (q.dtype() == DType::bool_) throw TypeError(std::string(what) + ": q must hold numbers, got bool");
-  if (percent) q = is_float(t) ? divide(q, full({}, 100, t, a.device())) : divide(q, 100);
-  if (q.size() > 0 && !all(logical_and(greater_equal(q, 0), less_equal(q, 1))).item<bool>())
-    throw ValueError(percent ? "percentile: Percentiles must be in the range [0, 100]"
-                             : "quantile: Quantiles must be in the range [0, 1]");
   const Folded f = fold(a, axes, what);
   if (f.n == 0)
-    throw IndexError(std::string(what) + ": the reduced axes are empty (index -1 is out of bounds for axis 0 "
-                                         "with size 0, as NumPy says)");
+    throw IndexError(std::string(what) +
+                     ": the reduced axes are empty (index -1 is out of bounds for axis 0 "
+                     "with size 0, as NumPy says)");
   const Array s = sort(f.x, -1);
   const int last_axis = s.ndim() - 1;
+  const Device dev = a.device();
   Array r;
-  if (!is_float(q.dtype())) {
-    // Integer virtual indices: the elements themselves (NumPy takes them without interpolating).
-    r = take(s, (q.astype(DType::int64) * (f.n - 1)).eval(), last_axis);
+  if (q_integer) {
+    // Integer virtual indices: the elements themselves, in a's dtype (NumPy takes them).
+    const Array vi = weak ? full({}, static_cast<i64>(qd) * (f.n - 1), DType::int64, dev)
+                          : (q.astype(DType::int64) * (f.n - 1)).eval();
+    r = take(s, vi, last_axis);
+  } else if (weak) {
+    const double vi = static_cast<double>(f.n - 1) * qd;
+    i64 below = 0, above = 0;
+    if (vi >= static_cast<double>(f.n - 1)) {
+      below = above = -1;
+    } else if (vi >= 0) {
+      below = static_cast<i64>(std::floor(vi));
+      above = below + 1;
+    }
+    const double gamma = vi - static_cast<double>(below);
+    const Array lo = take(s, full({}, below, DType::int64, dev), last_axis);
+    const Array hi = take(s, full({}, above, DType::int64, dev), last_axis);
+    const Array diff = hi - lo;
+    r = gamma >= 0.5 ? hi - diff * (1 - gamma) : lo + diff * gamma;
   } else {
-    // NumPy's "linear" method (numpy/lib/_function_base_impl.py: _quantile, _get_indexes, _lerp).
     const Array vi = (q * (f.n - 1)).eval();
     const Array prev = floor(vi);
     const Array top = logical_or(greater_equal(vi, f.n - 1), isnan(vi)), bottom = less(vi, 0);
@@ -283,15 +309,16 @@ Array quantile_impl(const Array& a, const Operand& q_in, bool percent, const Axe
     const Array lerp = lo + diff * gamma;
     r = where(greater_equal(gamma, 0.5), hi - diff * (1 - gamma), lerp).astype(lerp.dtype());
   }
+  const bool one_d = !weak && q.ndim() == 1;
   if (is_float(t)) {
     Array last = last_of(s);
-    if (q.ndim() == 1) last = expand_dims(last, -1);
+    if (one_d) last = expand_dims(last, -1);
     r = where(isnan(last), last, r).astype(r.dtype());
   }
-  if (q.ndim() == 1) r = moveaxis(r, -1, 0);
+  if (one_d) r = moveaxis(r, -1, 0);
   if (!keepdims) return r.eval();
   Shape ks = f.keepdim;
-  if (q.ndim() == 1) ks.insert(ks.begin(), q.shape(0));
+  if (one_d) ks.insert(ks.begin(), q.shape(0));
   return reshape(r, ks);
 }
 
@@ -373,8 +400,9 @@ Array bincount(const Array& x, const std::optional<Array>& weights, std::int64_t
     w = concat({head, where(same, tail + before, tail)});
   }
   // The last element of each run holds its value's sum.
-  const Array run_end = concat({not_equal(keys.slice({Slice(std::nullopt, n - 1)}), keys.slice({Slice(1, std::nullopt)})),
-                                full({1}, true, DType::bool_, dev)});
+  const Array run_end =
+      concat({not_equal(keys.slice({Slice(std::nullopt, n - 1)}), keys.slice({Slice(1, std::nullopt)})),
+              full({1}, true, DType::bool_, dev)});
   const Array ends = nonzero(run_end)[0];
   out.set({Index(take(keys, ends))}, take(w, ends));
   return out;
@@ -449,10 +477,10 @@ Histogram histogram(const Array& a, std::int64_t bins, const std::optional<std::
     }
   }
   const DType lin_type = in_bin_type ? bin_type : DType::float64;
-  const Array edges = linspace_like_numpy(full({}, first, lin_type, dev), full({}, last, lin_type, dev), bins + 1)
-                          .astype(bin_type);
-  if (bins > 1 && any(greater_equal(edges.slice({Slice(std::nullopt, bins)}), edges.slice({Slice(1, std::nullopt)})))
-                      .item<bool>())
+  const Array edges =
+      linspace_like_numpy(full({}, first, lin_type, dev), full({}, last, lin_type, dev), bins + 1).astype(bin_type);
+  if (bins > 1 &&
+      any(greater_equal(edges.slice({Slice(std::nullopt, bins)}), edges.slice({Slice(1, std::nullopt)}))).item<bool>())
     throw ValueError("histogram: too many bins for data range: cannot create " + std::to_string(bins) +
                      " finite-sized bins");
   // NumPy's counting: each value's bin computed, then moved by one where it lies across an edge.
