@@ -3,6 +3,7 @@
 // (NumpyExtrasGpu.*, skipped without one), every function on cuda:0 against the CPU bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -289,6 +290,71 @@ TEST(NumpyExtras, PadModes) {
   EXPECT_THROW(xp::pad(m, {{1, 0}, {0, 1}, {1, 1}}), xp::ValueError);
 }
 
+// ---- random numbers ----
+
+std::vector<i64> sorted_copy(std::vector<i64> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(NumpyExtras, RandomPermutationShuffleAndChoice) {
+  xp::random::Generator g(42), same(42);
+  const std::vector<i64> p = g.permutation(1000, kCpu).to_vector<i64>();
+  std::vector<i64> iota(1000);
+  for (i64 i = 0; i < 1000; ++i) iota[static_cast<std::size_t>(i)] = i;
+  EXPECT_EQ(sorted_copy(p), iota);
+  EXPECT_NE(p, iota);
+  EXPECT_EQ(same.permutation(1000, kCpu).to_vector<i64>(), p);  // the same seed, the same order
+  EXPECT_NE(g.permutation(1000, kCpu).to_vector<i64>(), p);     // the next draw, another one
+  EXPECT_EQ(g.position(), 2u);
+  EXPECT_EQ(g.permutation(0, kCpu).size(), 0);
+  // Rows of a matrix moved together, along either axis; shuffle writes into a view.
+  const Array m = xp::reshape(xp::arange(0, 12, 1, DType::int64, kCpu), {3, 4});
+  const Array pr = g.permutation(m, 1);
+  EXPECT_EQ(shape_of(pr), (std::vector<i64>{3, 4}));
+  const std::vector<i64> v = pr.to_vector<i64>();
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c)
+      EXPECT_EQ(v[static_cast<std::size_t>(r * 4 + c)] - v[static_cast<std::size_t>(c)], 4 * r);
+  Array big = xp::arange(0, 20, 1, DType::int64, kCpu).copy();
+  const Array evens = big.slice({Slice(std::nullopt, std::nullopt, 2)});
+  g.shuffle(evens);
+  const std::vector<i64> after = big.to_vector<i64>();
+  std::vector<i64> even_values, odd_values;
+  for (std::size_t i = 0; i < after.size(); ++i) (i % 2 ? odd_values : even_values).push_back(after[i]);
+  EXPECT_EQ(odd_values, (std::vector<i64>{1, 3, 5, 7, 9, 11, 13, 15, 17, 19}));  // untouched
+  EXPECT_EQ(sorted_copy(even_values), (std::vector<i64>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18}));
+  // choice: without replacement distinct, with replacement in range, the shape of size.
+  const Array c = g.choice(50, xp::Shape{5, 10}, false, kCpu);
+  EXPECT_EQ(shape_of(c), (std::vector<i64>{5, 10}));
+  EXPECT_EQ(sorted_copy(c.to_vector<i64>()), std::vector<i64>(iota.begin(), iota.begin() + 50));
+  const std::vector<i64> w = g.choice(3, xp::Shape{200}, true, kCpu).to_vector<i64>();
+  for (i64 x : w) EXPECT_TRUE(x >= 0 && x < 3);
+  EXPECT_EQ(sorted_copy(w).front(), 0);
+  EXPECT_EQ(sorted_copy(w).back(), 2);
+  const Array one = g.choice(m, std::nullopt, true, 1);
+  EXPECT_EQ(shape_of(one), (std::vector<i64>{3}));
+  EXPECT_THROW(g.choice(3, xp::Shape{4}, false, kCpu), xp::ValueError);
+  EXPECT_THROW(g.choice(0, xp::Shape{1}, true, kCpu), xp::ValueError);
+  EXPECT_THROW(g.permutation(-1, kCpu), xp::ValueError);
+  EXPECT_THROW(g.shuffle(xp::full({}, 1.0, DType::float64, kCpu)), xp::ValueError);
+  EXPECT_EQ(g.choice(3, xp::Shape{0}, false, kCpu).size(), 0);
+}
+
+TEST(NumpyExtras, RandomExponential) {
+  xp::random::Generator g(7);
+  const Array e = g.exponential({200000}, DType::float64, 2.0, kCpu);
+  EXPECT_GE(xp::min(e).item<double>(), 0.0);
+  EXPECT_TRUE(xp::all(xp::isfinite(e)).item<bool>());
+  // The mean of 200000 draws of mean 2 (standard deviation 2): within 5 standard errors.
+  EXPECT_NEAR(xp::mean(e).item<double>(), 2.0, 5 * 2.0 / std::sqrt(200000.0));
+  // P(X > 2 * scale) = e^-2.
+  EXPECT_NEAR(xp::mean(xp::greater(e, 4.0).astype(DType::float64)).item<double>(), std::exp(-2.0), 0.005);
+  EXPECT_EQ(g.exponential({3}, DType::float16, 1, kCpu).dtype(), DType::float16);
+  EXPECT_THROW(g.exponential({3}, DType::int32, 1, kCpu), xp::TypeError);
+  EXPECT_THROW(g.exponential({3}, DType::float64, -1, kCpu), xp::ValueError);
+}
+
 // ---- on a GPU: the same calls on cuda:0 and on the CPU, bit for bit ----
 
 std::vector<std::uint8_t> bytes_of(const Array& a) {
@@ -388,6 +454,26 @@ TEST(NumpyExtrasGpu, OrderStatisticsCountsAndPaddingMatchTheCpu) {
   const Array ic = vec(ix), id = ic.to_device(g), wc = vec(w), wd = wc.to_device(g);
   expect_same(xp::bincount(id), xp::bincount(ic), "bincount");
   expect_same(xp::bincount(id, wd, 400), xp::bincount(ic, wc, 400), "bincount weights");
+}
+
+TEST(NumpyExtrasGpu, RandomDrawsMatchTheCpu) {
+  XP_REQUIRE_GPU();
+  const xp::Device g = xp::Device::cuda(0);
+  xp::random::Generator gc(9), gd(9);
+  expect_same(gd.permutation(100000, g), gc.permutation(100000, kCpu), "permutation");
+  const Array m = xp::reshape(xp::arange(0, 3000, 1, DType::float32, kCpu), {100, 30});
+  expect_same(gd.permutation(m.to_device(g), 1), gc.permutation(m, 1), "permutation of an array");
+  Array sc = m.copy(), sd = m.to_device(g);
+  gc.shuffle(sc);
+  gd.shuffle(sd);
+  expect_same(sd, sc, "shuffle");
+  expect_same(gd.choice(1000, xp::Shape{10, 20}, true, g), gc.choice(1000, xp::Shape{10, 20}, true, kCpu), "choice");
+  expect_same(gd.choice(m.to_device(g), xp::Shape{40}, false), gc.choice(m, xp::Shape{40}, false), "choice without");
+  // exponential goes through each device's log1p: close, not bit for bit (docs/semantics.md).
+  const std::vector<double> ec = gc.exponential({10000}, DType::float64, 1, kCpu).to_vector<double>();
+  const std::vector<double> ed = gd.exponential({10000}, DType::float64, 1, g).to_vector<double>();
+  ASSERT_EQ(ec.size(), ed.size());
+  for (std::size_t i = 0; i < ec.size(); ++i) EXPECT_NEAR(ed[i], ec[i], 1e-14 * std::max(1.0, ec[i])) << i;
 }
 
 }  // namespace

@@ -219,6 +219,75 @@ void register_numpy_extras(nb::module_& m) {
         return xp::pad(a, to_pad_width(pad_width, a.ndim()), mode, value);
       },
       arg("array"), arg("pad_width"), arg("mode") = "constant", nb::kw_only(), arg("constant_values") = 0);
+  // ---- random numbers: xp._xp._random.Generator, which python/xp/random.py re-exports ----
+  nb::module_ r = m.def_submodule("_random", "xp.random's generator (import xp.random)");
+  auto size_of = [](nb::handle size) { return size.is_none() ? xp::Shape{} : to_shape(size); };
+  nb::class_<xp::random::Generator>(r, "Generator",
+                                    "Philox-4x32-10 streams: the same seed gives the same numbers on every device")
+      .def(nb::init<std::uint64_t>(), arg("seed"))
+      .def_prop_ro("seed", &xp::random::Generator::seed)
+      .def(
+          "uniform",
+          [size_of](xp::random::Generator& g, double low, double high, nb::handle size, nb::handle dtype,
+                    nb::handle device) {
+            const auto t = to_dtype(dtype);
+            return g.uniform(size_of(size), t ? *t : xp::DType::float64, low, high, to_device(device));
+          },
+          arg("low") = 0.0, arg("high") = 1.0, arg("size") = none, nb::kw_only(), arg("dtype") = none,
+          arg("device") = none)
+      .def(
+          "normal",
+          [size_of](xp::random::Generator& g, double loc, double scale, nb::handle size, nb::handle dtype,
+                    nb::handle device) {
+            const auto t = to_dtype(dtype);
+            return g.normal(size_of(size), t ? *t : xp::DType::float64, loc, scale, to_device(device));
+          },
+          arg("loc") = 0.0, arg("scale") = 1.0, arg("size") = none, nb::kw_only(), arg("dtype") = none,
+          arg("device") = none)
+      .def(
+          "integers",
+          [size_of](xp::random::Generator& g, std::int64_t low, std::optional<std::int64_t> high, nb::handle size,
+                    nb::handle dtype, nb::handle device) {
+            const auto t = to_dtype(dtype);
+            if (!high) {
+              high = low;
+              low = 0;
+            }
+            return g.integers(low, *high, size_of(size), t ? *t : xp::DType::int64, to_device(device));
+          },
+          arg("low"), arg("high") = none, arg("size") = none, nb::kw_only(), arg("dtype") = none, arg("device") = none)
+      .def(
+          "exponential",
+          [size_of](xp::random::Generator& g, double scale, nb::handle size, nb::handle dtype, nb::handle device) {
+            const auto t = to_dtype(dtype);
+            return g.exponential(size_of(size), t ? *t : xp::DType::float64, scale, to_device(device));
+          },
+          arg("scale") = 1.0, arg("size") = none, nb::kw_only(), arg("dtype") = none, arg("device") = none)
+      .def(
+          "permutation",
+          [](xp::random::Generator& g, nb::handle x, int axis, nb::handle device) {
+            if (nb::isinstance<nb::int_>(x)) return g.permutation(nb::cast<std::int64_t>(x), to_device(device));
+            return g.permutation(array_arg(x, "random.Generator.permutation"), axis);
+          },
+          arg("x"), arg("axis") = 0, nb::kw_only(), arg("device") = none)
+      .def(
+          "shuffle",
+          [](xp::random::Generator& g, nb::handle x, int axis) {
+            g.shuffle(array_arg(x, "random.Generator.shuffle"), axis);
+          },
+          arg("x"), arg("axis") = 0)
+      .def(
+          "choice",
+          [](xp::random::Generator& g, nb::handle a, nb::handle size, bool replace, nb::handle p, int axis,
+             bool /*shuffle*/, nb::handle device) {
+            if (!p.is_none()) throw nb::value_error("xp.random.Generator.choice: p (weighted choice) is not supported");
+            std::optional<xp::Shape> s;
+            if (!size.is_none()) s = to_shape(size);
+            if (nb::isinstance<nb::int_>(a)) return g.choice(nb::cast<std::int64_t>(a), s, replace, to_device(device));
+            return g.choice(array_arg(a, "random.Generator.choice"), s, replace, axis);
+          },
+          arg("a"), arg("size") = none, arg("replace") = true, arg("p") = none, arg("axis") = 0, arg("shuffle") = true,
+          nb::kw_only(), arg("device") = none);
 }
 
 }  // namespace xp_py

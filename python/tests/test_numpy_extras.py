@@ -240,3 +240,40 @@ def test_pad_constant_values_and_errors():
         xp.pad(xp.asarray(m), -1)
     with pytest.raises(ValueError):
         xp.pad(xp.asarray(m), 1, mode="median")
+
+
+# ---- random numbers ----
+
+
+def test_random_permutation_shuffle_choice():
+    g, same_seed = xp.random.default_rng(11), xp.random.default_rng(11)
+    p = xp.asnumpy(g.permutation(500))
+    assert p.dtype == np.int64
+    np.testing.assert_array_equal(np.sort(p), np.arange(500))
+    np.testing.assert_array_equal(xp.asnumpy(same_seed.permutation(500)), p)
+    assert not np.array_equal(xp.asnumpy(g.permutation(500)), p)
+    m = np.arange(20.0).reshape(4, 5)
+    pm = xp.asnumpy(g.permutation(xp.asarray(m)))  # rows moved whole
+    np.testing.assert_array_equal(np.sort(pm[:, 0]), m[:, 0])
+    np.testing.assert_array_equal(pm - pm[:, :1], m - m[:, :1])
+    x = xp.asarray(np.arange(30))
+    g.shuffle(x)
+    np.testing.assert_array_equal(np.sort(xp.asnumpy(x)), np.arange(30))
+    c = xp.asnumpy(g.choice(40, size=(4, 10), replace=False))
+    np.testing.assert_array_equal(np.sort(c.reshape(-1)), np.arange(40))
+    w = xp.asnumpy(g.choice(xp.asarray(np.array([2.5, 7.5])), size=300))
+    assert set(w.tolist()) == {2.5, 7.5}
+    assert g.choice(5).shape == ()
+    with pytest.raises(ValueError):
+        g.choice(3, size=4, replace=False)
+    with pytest.raises(ValueError):
+        g.choice(3, p=[0.2, 0.3, 0.5])
+
+
+def test_random_exponential():
+    e = xp.asnumpy(xp.random.default_rng(3).exponential(3.0, size=100000))
+    assert e.dtype == np.float64 and e.min() >= 0
+    assert abs(e.mean() - 3.0) < 5 * 3.0 / np.sqrt(e.size)
+    assert xp.random.default_rng(3).exponential(size=(2, 3), dtype=xp.float32).dtype == xp.float32
+    with pytest.raises(ValueError):
+        xp.random.default_rng(3).exponential(-1.0)
