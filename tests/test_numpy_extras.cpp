@@ -417,7 +417,9 @@ TEST(NumpyExtrasGpu, ComparisonsAndNanReductionsMatchTheCpu) {
         const double eps = xp::finfo(t).eps, terms = static_cast<double>(c.shape(axis));
         ASSERT_EQ(sd.size(), sc.size());
         for (std::size_t i = 0; i < sc.size(); ++i)
-          if (std::isfinite(sc[i])) EXPECT_NEAR(sd[i], sc[i], (terms + 1) * eps * mag[i]) << what << " at " << i;
+          if (std::isfinite(sc[i])) {
+            EXPECT_NEAR(sd[i], sc[i], (terms + 1) * eps * mag[i]) << what << " at " << i;
+          }
       }
     }
     const Array dc = xp::where(xp::isnan(c), 0, c), dd = xp::where(xp::isnan(d), 0, d);
