@@ -79,6 +79,12 @@ TEST(NumpyExtras, IscloseFollowsNumPysFormula) {
   EXPECT_EQ(shape_of(r), (std::vector<i64>{2, 3}));
   EXPECT_EQ(r.to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{1, 0, 0, 0, 1, 1}));
   EXPECT_THROW(xp::isclose(m, vec<double>({1, 2})), xp::ValueError);
+  // A number as a, NaN or not, with equal_nan.
+  EXPECT_EQ(xp::isclose(kNaN, a, 1e-5, 1e-8, true).to_vector<std::uint8_t>(),
+            (std::vector<std::uint8_t>{0, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(xp::isclose(1.0, a, 1e-5, 1e-8, true).to_vector<std::uint8_t>(),
+            (std::vector<std::uint8_t>{0, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(xp::isclose(1.0, a, 1e-5, 1e-8, true).device(), kCpu);
 }
 
 TEST(NumpyExtras, AllcloseAndArrayEqual) {

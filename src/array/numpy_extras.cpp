@@ -99,7 +99,13 @@ Array isclose(const Operand& a, const Operand& b, double rtol, double atol, bool
   if (ya.valid()) {
     const Array close = logical_and(less_equal(abs(subtract(x, ya)), atol + rtol * abs(ya)), isfinite(ya));
     Array r = logical_or(close, equal(x, ya));
-    if (equal_nan) r = logical_or(r, logical_and(isnan(x), isnan(ya)));
+    if (equal_nan) {
+      // A number x is tested here, so that no array of the default device meets b's.
+      if (xa.valid())
+        r = logical_or(r, logical_and(isnan(xa), isnan(ya)));
+      else if (std::isnan(a.scalar().as_double()))
+        r = logical_or(r, isnan(ya));
+    }
     return r.eval();
   }
   const double y = b.scalar().as_double();
