@@ -277,3 +277,36 @@ def test_random_exponential():
     assert xp.random.default_rng(3).exponential(size=(2, 3), dtype=xp.float32).dtype == xp.float32
     with pytest.raises(ValueError):
         xp.random.default_rng(3).exponential(-1.0)
+
+
+# ---- mixed cases: numbers, integer and bool dtypes, 0-d arrays ----
+
+
+def test_mixed_cases_match_numpy():
+    a, b = np.array([1, 2, 300], np.int64), np.array([1, 2, 301], np.uint64)
+    same(xp.isclose(xp.asarray(a), xp.asarray(b)), np.isclose(a, b))
+    same(xp.isclose(1.0, xp.asarray(a)), np.isclose(1.0, a))
+    f = np.array([np.nan, 1.0, 2.0])
+    same(xp.isclose(float("nan"), xp.asarray(f), equal_nan=True), np.isclose(np.nan, f, equal_nan=True))
+    t = np.array([True, False])
+    same(xp.isclose(xp.asarray(t), xp.asarray(np.array([True, True]))), np.isclose(t, np.array([True, True])))
+    x = np.array([3.0, 1, 4, 1, 5, 9, 2, 6])
+    same(xp.quantile(xp.asarray(x), xp.asarray(np.array(0.4))), np.quantile(x, np.array(0.4)))
+    same(xp.percentile(xp.asarray(x), xp.asarray(np.array([10, 50]))), np.percentile(x, np.array([10, 50])))
+    q32 = np.array([0.1, 0.7], np.float32)
+    same(xp.quantile(xp.asarray(x.astype(np.float32)), xp.asarray(q32)), np.quantile(x.astype(np.float32), q32))
+    same(xp.quantile(xp.asarray(np.array([3, 1, 2])), 1), np.quantile(np.array([3, 1, 2]), 1))
+    same(xp.median(xp.asarray(np.array([1, 2, 3, 4], np.uint8))), np.median(np.array([1, 2, 3, 4], np.uint8)))
+    same(xp.median(xp.asarray(np.array(2.0))), np.median(np.array(2.0)))
+    same(xp.nanargmax(xp.asarray(np.array(2.0))), np.nanargmax(np.array(2.0)))
+    same(xp.pad(xp.asarray(t), 3, mode="reflect"), np.pad(t, 3, mode="reflect"))
+    same(xp.pad(xp.asarray(f), (1, 2), constant_values=np.pi), np.pad(f, (1, 2), constant_values=np.pi))
+    same(xp.diag(xp.asarray(np.eye(3, dtype=bool))), np.diag(np.eye(3, dtype=bool)))
+    same(xp.bincount(xp.asarray(np.array([True, False, True]))), np.bincount(np.array([True, False, True])))
+    big = np.random.default_rng(1).integers(-(2**40), 2**40, 1000)
+    for got, ref in zip(xp.histogram(xp.asarray(big), bins=13), np.histogram(big, bins=13)):
+        same(got, ref)
+    h = np.random.default_rng(2).normal(size=100001).astype(np.float32)
+    for r in [None, (-1.1, 2.3)]:
+        for got, ref in zip(xp.histogram(xp.asarray(h), bins=97, range=r), np.histogram(h, bins=97, range=r)):
+            same(got, ref)
