@@ -725,9 +725,8 @@ class XP_API Generator {
   Array integers(std::int64_t low, std::int64_t high, const Shape& shape, DType dtype = DType::int64,
                  const DeviceArg& device = std::nullopt);
 
-  // Composed of the draws above (xp/numpy.hpp's family: src/array/numpy_extras.cpp), one stream
-  // each. A random ordering of 0..n-1 (int64): the stable argsort of random int64 keys, so the
-  // same on every device.
+  // Composed of the draws above (src/array/random_draws.cpp), one stream each. A random ordering
+  // of 0..n-1 (int64): the stable argsort of random int64 keys, so the same on every device.
   Array permutation(std::int64_t n, const DeviceArg& device = std::nullopt);
   // x's sub-arrays along `axis` in a random order (a new array); shuffle writes them back into x.
   Array permutation(const Array& x, int axis = 0);
