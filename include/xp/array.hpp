@@ -725,6 +725,23 @@ class XP_API Generator {
   Array integers(std::int64_t low, std::int64_t high, const Shape& shape, DType dtype = DType::int64,
                  const DeviceArg& device = std::nullopt);
 
+  // Composed of the draws above (src/array/random_draws.cpp), one stream each. A random ordering
+  // of 0..n-1 (int64): the stable argsort of random int64 keys, so the same on every device.
+  Array permutation(std::int64_t n, const DeviceArg& device = std::nullopt);
+  // x's sub-arrays along `axis` in a random order (a new array); shuffle writes them back into x.
+  Array permutation(const Array& x, int axis = 0);
+  void shuffle(const Array& x, int axis = 0);
+  // Sub-arrays of x along `axis` (or elements of arange(n)) drawn uniformly, `size` of them in that
+  // shape (none: one, the axis dropped), with replacement or without (then at most the axis's
+  // extent).
+  Array choice(const Array& x, const std::optional<Shape>& size = std::nullopt, bool replace = true, int axis = 0);
+  Array choice(std::int64_t n, const std::optional<Shape>& size = std::nullopt, bool replace = true,
+               const DeviceArg& device = std::nullopt);
+  // Exponential floats of mean `scale` (float dtypes only): -log1p(-u) * scale with u uniform in
+  // [0, 1), through each device's log1p (not exactly rounded: docs/semantics.md).
+  Array exponential(const Shape& shape, DType dtype = DType::float64, double scale = 1,
+                    const DeviceArg& device = std::nullopt);
+
  private:
   std::uint64_t seed_;
   std::uint64_t stream_ = 0;

@@ -11,6 +11,7 @@
 #include "xp/error.hpp"
 #include "xp/interop.hpp"
 #include "xp/memory.hpp"
+#include "xp/numpy.hpp"
 #include "xp/precision.hpp"
 #include "xp/program.hpp"
 #include "xp/runtime.hpp"

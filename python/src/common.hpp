@@ -63,6 +63,7 @@ void register_runtime(nb::module_& m);
 void register_array(nb::module_& m);
 void register_functions(nb::module_& m);
 void register_sorting(nb::module_& m);
+void register_numpy_extras(nb::module_& m);
 void register_interop(nb::module_& m);
 void register_kernels(nb::module_& m);
 void register_array_interop(nb::class_<xp::Array>& cls);

@@ -10,6 +10,7 @@ NB_MODULE(_xp, m) {
   xp_py::register_array(m);
   xp_py::register_functions(m);
   xp_py::register_sorting(m);
+  xp_py::register_numpy_extras(m);
   xp_py::register_interop(m);
   xp_py::register_kernels(m);
 }

@@ -28,6 +28,7 @@ from ._namespace import (  # noqa: F401
 )
 from ._interop import asnumpy, to_cpu  # noqa: F401
 from ._sets import unique_all, unique_counts, unique_inverse  # noqa: F401
+from . import random  # noqa: F401  (xp.random.default_rng)
 
 
 def doctor():

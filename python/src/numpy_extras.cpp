@@ -1,0 +1,293 @@
+// NumPy functions beyond the Array API (xp/numpy.hpp) under NumPy's names and keyword arguments:
+// isclose, allclose, array_equal, the nan* reductions, diag, ravel, median, quantile, percentile,
+// partition, argpartition, bincount, histogram, pad.
+#include <xp/numpy.hpp>
+
+#include "common.hpp"
+
+namespace xp_py {
+
+namespace {
+
+const xp::Array& array_arg(nb::handle h, const char* what) {
+  if (!nb::isinstance<xp::Array>(h))
+    throw nb::type_error(
+        (std::string("xp.") + what + ": expected an xp array, got " + nb::cast<std::string>(nb::repr(h.type())))
+            .c_str());
+  return nb::cast<xp::Array&>(h);
+}
+
+// An operand: an xp array, a Python number (weak), or anything xp.asarray takes.
+struct Arg {
+  std::optional<xp::Operand> op;
+  xp::Array keep;
+  explicit Arg(nb::handle h) { to_operand(h, op, keep, true); }
+  const xp::Operand& operator*() const { return *op; }
+};
+
+std::optional<int> opt_axis(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return nb::cast<int>(h);
+}
+
+// kth: an int or a sequence of ints.
+std::vector<std::int64_t> to_kth(nb::handle h, const char* what) {
+  if (nb::isinstance<nb::int_>(h)) return {nb::cast<std::int64_t>(h)};
+  std::vector<std::int64_t> v;
+  try {
+    for (nb::handle e : h) v.push_back(nb::cast<std::int64_t>(e));
+  } catch (const nb::cast_error&) {
+    throw nb::type_error((std::string("xp.") + what + ": kth must be an int or a sequence of ints").c_str());
+  }
+  return v;
+}
+
+// pad_width as np.pad takes it: an int, (n,), (before, after), or one (before, after) per axis.
+std::vector<std::pair<std::int64_t, std::int64_t>> to_pad_width(nb::handle h, int ndim) {
+  auto fail = []() -> std::vector<std::pair<std::int64_t, std::int64_t>> {
+    throw nb::type_error("xp.pad: pad_width must be an int, (before, after) or a sequence of (before, after) pairs");
+  };
+  if (nb::isinstance<nb::int_>(h)) {
+    const auto n = nb::cast<std::int64_t>(h);
+    return {{n, n}};
+  }
+  if (!nb::isinstance<nb::sequence>(h)) return fail();
+  std::vector<nb::handle> items;
+  for (nb::handle e : h) items.push_back(e);
+  bool all_ints = true;
+  for (nb::handle e : items) all_ints = all_ints && nb::isinstance<nb::int_>(e);
+  if (all_ints) {
+    if (items.size() == 1) {
+      const auto n = nb::cast<std::int64_t>(items[0]);
+      return {{n, n}};
+    }
+    if (items.size() == 2) return {{nb::cast<std::int64_t>(items[0]), nb::cast<std::int64_t>(items[1])}};
+    if (static_cast<int>(items.size()) != ndim) return fail();
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (nb::handle e : items) {
+    if (nb::isinstance<nb::int_>(e)) {
+      const auto n = nb::cast<std::int64_t>(e);
+      out.emplace_back(n, n);
+      continue;
+    }
+    std::vector<std::int64_t> pair;
+    try {
+      for (nb::handle x : e) pair.push_back(nb::cast<std::int64_t>(x));
+    } catch (const nb::cast_error&) {
+      return fail();
+    }
+    if (pair.size() == 1) pair.push_back(pair[0]);
+    if (pair.size() != 2) return fail();
+    out.emplace_back(pair[0], pair[1]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_numpy_extras(nb::module_& m) {
+  using nb::arg;
+  const auto none = nb::none();
+
+  m.def(
+      "isclose",
+      [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan) {
+        const Arg x(a), y(b);
+        return xp::isclose(*x, *y, rtol, atol, equal_nan);
+      },
+      arg("a"), arg("b"), arg("rtol") = 1e-05, arg("atol") = 1e-08, arg("equal_nan") = false);
+  m.def(
+      "allclose",
+      [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan) {
+        const Arg x(a), y(b);
+        return xp::allclose(*x, *y, rtol, atol, equal_nan);
+      },
+      arg("a"), arg("b"), arg("rtol") = 1e-05, arg("atol") = 1e-08, arg("equal_nan") = false);
+  m.def(
+      "array_equal",
+      [](nb::handle a1, nb::handle a2, bool equal_nan) {
+        const Arg x(a1), y(a2);
+        const xp::Array& l = x.keep.valid() ? x.keep : array_arg(a1, "array_equal");
+        const xp::Array& r = y.keep.valid() ? y.keep : array_arg(a2, "array_equal");
+        return xp::array_equal(l, r, equal_nan);
+      },
+      arg("a1"), arg("a2"), arg("equal_nan") = false);
+
+#define XP_NAN_REDUCE_(name)                                           \
+  m.def(                                                               \
+      #name,                                                           \
+      [](nb::handle a, nb::handle axis, bool keepdims) {               \
+        return xp::name(array_arg(a, #name), to_axes(axis), keepdims); \
+      },                                                               \
+      arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
+  XP_NAN_REDUCE_(nansum)
+  XP_NAN_REDUCE_(nanmean)
+  XP_NAN_REDUCE_(nanmax)
+  XP_NAN_REDUCE_(nanmin)
+#undef XP_NAN_REDUCE_
+  m.def(
+      "nanargmax",
+      [](nb::handle a, nb::handle axis, bool keepdims) {
+        return xp::nanargmax(array_arg(a, "nanargmax"), opt_axis(axis), keepdims);
+      },
+      arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
+  m.def(
+      "nanargmin",
+      [](nb::handle a, nb::handle axis, bool keepdims) {
+        return xp::nanargmin(array_arg(a, "nanargmin"), opt_axis(axis), keepdims);
+      },
+      arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
+
+  m.def(
+      "diag", [](nb::handle v, std::int64_t k) { return xp::diag(array_arg(v, "diag"), k); }, arg("v"), arg("k") = 0);
+  m.def(
+      "ravel", [](nb::handle a) { return xp::ravel(array_arg(a, "ravel")); }, arg("a"));
+
+  m.def(
+      "median",
+      [](nb::handle a, nb::handle axis, bool keepdims) {
+        return xp::median(array_arg(a, "median"), to_axes(axis), keepdims);
+      },
+      arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
+  m.def(
+      "quantile",
+      [](nb::handle a, nb::handle q, nb::handle axis, bool keepdims) {
+        const Arg qa(q);
+        return xp::quantile(array_arg(a, "quantile"), *qa, to_axes(axis), keepdims);
+      },
+      arg("a"), arg("q"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
+  m.def(
+      "percentile",
+      [](nb::handle a, nb::handle q, nb::handle axis, bool keepdims) {
+        const Arg qa(q);
+        return xp::percentile(array_arg(a, "percentile"), *qa, to_axes(axis), keepdims);
+      },
+      arg("a"), arg("q"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
+
+  m.def(
+      "partition",
+      [](nb::handle a, nb::handle kth, nb::handle axis) {
+        const xp::Array& x = array_arg(a, "partition");
+        if (axis.is_none()) return xp::partition(xp::ravel(x), to_kth(kth, "partition"), -1);
+        return xp::partition(x, to_kth(kth, "partition"), nb::cast<int>(axis));
+      },
+      arg("a"), arg("kth"), arg("axis").none() = -1);
+  m.def(
+      "argpartition",
+      [](nb::handle a, nb::handle kth, nb::handle axis) {
+        const xp::Array& x = array_arg(a, "argpartition");
+        if (axis.is_none()) return xp::argpartition(xp::ravel(x), to_kth(kth, "argpartition"), -1);
+        return xp::argpartition(x, to_kth(kth, "argpartition"), nb::cast<int>(axis));
+      },
+      arg("a"), arg("kth"), arg("axis").none() = -1);
+  m.def(
+      "bincount",
+      [](nb::handle x, nb::handle weights, std::int64_t minlength) {
+        std::optional<xp::Array> w;
+        if (!weights.is_none())
+          w = nb::isinstance<xp::Array>(weights) ? nb::cast<xp::Array&>(weights)
+                                                 : asarray(weights, std::nullopt, std::nullopt, std::nullopt);
+        return xp::bincount(array_arg(x, "bincount"), w, minlength);
+      },
+      arg("x"), arg("weights") = none, arg("minlength") = 0);
+  m.def(
+      "histogram",
+      [](nb::handle a, std::int64_t bins, nb::handle range) {
+        std::optional<std::pair<double, double>> r;
+        if (!range.is_none()) {
+          std::vector<double> v;
+          try {
+            for (nb::handle e : range) v.push_back(nb::cast<double>(e));
+          } catch (const nb::cast_error&) {
+            throw nb::type_error("xp.histogram: range must be (min, max)");
+          }
+          if (v.size() != 2) throw nb::value_error("xp.histogram: range must be (min, max)");
+          r = std::make_pair(v[0], v[1]);
+        }
+        const xp::Histogram h = xp::histogram(array_arg(a, "histogram"), bins, r);
+        return nb::make_tuple(h.counts, h.edges);
+      },
+      arg("a"), arg("bins") = 10, arg("range") = none);
+  m.def(
+      "pad",
+      [](nb::handle array, nb::handle pad_width, const std::string& mode, nb::handle constant_values) {
+        const xp::Array& a = array_arg(array, "pad");
+        xp::Scalar value(0);
+        if (!to_scalar(constant_values, value))
+          throw nb::type_error("xp.pad: constant_values must be a bool, int or float");
+        return xp::pad(a, to_pad_width(pad_width, a.ndim()), mode, value);
+      },
+      arg("array"), arg("pad_width"), arg("mode") = "constant", nb::kw_only(), arg("constant_values") = 0);
+  // ---- random numbers: xp._xp._random.Generator, which python/xp/random.py re-exports ----
+  nb::module_ r = m.def_submodule("_random", "xp.random's generator (import xp.random)");
+  auto size_of = [](nb::handle size) { return size.is_none() ? xp::Shape{} : to_shape(size); };
+  nb::class_<xp::random::Generator>(r, "Generator",
+                                    "Philox-4x32-10 streams: the same seed gives the same numbers on every device")
+      .def(nb::init<std::uint64_t>(), arg("seed"))
+      .def_prop_ro("seed", &xp::random::Generator::seed)
+      .def(
+          "uniform",
+          [size_of](xp::random::Generator& g, double low, double high, nb::handle size, nb::handle dtype,
+                    nb::handle device) {
+            const auto t = to_dtype(dtype);
+            return g.uniform(size_of(size), t ? *t : xp::DType::float64, low, high, to_device(device));
+          },
+          arg("low") = 0.0, arg("high") = 1.0, arg("size") = none, nb::kw_only(), arg("dtype") = none,
+          arg("device") = none)
+      .def(
+          "normal",
+          [size_of](xp::random::Generator& g, double loc, double scale, nb::handle size, nb::handle dtype,
+                    nb::handle device) {
+            const auto t = to_dtype(dtype);
+            return g.normal(size_of(size), t ? *t : xp::DType::float64, loc, scale, to_device(device));
+          },
+          arg("loc") = 0.0, arg("scale") = 1.0, arg("size") = none, nb::kw_only(), arg("dtype") = none,
+          arg("device") = none)
+      .def(
+          "integers",
+          [size_of](xp::random::Generator& g, std::int64_t low, std::optional<std::int64_t> high, nb::handle size,
+                    nb::handle dtype, nb::handle device) {
+            const auto t = to_dtype(dtype);
+            if (!high) {
+              high = low;
+              low = 0;
+            }
+            return g.integers(low, *high, size_of(size), t ? *t : xp::DType::int64, to_device(device));
+          },
+          arg("low"), arg("high") = none, arg("size") = none, nb::kw_only(), arg("dtype") = none, arg("device") = none)
+      .def(
+          "exponential",
+          [size_of](xp::random::Generator& g, double scale, nb::handle size, nb::handle dtype, nb::handle device) {
+            const auto t = to_dtype(dtype);
+            return g.exponential(size_of(size), t ? *t : xp::DType::float64, scale, to_device(device));
+          },
+          arg("scale") = 1.0, arg("size") = none, nb::kw_only(), arg("dtype") = none, arg("device") = none)
+      .def(
+          "permutation",
+          [](xp::random::Generator& g, nb::handle x, int axis, nb::handle device) {
+            if (nb::isinstance<nb::int_>(x)) return g.permutation(nb::cast<std::int64_t>(x), to_device(device));
+            return g.permutation(array_arg(x, "random.Generator.permutation"), axis);
+          },
+          arg("x"), arg("axis") = 0, nb::kw_only(), arg("device") = none)
+      .def(
+          "shuffle",
+          [](xp::random::Generator& g, nb::handle x, int axis) {
+            g.shuffle(array_arg(x, "random.Generator.shuffle"), axis);
+          },
+          arg("x"), arg("axis") = 0)
+      .def(
+          "choice",
+          [](xp::random::Generator& g, nb::handle a, nb::handle size, bool replace, nb::handle p, int axis,
+             bool /*shuffle*/, nb::handle device) {
+            if (!p.is_none()) throw nb::value_error("xp.random.Generator.choice: p (weighted choice) is not supported");
+            std::optional<xp::Shape> s;
+            if (!size.is_none()) s = to_shape(size);
+            if (nb::isinstance<nb::int_>(a)) return g.choice(nb::cast<std::int64_t>(a), s, replace, to_device(device));
+            return g.choice(array_arg(a, "random.Generator.choice"), s, replace, axis);
+          },
+          arg("a"), arg("size") = none, arg("replace") = true, arg("p") = none, arg("axis") = 0, arg("shuffle") = true,
+          nb::kw_only(), arg("device") = none);
+}
+
+}  // namespace xp_py
