@@ -124,14 +124,15 @@ def main():
         for name, (mod, put, sync, back) in libs.items():
             r, m, _, _ = timed(lr[name][row], sync)
             got = back(r)
-            if row.startswith("argsort") and name == "numpy" and "stable" not in row:
-                # an unstable argsort orders ties its own way: compare the values it sorts by
+            if name == "numpy" and row.startswith(("sort", "argsort")) and "stable" not in row:
+                # NumPy's default sorts are not stable: equal elements (-0.0 and 0.0 among them) come
+                # in an order of their own, so the values they sort by are compared with ==
                 key = host["f32" if "f32" in row else "i32"]
-                got, ref_cmp = key[got], key[ref]
+                got, ref_cmp = (key[got], key[ref]) if row.startswith("argsort") else (got, ref)
+                same = got.shape == ref_cmp.shape and np.array_equal(got, ref_cmp)
             else:
-                ref_cmp = ref
-            same = got.shape == ref_cmp.shape and (np.array_equal(got.view(np.uint8), ref_cmp.view(np.uint8))
-                                                   if got.dtype == ref_cmp.dtype else np.array_equal(got, ref_cmp))
+                same = got.shape == ref.shape and (np.array_equal(got.view(np.uint8), ref.view(np.uint8))
+                                                   if got.dtype == ref.dtype else np.array_equal(got, ref))
             if not same:
                 bad += 1
             line += f" {m:>12.3f} {m / med:>8.2f}x" + ("" if same else " DIFFERS")
