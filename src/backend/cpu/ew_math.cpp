@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "backend/cpu/tile_ops.hpp"
 #include "backend/cpu/vmath.hpp"
@@ -290,11 +291,13 @@ void vector_kernel(const void* const* in, void* out, std::int64_t n) {
   const T* a = static_cast<const T*>(in[0]);
   const T* b = kBinary ? static_cast<const T*>(in[1]) : nullptr;
   T* o = static_cast<T*>(out);
+  // C's hypot(+-inf, y) is +inf for every y (a NaN too); the vector library's is NaN beside a NaN.
+  // The infinities' positions are noted before the vector pass (out may be an input) and set after
+  // it, so that no other element's bits depend on what shares its tile.
+  std::vector<std::int64_t> infinite;
   if constexpr (F == kHypot) {
-    // C's hypot(+-inf, NaN) is +inf; the vector library's is NaN: a tile holding an infinity is
-    // computed by the scalar kernel.
     for (std::int64_t i = 0; i < n; ++i)
-      if (std::isinf(a[i]) || std::isinf(b[i])) return scalar_kernel<T, F>(in, out, n);
+      if (std::isinf(a[i]) || std::isinf(b[i])) infinite.push_back(i);
   }
   const std::int64_t whole = n / W;
   vloop<kBytes>(a, b, o, whole, fn, kBinary);
@@ -308,6 +311,7 @@ void vector_kernel(const void* const* in, void* out, std::int64_t n) {
     vloop<kBytes>(ta, tb, ta, 1, fn, kBinary);
     std::memcpy(o + done, ta, bytes);
   }
+  for (const std::int64_t i : infinite) o[i] = std::numeric_limits<T>::infinity();
 }
 
 #endif  // XP_MATH_VECTOR
