@@ -391,9 +391,26 @@ Array take(const Array& a_, const Array& indices, std::optional<int> axis) {
   const int nd = a.ndim();
   if (nd == 0) throw ValueError("take: cannot take from a 0-d array");
   const int ax = detail::normalize_axis(axis ? *axis : 0, nd, "take");
-  // Checked (and negative indices wrapped) on the indices' device before anything is written: a
-  // GPU's indices are not copied to the host (one flag is).
-  Array norm = detail::checked_indices(indices, a.shape(ax), ax, "take: ");
+  const std::int64_t n = a.shape(ax);
+  // Checked (and negative indices wrapped) before anything is written.
+  std::vector<std::int64_t> idx = indices.to_vector<std::int64_t>();
+  if (ix->dtype == DType::uint64) {
+    const std::vector<std::uint64_t> u = indices.to_vector<std::uint64_t>();
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      if (u[i] >= static_cast<std::uint64_t>(n)) {
+        throw IndexError("take: index " + std::to_string(u[i]) + " is out of bounds for axis " + std::to_string(ax) +
+                         " with size " + std::to_string(n));
+      }
+    }
+  }
+  for (auto& i : idx) {
+    if (i < -n || i >= n) {
+      throw IndexError("take: index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(ax) +
+                       " with size " + std::to_string(n));
+    }
+    if (i < 0) i += n;
+  }
+  Array norm = asarray(idx.data(), DType::int64, Shape(ix->shape.begin(), ix->shape.end()), a.device());
   const ImplPtr& ai = impl_of(a);
   detail::materialize(*ai);
   Shape shape(ai->shape.begin(), ai->shape.begin() + ax);
