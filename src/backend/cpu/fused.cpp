@@ -53,8 +53,8 @@ static_assert(kStreamTile <= kTile, "tile buffers hold kTile elements");
 constexpr std::int64_t kMinParallel = 1 << 15;
 
 // Bytes per element, inline (xp::itemsize is a call into another file, twice per view per run).
-constexpr unsigned char kItemBytes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
-static_assert(static_cast<int>(DType::float64) == 12 && sizeof(kItemBytes) == 13, "one entry per DType, in order");
+constexpr unsigned char kItemBytes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
+static_assert(static_cast<int>(DType::complex128) == 14 && sizeof(kItemBytes) == 15, "one entry per DType, in order");
 inline std::size_t item_bytes(DType t) {
   return kItemBytes[static_cast<std::size_t>(t)];
 }

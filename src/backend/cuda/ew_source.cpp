@@ -926,6 +926,9 @@ const char* ctype(DType d) {
       return "float";
     case DType::float64:
       return "double";
+    case DType::complex64:
+    case DType::complex128:
+      return "?";
   }
   return "?";
 }
