@@ -603,6 +603,22 @@ TEST_F(HollowGpu, DISABLED_CublasHandle) {
       EXPECT_EQ(memory_stats(gpu1).bytes_in_use, before) << "nothing kept from the failed setups";
     }
   }
+  if (fail == nullptr) {
+    // Complex matmul and vecdot reach cuBLAS too, one call each: CUDA_C_32F in CUBLAS_COMPUTE_32F
+    // (4, 68), CUDA_C_64F in CUBLAS_COMPUTE_64F (5, 70), vecdot's first operand as CUBLAS_OP_C (2).
+    const auto last = reinterpret_cast<int (*)(int)>(::dlsym(lib, "xp_fake_cublas_last_gemm"));
+    ASSERT_NE(last, nullptr);
+    const long g = gemms();
+    (void)matmul(empty({8, 8}, DType::complex64, gpu1), empty({8, 8}, DType::complex64, gpu1));
+    EXPECT_EQ(gemms(), g + 1);
+    EXPECT_EQ(last(2), 4);
+    EXPECT_EQ(last(3), 68);
+    (void)vecdot(empty({4, 8}, DType::complex128, gpu1), empty({4, 8}, DType::complex128, gpu1));
+    EXPECT_EQ(gemms(), g + 2);
+    EXPECT_EQ(last(2), 5);
+    EXPECT_EQ(last(3), 70);
+    EXPECT_TRUE(last(0) == 2 || last(1) == 2) << "transa " << last(0) << ", transb " << last(1);
+  }
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, 0u) << "cuda:0 untouched";
 }
 

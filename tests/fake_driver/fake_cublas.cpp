@@ -2,7 +2,9 @@
 // points xp resolves, each succeeding without doing anything (no GEMM runs), except the one that
 // XP_FAKE_CUBLAS_FAIL names (create, stream, workspace, math or gemm), which returns
 // CUBLAS_STATUS_EXECUTION_FAILED (13). Reports CUDA 13.0. Counters for the tests:
-// xp_fake_cublas_creates(), _destroys(), _gemms(), _workspace_bytes() (of the last handle set up).
+// xp_fake_cublas_creates(), _destroys(), _gemms(), _workspace_bytes() (of the last handle set up),
+// and the last gemm's arguments: _last_gemm(what) with what 0 transa, 1 transb, 2 Atype,
+// 3 computeType.
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 namespace {
 std::atomic<long> g_creates{0}, g_destroys{0}, g_gemms{0};
 std::atomic<std::size_t> g_workspace_bytes{0};
+std::atomic<int> g_last_gemm[4] = {-1, -1, -1, -1};
 int handle_storage[64];
 std::atomic<int> g_next{0};
 
@@ -48,11 +51,15 @@ FAKE_API int cublasSetWorkspace_v2(void*, void*, std::size_t bytes) {
 FAKE_API int cublasSetMathMode(void*, int) {
   return status_of("math");
 }
-FAKE_API int cublasGemmStridedBatchedEx(void*, int, int, int, int, int, const void*, const void*, int, int, long long,
-                                        const void*, int, int, long long, const void*, void*, int, int, long long, int,
-                                        int, int) {
+FAKE_API int cublasGemmStridedBatchedEx(void*, int transa, int transb, int, int, int, const void*, const void*,
+                                        int a_type, int, long long, const void*, int, int, long long, const void*,
+                                        void*, int, int, long long, int, int compute_type, int) {
   if (const int s = status_of("gemm"); s != 0) return s;
   ++g_gemms;
+  g_last_gemm[0] = transa;
+  g_last_gemm[1] = transb;
+  g_last_gemm[2] = a_type;
+  g_last_gemm[3] = compute_type;
   return 0;
 }
 
@@ -64,6 +71,9 @@ FAKE_API long xp_fake_cublas_destroys() {
 }
 FAKE_API long xp_fake_cublas_gemms() {
   return g_gemms;
+}
+FAKE_API int xp_fake_cublas_last_gemm(int what) {
+  return what >= 0 && what < 4 ? g_last_gemm[what].load() : -1;
 }
 FAKE_API std::size_t xp_fake_cublas_workspace_bytes() {
   return g_workspace_bytes;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <type_traits>
 
 #include "backend/cpu/linalg.hpp"
 #include "runtime/environment.hpp"
@@ -56,10 +57,33 @@ void reference_gemm(bool ta, bool tb, int m, int n, int k, const T* a, int lda, 
     }
 }
 
+// A test value in [-8, 8] (both parts for a complex T) from the generator x.
+template <class T>
+T small_value(unsigned& x) {
+  const auto draw = [&x] { return static_cast<int>((x = x * 1103515245u + 12345u) >> 16) % 17 - 8; };
+  if constexpr (std::is_arithmetic_v<T>) {
+    return static_cast<T>(draw());
+  } else {
+    const auto re = static_cast<decltype(T{}.re)>(draw());
+    return T(re, static_cast<decltype(T{}.re)>(draw()));
+  }
+}
+
+template <class T>
+std::string value_text(T v) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return std::to_string(static_cast<double>(v));
+  } else {
+    return "(" + std::to_string(static_cast<double>(v.re)) + ", " + std::to_string(static_cast<double>(v.im)) + ")";
+  }
+}
+
+// gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc) computes C = op(A) op(B), row-major.
 template <class T, class Gemm>
 std::string check_gemm(Gemm gemm, const char* name) {
   // Sizes past the kernels' unroll factors and blocking edges, odd on purpose; values in [-8, 8],
-  // so every product and sum is an integer far below 2^24: exact in float32 in any order.
+  // so every product and sum is an integer far below 2^24: exact in float32 in any order (complex:
+  // each part of a product is a difference of two such products, still exact).
   struct Case {
     int m, n, k;
   };
@@ -70,30 +94,54 @@ std::string check_gemm(Gemm gemm, const char* name) {
         std::vector<T> a(static_cast<std::size_t>((ta ? sz.k : sz.m) * lda));
         std::vector<T> b(static_cast<std::size_t>((tb ? sz.n : sz.k) * ldb));
         unsigned x = 12345u + static_cast<unsigned>(sz.m * 31 + sz.k);
-        for (auto& v : a) v = static_cast<T>(static_cast<int>((x = x * 1103515245u + 12345u) >> 16) % 17 - 8);
-        for (auto& v : b) v = static_cast<T>(static_cast<int>((x = x * 1103515245u + 12345u) >> 16) % 17 - 8);
+        for (auto& v : a) v = small_value<T>(x);
+        for (auto& v : b) v = small_value<T>(x);
         std::vector<T> want(static_cast<std::size_t>(sz.m * ldc), T(0)), got(want.size(), T(-99));
         reference_gemm(ta, tb, sz.m, sz.n, sz.k, a.data(), lda, b.data(), ldb, want.data(), ldc);
-        gemm(kCblasRowMajor, ta ? kCblasTrans : kCblasNoTrans, tb ? kCblasTrans : kCblasNoTrans, sz.m, sz.n, sz.k, T(1),
-             a.data(), lda, b.data(), ldb, T(0), got.data(), ldc);
+        gemm(ta ? kCblasTrans : kCblasNoTrans, tb ? kCblasTrans : kCblasNoTrans, sz.m, sz.n, sz.k, a.data(), lda,
+             b.data(), ldb, got.data(), ldc);
         for (int i = 0; i < sz.m; ++i)
           for (int j = 0; j < sz.n; ++j)
-            if (got[static_cast<std::size_t>(i * ldc + j)] != want[static_cast<std::size_t>(i * ldc + j)])
+            if (!(got[static_cast<std::size_t>(i * ldc + j)] == want[static_cast<std::size_t>(i * ldc + j)]))
               return std::string(name) + " " + std::to_string(sz.m) + "x" + std::to_string(sz.n) + "x" +
                      std::to_string(sz.k) + (ta ? " A^T" : "") + (tb ? " B^T" : "") + ": element (" +
                      std::to_string(i) + ", " + std::to_string(j) + ") is " +
-                     std::to_string(static_cast<double>(got[static_cast<std::size_t>(i * ldc + j)])) + ", not " +
-                     std::to_string(static_cast<double>(want[static_cast<std::size_t>(i * ldc + j)]));
+                     value_text(got[static_cast<std::size_t>(i * ldc + j)]) + ", not " +
+                     value_text(want[static_cast<std::size_t>(i * ldc + j)]);
       }
   }
   return {};
 }
 
+template <class R>
+std::string check_complex_gemm(CblasComplexGemm gemm, const char* name) {
+  return check_gemm<Cx<R>>(
+      [gemm](int ta, int tb, int m, int n, int k, const Cx<R>* a, int lda, const Cx<R>* b, int ldb, Cx<R>* c, int ldc) {
+        const Cx<R> one(1), zero(0);
+        gemm(kCblasRowMajor, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
+      },
+      name);
+}
+
 }  // namespace
 
 std::string check_blas(const BlasLibrary& b) {
-  std::string bad = check_gemm<float>(b.sgemm, "sgemm");
-  if (bad.empty()) bad = check_gemm<double>(b.dgemm, "dgemm");
+  std::string bad = check_gemm<float>(
+      [&b](int ta, int tb, int m, int n, int k, const float* a, int lda, const float* x, int ldb, float* c, int ldc) {
+        b.sgemm(kCblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, x, ldb, 0.0f, c, ldc);
+      },
+      "sgemm");
+  if (bad.empty())
+    bad = check_gemm<double>(
+        [&b](int ta, int tb, int m, int n, int k, const double* a, int lda, const double* x, int ldb, double* c,
+             int ldc) { b.dgemm(kCblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, x, ldb, 0.0, c, ldc); },
+        "dgemm");
+  return bad;
+}
+
+std::string check_complex_blas(const BlasLibrary& b) {
+  std::string bad = check_complex_gemm<float>(b.cgemm, "cgemm");
+  if (bad.empty()) bad = check_complex_gemm<double>(b.zgemm, "zgemm");
   return bad;
 }
 
@@ -115,6 +163,12 @@ BlasLibrary open_blas(const std::vector<std::string>& names, const std::string& 
     }
     b.sgemm = entry<CblasSgemm>(lib, "cblas_sgemm");
     b.dgemm = entry<CblasDgemm>(lib, "cblas_dgemm");
+    b.cgemm = entry<CblasComplexGemm>(lib, "cblas_cgemm");
+    b.zgemm = entry<CblasComplexGemm>(lib, "cblas_zgemm");
+    if (b.cgemm == nullptr || b.zgemm == nullptr) {
+      b.complex_error = lib.path() + " lacks cblas_cgemm or cblas_zgemm";
+      b.cgemm = b.zgemm = nullptr;
+    }
     b.set_num_threads = entry<OpenblasSetNumThreads>(lib, "openblas_set_num_threads");
     b.get_num_threads = entry<OpenblasGetNumThreads>(lib, "openblas_get_num_threads");
     b.get_config = entry<OpenblasGetConfig>(lib, "openblas_get_config");
@@ -177,6 +231,16 @@ const BlasLibrary& blas_library() {
         log_once(LogLevel::warn, b->error + "; matmul uses xp's own loop (correct, slower)");
         return b;
       }
+      if (b->cgemm != nullptr) {
+        if (std::string bad = check_complex_blas(*b); !bad.empty()) {
+          b->cgemm = b->zgemm = nullptr;
+          b->complex_error = "OpenBLAS " + b->path + " with the " + (b->core.empty() ? "default" : b->core) +
+                             " kernels gave a wrong complex result in xp's check at load (" + bad + "): not used";
+          log_once(LogLevel::warn, b->complex_error + "; complex matmul uses xp's own loop (correct, slower)");
+        }
+      } else {
+        log_once(LogLevel::info, "OpenBLAS: " + b->complex_error + "; complex matmul uses xp's own loop");
+      }
       log(LogLevel::info, "OpenBLAS: " + b->path + " (" + b->config + "), kernels " + b->core + " (" + b->core_reason +
                               "), " + std::to_string(b->get_num_threads()) + " threads");
     } else {
@@ -219,6 +283,7 @@ BlasInfo blas_info() {
   info.core = b.core;
   info.core_reason = b.core_reason;
   info.error = b.error;
+  info.complex_error = b.loaded ? b.complex_error : b.error;
   return info;
 }
 

@@ -22,14 +22,33 @@ using CblasSgemm = void (*)(int order, int trans_a, int trans_b, int m, int n, i
                             int lda, const float* b, int ldb, float beta, float* c, int ldc);
 using CblasDgemm = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, double alpha, const double* a,
                             int lda, const double* b, int ldb, double beta, double* c, int ldc);
+// cblas_cgemm / cblas_zgemm: alpha and beta by pointer, to a complex value of the matrices' type.
+using CblasComplexGemm = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, const void* alpha,
+                                  const void* a, int lda, const void* b, int ldb, const void* beta, void* c, int ldc);
 using OpenblasSetNumThreads = void (*)(int);
 using OpenblasGetNumThreads = int (*)();
 using OpenblasGetConfig = char* (*)();
 using OpenblasGetParallel = int (*)();
 using OpenblasGetCorename = char* (*)();
 
-// An opened OpenBLAS: required entry points (gemm, thread count) and optional ones (null when
-// absent: config and threading model are only reported).
+// A complex number as xp, NumPy and CBLAS store it: {re, im} of the component type. Arithmetic by the
+// textbook formulas, which is what BLAS kernels compute ((a + bi)(c + di) = (ac - bd) + (ad + bc)i,
+// no rescue of infinities as C's Annex G does; no FMA: the build passes -ffp-contract=off).
+template <class R>
+struct Cx {
+  R re = 0, im = 0;
+  constexpr Cx() = default;
+  constexpr Cx(R r, R i = R(0)) : re(r), im(i) {}  // NOLINT: implicit from a real, as std::complex
+  friend constexpr Cx operator+(Cx a, Cx b) { return {a.re + b.re, a.im + b.im}; }
+  friend constexpr Cx operator*(Cx a, Cx b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+  constexpr Cx& operator+=(Cx b) { return *this = *this + b; }
+  friend constexpr bool operator==(Cx a, Cx b) { return a.re == b.re && a.im == b.im; }
+  friend constexpr Cx conj(Cx a) { return {a.re, -a.im}; }
+};
+
+// An opened OpenBLAS: required entry points (real gemm, thread count) and optional ones (null when
+// absent: complex gemm, without which complex matmul takes xp's loop; config and threading model,
+// which are only reported).
 struct BlasLibrary {
   DynLib lib;
   bool loaded = false;
@@ -41,6 +60,9 @@ struct BlasLibrary {
   std::string error;        // why loaded is false: every name tried and what the loader said
   CblasSgemm sgemm = nullptr;
   CblasDgemm dgemm = nullptr;
+  CblasComplexGemm cgemm = nullptr;  // optional; null also when it failed xp's check at load
+  CblasComplexGemm zgemm = nullptr;  // optional; as cgemm (both or neither are used)
+  std::string complex_error;         // why cgemm and zgemm are null ("" when they are used)
   OpenblasSetNumThreads set_num_threads = nullptr;
   OpenblasGetNumThreads get_num_threads = nullptr;
   OpenblasGetConfig get_config = nullptr;
@@ -72,6 +94,9 @@ CoreChoice choose_openblas_core(const std::optional<std::string>& user, bool avx
 // CPUs; a library that fails is not used (matmul takes xp's own loop) and xp doctor says why.
 // Returns "" when every result matched, else what differed.
 std::string check_blas(const BlasLibrary& b);
+// The same check of cgemm and zgemm (both non-null), with exact Gaussian-integer matrices. A library
+// that fails it keeps its real gemm; complex matmul then takes xp's loop.
+std::string check_complex_blas(const BlasLibrary& b);
 
 // The process's OpenBLAS (libopenblas.so.0, then libopenblas.so), opened on first call, thread
 // safe, never closed. At load its thread count is set to num_threads(); the outcome is logged
@@ -88,7 +113,7 @@ const BlasLibrary* blas_for_call();
 void count_blas_call() noexcept;
 std::uint64_t blas_call_count() noexcept;
 
-// Which path matmul takes: automatic (BLAS for float32/float64/float16/bfloat16 unless the
+// Which path matmul takes: automatic (BLAS for float32/float64/float16/bfloat16 and complex unless the
 // matrices are small, then xp's loop), or forced, for tests and benchmarks. Forcing `blas` when
 // the library is missing or on xp's threads still runs the loop. Process-wide; not thread safe
 // against concurrent matmuls (set it before, in a test).

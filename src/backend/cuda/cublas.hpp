@@ -27,6 +27,7 @@ using cudaStream_t = struct CUstream_st*;  // the runtime's stream is the driver
 constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
 constexpr int CUBLAS_OP_N = 0;
 constexpr int CUBLAS_OP_T = 1;
+constexpr int CUBLAS_OP_C = 2;  // conjugate transpose (cuBLAS has no conjugate without the transpose)
 constexpr int CUBLAS_GEMM_DEFAULT = -1;
 // The handle's math mode: CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION.
 // CUBLAS_DEFAULT_MATH lets cuBLAS use "at least the same number of mantissa and exponent bits as
@@ -34,6 +35,9 @@ constexpr int CUBLAS_GEMM_DEFAULT = -1;
 // math mode's precision values (TENSOR_OP, PEDANTIC, TF32_TENSOR_OP) concern the calls that name no
 // compute type (cublas<t>gemm, or a cudaDataType as compute type; cublas_api.h's own comments).
 // So CUBLAS_COMPUTE_32F never uses TF32 on this handle, and CUBLAS_COMPUTE_32F_FAST_TF32 may.
+// Complex matmul goes through the same call (CUDA_C_32F with CUBLAS_COMPUTE_32F, CUDA_C_64F with
+// CUBLAS_COMPUTE_64F: what cublasCgemm / cublasZgemm compute, with the compute type explicit), so
+// cuBLAS needs no further entry point for it.
 constexpr int CUBLAS_DEFAULT_MATH = 0;
 // Reductions inside a mixed-precision gemm (float16 in and out, float32 compute) stay in the
 // compute type: "computed in float32, rounded once at the end" holds for split-k too. A flag on the
@@ -45,6 +49,8 @@ constexpr int CUDA_R_32F = 0;
 constexpr int CUDA_R_64F = 1;
 constexpr int CUDA_R_16F = 2;
 constexpr int CUDA_R_16BF = 14;
+constexpr int CUDA_C_32F = 4;  // complex64: {re, im} of float32
+constexpr int CUDA_C_64F = 5;  // complex128
 // cublasComputeType_t: float32 in CUBLAS_COMPUTE_32F unless MatmulPrecision::tf32 asks for
 // CUBLAS_COMPUTE_32F_FAST_TF32 (float32 inputs rounded to TF32, sums in float32); never the other
 // _FAST_ kinds (16-bit inputs).

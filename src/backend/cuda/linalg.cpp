@@ -24,8 +24,10 @@ namespace {
 
 using i64 = std::int64_t;
 
-bool is_float(DType t) {
-  return t == DType::float32 || t == DType::float64 || t == DType::float16 || t == DType::bfloat16;
+// The dtypes cuBLAS computes (gemm_types).
+bool is_cublas_dtype(DType t) {
+  return t == DType::float32 || t == DType::float64 || t == DType::float16 || t == DType::bfloat16 ||
+         t == DType::complex64 || t == DType::complex128;
 }
 
 // Device memory holding a C-order copy of a view (or room for a result). Batch dimensions that the
@@ -58,8 +60,20 @@ std::unique_ptr<Scratch> scratch_for(Backend& backend, const View& v, int nb) {
   return s;
 }
 
-// dst = src elementwise over `shape` (a fused program of one load), on the device's stream.
+// dst = src elementwise over `shape` (a fused program of one load), on the device's stream. A complex
+// view is copied as its parts: a real view with a last axis of 2 (a copy needs no complex kernel).
 void copy_view(Backend& backend, const View& src, const View& dst, int ndim, const i64* shape) {
+  if (is_complex(src.dtype)) {
+    std::vector<i64> sh(shape, shape + ndim), ss(src.strides, src.strides + ndim), ds(dst.strides, dst.strides + ndim);
+    const DType part = component_dtype(src.dtype);
+    sh.push_back(2);
+    ss.push_back(static_cast<i64>(itemsize(part)));
+    ds.push_back(static_cast<i64>(itemsize(part)));
+    const View s2{src.data, part, ndim + 1, sh.data(), ss.data()};
+    const View d2{dst.data, part, ndim + 1, sh.data(), ds.data()};
+    copy_view(backend, s2, d2, ndim + 1, sh.data());
+    return;
+  }
   FusedProgram p;
   p.code.push_back(Instr{Op::load, src.dtype, -1, -1, -1, 0});
   View in = src, out = dst;
@@ -103,11 +117,12 @@ void run_gemm(Backend& backend, const Device& device, const GemmCall& c, const V
   cublas::Handle& h =
       cublas::handle_for(device, [&backend](std::size_t bytes) { return workspace_for(backend, bytes); });
   const int data_type = types.data_type, compute = types.compute_type;
-  const float one_f = 1.0f, zero_f = 0.0f;
-  const double one_d = 1.0, zero_d = 0.0;
-  const bool f64 = a.dtype == DType::float64;  // alpha and beta in the compute type's precision
-  const void* alpha = f64 ? static_cast<const void*>(&one_d) : &one_f;
-  const void* beta = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  // alpha and beta in the compute type's precision; complex ones {re, im} (a real one reads re only).
+  const float one_f[2] = {1.0f, 0.0f}, zero_f[2] = {0.0f, 0.0f};
+  const double one_d[2] = {1.0, 0.0}, zero_d[2] = {0.0, 0.0};
+  const bool f64 = compute == cublas::CUBLAS_COMPUTE_64F;
+  const void* alpha = f64 ? static_cast<const void*>(one_d) : one_f;
+  const void* beta = f64 ? static_cast<const void*>(zero_d) : zero_f;
   const View& first = c.swapped ? b : a;
   const View& second = c.swapped ? a : b;
   const int i_first = c.swapped ? 1 : 0, i_second = c.swapped ? 0 : 1;
@@ -221,22 +236,29 @@ GemmTypes gemm_types(DType dtype, MatmulPrecision precision) {
       return {cublas::CUDA_R_16F, cublas::CUBLAS_COMPUTE_32F};
     case DType::bfloat16:
       return {cublas::CUDA_R_16BF, cublas::CUBLAS_COMPUTE_32F};
+    // Complex: MatmulPrecision::tf32 is not taken up (computed as plain complex64, docs/semantics.md).
+    case DType::complex64:
+      return {cublas::CUDA_C_32F, cublas::CUBLAS_COMPUTE_32F};
+    case DType::complex128:
+      return {cublas::CUDA_C_64F, cublas::CUBLAS_COMPUTE_64F};
     default:
       throw ValueError("matmul: no cuBLAS type for " + std::string(name(dtype)));
   }
 }
 
-ColumnMajor column_major(i64 rows, i64 cols, i64 rs, i64 cs, std::size_t itemsize) noexcept {
+ColumnMajor column_major(i64 rows, i64 cols, i64 rs, i64 cs, std::size_t itemsize, Reading reading) noexcept {
   const i64 e = static_cast<i64>(itemsize);
   ColumnMajor r;
   // Row by row (cuBLAS sees the transpose, cols x rows): unit column stride, rows apart and in order.
-  if ((cols <= 1 || cs == e) && (rows <= 1 || (rs > 0 && rs % e == 0 && rs / e >= std::max<i64>(cols, 1)))) {
+  if (reading != Reading::column && (cols <= 1 || cs == e) &&
+      (rows <= 1 || (rs > 0 && rs % e == 0 && rs / e >= std::max<i64>(cols, 1)))) {
     r.ok = true;
     r.row_major = true;
     r.ld = rows <= 1 ? std::max<i64>(cols, 1) : rs / e;
     return r;
   }
-  if ((rows <= 1 || rs == e) && (cols <= 1 || (cs > 0 && cs % e == 0 && cs / e >= std::max<i64>(rows, 1)))) {
+  if (reading != Reading::row && (rows <= 1 || rs == e) &&
+      (cols <= 1 || (cs > 0 && cs % e == 0 && cs / e >= std::max<i64>(rows, 1)))) {
     r.ok = true;
     r.ld = cols <= 1 ? std::max<i64>(rows, 1) : cs / e;
   }
@@ -263,7 +285,7 @@ BatchDims coalesce_batch(const View* const* views, int count, int nb) {
   return r;
 }
 
-GemmPlan plan_gemm(const View& a, const View& b, const View& out) {
+GemmPlan plan_gemm(const View& a, const View& b, const View& out, bool conj_a) {
   GemmPlan p;
   const int nd = a.ndim, nb = nd - 2;
   const i64 m = a.shape[nd - 2], k = a.shape[nd - 1], n = b.shape[nd - 1];
@@ -281,9 +303,28 @@ GemmPlan plan_gemm(const View& a, const View& b, const View& out) {
     }
     return true;
   };
-  const ColumnMajor ca = column_major(m, k, a.strides[nd - 2], a.strides[nd - 1], e);
+  ColumnMajor ca = column_major(m, k, a.strides[nd - 2], a.strides[nd - 1], e);
   const ColumnMajor cb = column_major(k, n, b.strides[nd - 2], b.strides[nd - 1], e);
-  const ColumnMajor co = column_major(m, n, out.strides[nd - 2], out.strides[nd - 1], e);
+  ColumnMajor co = column_major(m, n, out.strides[nd - 2], out.strides[nd - 1], e);
+  if (conj_a) {
+    // a's operation must be a transpose, to become CUBLAS_OP_C: a read row by row with out read column
+    // by column (C = conj(A) B), or a column by column with out row by row (C^T = B^T conj(A)^T).
+    const auto reading = [&](const View& v, i64 r, i64 c, Reading how) {
+      return column_major(r, c, v.strides[nd - 2], v.strides[nd - 1], e, how);
+    };
+    const ColumnMajor a_row = reading(a, m, k, Reading::row), a_col = reading(a, m, k, Reading::column);
+    const ColumnMajor o_row = reading(out, m, n, Reading::row), o_col = reading(out, m, n, Reading::column);
+    if (a_row.ok && o_col.ok) {
+      ca = a_row, co = o_col;
+    } else if (a_col.ok && o_row.ok) {
+      ca = a_col, co = o_row;
+    } else {
+      // Packed, a is C-ordered (read row by row); out then column by column, which its C-ordered
+      // scratch is where m or n is 1 (vecdot's case, the only user of conj_a).
+      ca = ColumnMajor{};
+      co = o_col;
+    }
+  }
   p.pack_a = !ca.ok || ca.ld > INT_MAX || !batch_ok(a, false);
   p.pack_b = !cb.ok || cb.ld > INT_MAX || !batch_ok(b, false);
   p.pack_out = !co.ok || co.ld > INT_MAX || !batch_ok(out, true);
@@ -298,12 +339,12 @@ GemmPlan plan_gemm(const View& a, const View& b, const View& out) {
     c.n = m;
     c.trans_first = cb.row_major ? cublas::CUBLAS_OP_N : cublas::CUBLAS_OP_T;
     c.ld_first = cb.ld;
-    c.trans_second = ca.row_major ? cublas::CUBLAS_OP_N : cublas::CUBLAS_OP_T;
+    c.trans_second = ca.row_major ? cublas::CUBLAS_OP_N : conj_a ? cublas::CUBLAS_OP_C : cublas::CUBLAS_OP_T;
     c.ld_second = ca.ld;
   } else {  // C (m x n) = A (m x k) B (k x n)
     c.m = m;
     c.n = n;
-    c.trans_first = ca.row_major ? cublas::CUBLAS_OP_T : cublas::CUBLAS_OP_N;
+    c.trans_first = ca.row_major ? (conj_a ? cublas::CUBLAS_OP_C : cublas::CUBLAS_OP_T) : cublas::CUBLAS_OP_N;
     c.ld_first = ca.ld;
     c.trans_second = cb.row_major ? cublas::CUBLAS_OP_T : cublas::CUBLAS_OP_N;
     c.ld_second = cb.ld;
@@ -355,8 +396,11 @@ std::string loop_kernel_source(DType dtype) {
   return src;
 }
 
-bool device_matmul(Backend& backend, const Device& device, const View& a, const View& b, const View& out,
-                   MatmulPrecision precision) {
+namespace {
+
+// device_matmul, with conj_a: out = conj(a) @ b (complex vecdot; m or n is 1, see plan_gemm).
+bool matmul_on_device(Backend& backend, const Device& device, const View& a, const View& b, const View& out,
+                      MatmulPrecision precision, bool conj_a) {
   if (a.ndim < 2 || b.ndim != a.ndim || out.ndim != a.ndim || a.dtype != b.dtype || a.dtype != out.dtype)
     return false;  // the host path reports the error
   const int nd = a.ndim, nb = nd - 2;
@@ -381,14 +425,14 @@ bool device_matmul(Backend& backend, const Device& device, const View& a, const 
     return true;
   }
   if (loop_kernel_dtype(a.dtype)) return run_loop(device, a, b, out);
-  if (!is_float(a.dtype)) return false;
+  if (!is_cublas_dtype(a.dtype)) return false;
   // The CPU backend computes what cuBLAS cannot; a slow path the user should hear of, once.
   if (cublas::library().api == nullptr) {
     log_once(LogLevel::warn, "float matmul and vecdot of GPU arrays run on the CPU (the data goes there and back): " +
                                  cublas::unavailable_reason());
     return false;
   }
-  GemmPlan plan = plan_gemm(a, b, out);
+  GemmPlan plan = plan_gemm(a, b, out, conj_a);
   if (plan.too_big) {
     log_once(LogLevel::warn,
              "float matmul and vecdot of GPU arrays with a dimension past 2^31 - 1 run on the CPU (the data goes "
@@ -401,7 +445,7 @@ bool device_matmul(Backend& backend, const Device& device, const View& a, const 
     if (plan.pack_a) a2 = (pa = packed_copy(backend, a, nb))->view;
     if (plan.pack_b) b2 = (pb = packed_copy(backend, b, nb))->view;
     if (plan.pack_out) o2 = (po = scratch_for(backend, out, 0))->view;
-    plan = plan_gemm(a2, b2, o2);
+    plan = plan_gemm(a2, b2, o2, conj_a);
     if (plan.too_big || plan.pack_a || plan.pack_b || plan.pack_out)
       throw Error("matmul: contiguous scratch is still not a cuBLAS layout (an xp bug)");
   }
@@ -410,8 +454,17 @@ bool device_matmul(Backend& backend, const Device& device, const View& a, const 
   return true;  // the scratch goes back to the cache: later work on the stream comes after the gemm
 }
 
+}  // namespace
+
+bool device_matmul(Backend& backend, const Device& device, const View& a, const View& b, const View& out,
+                   MatmulPrecision precision) {
+  return matmul_on_device(backend, device, a, b, out, precision, false);
+}
+
 bool device_vecdot(Backend& backend, const Device& device, const View& a, const View& b, const View& out) {
-  if (a.ndim < 1 || b.ndim != a.ndim || out.ndim != a.ndim - 1 || a.ndim + 1 > kMaxDims) return false;
+  // A complex copy (packing) adds an axis for the parts (copy_view).
+  const int extra = is_complex(a.dtype) ? 2 : 1;
+  if (a.ndim < 1 || b.ndim != a.ndim || out.ndim != a.ndim - 1 || a.ndim + extra > kMaxDims) return false;
   const int no = a.ndim - 1;
   for (int d = 0; d < a.ndim; ++d)
     if (b.shape[d] != a.shape[d] || (d < no && out.shape[d] != a.shape[d])) return false;
@@ -439,7 +492,8 @@ bool device_vecdot(Backend& backend, const Device& device, const View& a, const 
   const View a2{a.data, a.dtype, no + 2, as.data(), ast.data()};
   const View b2{b.data, b.dtype, no + 2, bs.data(), bst.data()};
   const View o2{out.data, out.dtype, no + 2, os.data(), ost.data()};
-  return device_matmul(backend, device, a2, b2, o2, MatmulPrecision::float32);
+  // Complex: sum(conj(a) * b), the conjugation done by cuBLAS (CUBLAS_OP_C on a).
+  return matmul_on_device(backend, device, a2, b2, o2, MatmulPrecision::float32, is_complex(a.dtype));
 }
 
 }  // namespace xp::detail::cuda

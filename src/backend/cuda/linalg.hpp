@@ -2,15 +2,18 @@
 
 // matmul and vecdot on a CUDA device (the views and their rules as backend/cpu/linalg.hpp).
 //
-// - float32, float64, float16, bfloat16: cublasGemmStridedBatchedEx with explicit compute types
-//   (float32 -> CUBLAS_COMPUTE_32F, never TF32 unless MatmulPrecision::tf32 asks for
-//   CUBLAS_COMPUTE_32F_FAST_TF32; float64 -> 64F; float16 / bfloat16 -> 32F with the output in the
-//   input dtype, reductions kept in float32). Batch dimensions broadcast with zero
+// - float32, float64, float16, bfloat16, complex64, complex128: cublasGemmStridedBatchedEx with
+//   explicit compute types (float32 -> CUBLAS_COMPUTE_32F, never TF32 unless MatmulPrecision::tf32
+//   asks for CUBLAS_COMPUTE_32F_FAST_TF32; float64 -> 64F; float16 / bfloat16 -> 32F with the output
+//   in the input dtype, reductions kept in float32; complex64 -> CUDA_C_32F in 32F whatever the
+//   precision, complex128 -> CUDA_C_64F in 64F: cublasCgemm's and cublasZgemm's arithmetic). Batch
+//   dimensions broadcast with zero
 //   strides; one call per batch dimension left over after coalescing. An operand cuBLAS cannot read
 //   in place (a unit stride in neither matrix dimension, overlapping rows, misalignment, negative
 //   or odd batch strides) is first copied to contiguous device scratch (broadcast batch dimensions
-//   stay broadcast), and such an output is computed in scratch and copied back. vecdot is the same
-//   gemm with m = n = 1.
+//   stay broadcast), and such an output is computed in scratch and copied back (complex views are
+//   copied as their real parts). vecdot is the same gemm with m = n = 1; complex vecdot conjugates
+//   its first operand with CUBLAS_OP_C.
 // - Integers and bool: xp's own kernel, one thread per output element summing in k order in an
 //   unsigned type (uint32 up to 32 bits, uint64 for 64), so the bits are the CPU backend's
 //   (wrap-around as NumPy); bool is the or of ands.
@@ -34,8 +37,10 @@ struct ColumnMajor {
   bool row_major = false;
   std::int64_t ld = 0;  // elements
 };
-ColumnMajor column_major(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs,
-                         std::size_t itemsize) noexcept;
+// reading: either storage order (row by row first), or only the one named.
+enum class Reading { either, row, column };
+ColumnMajor column_major(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs, std::size_t itemsize,
+                         Reading reading = Reading::either) noexcept;
 
 // Batch dimensions of views with one batch shape (the first nb dimensions), extent-1 dimensions
 // dropped and neighbours merged where every view allows.
@@ -64,11 +69,14 @@ struct GemmPlan {
   GemmCall call;                                          // valid when nothing needs packing and not too_big
 };
 // The plan for out = a @ b (views as cpu::matmul takes them; m, n, k and the batch non-empty).
-GemmPlan plan_gemm(const View& a, const View& b, const View& out);
+// conj_a: out = conj(a) @ b, a's operation CUBLAS_OP_C (a conjugate transpose: the reading of a and
+// out is chosen for it; complex vecdot, where m = n = 1).
+GemmPlan plan_gemm(const View& a, const View& b, const View& out, bool conj_a = false);
 
 // The cuBLAS types of a float gemm (cublas.hpp's constants): the cudaDataType of A, B and C, and the
 // compute type. float32: CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 for
-// MatmulPrecision::tf32; float16 and bfloat16: CUBLAS_COMPUTE_32F; float64: CUBLAS_COMPUTE_64F; the
+// MatmulPrecision::tf32; float16 and bfloat16: CUBLAS_COMPUTE_32F; float64: CUBLAS_COMPUTE_64F;
+// complex64: CUDA_C_32F in CUBLAS_COMPUTE_32F; complex128: CUDA_C_64F in CUBLAS_COMPUTE_64F; the
 // precision changes float32 only. Throws ValueError for any other dtype.
 struct GemmTypes {
   int data_type = 0;
