@@ -618,6 +618,11 @@ TEST_F(HollowGpu, DISABLED_CublasHandle) {
     EXPECT_EQ(last(2), 5);
     EXPECT_EQ(last(3), 70);
     EXPECT_TRUE(last(0) == 2 || last(1) == 2) << "transa " << last(0) << ", transb " << last(1);
+    // A reversed complex operand is packed first (copied as its real parts: a compiled copy kernel).
+    const long launched = fake.launches();
+    (void)vecdot(flip(empty({4, 8}, DType::complex64, gpu1), -1), empty({4, 8}, DType::complex64, gpu1));
+    EXPECT_EQ(gemms(), g + 3);
+    EXPECT_GT(fake.launches(), launched) << "the packing copy ran";
   }
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, 0u) << "cuda:0 untouched";
 }
