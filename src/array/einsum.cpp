@@ -357,7 +357,7 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands) 
   Array r = permute_dims(last.x, perm);
   // A new array, never a view of an operand (NumPy returns views in some cases; xp never does).
   for (const Array& a : operands)
-    if (r.impl()->storage && r.impl()->storage == a.impl()->storage) {
+    if (r.impl() == a.impl() || (r.impl()->storage && r.impl()->storage == a.impl()->storage)) {
       r = r.copy();
       break;
     }
