@@ -643,6 +643,9 @@ TEST(NumpyExtras, RandomChoiceWithProbabilities) {
   EXPECT_THROW(g.choice(4, xp::Shape{2}, true, xp::full({2, 2}, 0.25, DType::float64, kCpu), kCpu), xp::ValueError);
   // Within sqrt(eps) of 1 is accepted.
   EXPECT_NO_THROW(g.choice(2, xp::Shape{2}, true, vec<double>({0.5, 0.5 + 1e-9}), kCpu));
+  // ... and a float32 p gets float32's sqrt(eps), as NumPy's.
+  EXPECT_NO_THROW(g.choice(2, xp::Shape{2}, true, vec<float>({0.5f, 0.50001f}), kCpu));
+  EXPECT_THROW(g.choice(2, xp::Shape{2}, true, vec<double>({0.5, 0.50001}), kCpu), xp::ValueError);
 }
 
 // ---- einsum ----

@@ -2,6 +2,7 @@
 // choice (weighted too), exponential, gamma, poisson and binomial, from integers, uniform and normal
 // with argsort, searchsorted and take, so that they need no backend code and give the same numbers
 // on every device wherever those do.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -131,11 +132,8 @@ Array Generator::choice(const Array& x, const std::optional<Shape>& size, bool r
     positive += v > 0;
   }
   // NumPy's tolerance: sqrt of the float64 epsilon, or of p's own where that is larger.
-  const double eps = p.dtype() == DType::float64 || kind(p.dtype()) != DTypeKind::floating
-                         ? std::numeric_limits<double>::epsilon()
-                     : p.dtype() == DType::float32 ? static_cast<double>(std::numeric_limits<float>::epsilon())
-                                                   : 0x1p-7;  // bfloat16's; float16's (2^-10) is smaller
-  const double atol = std::sqrt(p.dtype() == DType::float16 ? 0x1p-10 : eps);
+  double atol = std::sqrt(std::numeric_limits<double>::epsilon());
+  if (kind(p.dtype()) == DTypeKind::floating) atol = std::max(atol, std::sqrt(finfo(p.dtype()).eps));
   if (n > 0 && !(std::fabs(total - 1) <= atol)) throw ValueError("choice: probabilities do not sum to 1");
   if (!replace && k > n)
     throw ValueError("choice: cannot take a larger sample (" + std::to_string(k) + ") than the population (" +
