@@ -74,7 +74,13 @@ std::string value_text(T v) {
   if constexpr (std::is_arithmetic_v<T>) {
     return std::to_string(static_cast<double>(v));
   } else {
-    return "(" + std::to_string(static_cast<double>(v.re)) + ", " + std::to_string(static_cast<double>(v.im)) + ")";
+    // Appended piece by piece: g++ 12 warns (-Wrestrict, a false positive) on "(" + std::string.
+    std::string s = std::to_string(static_cast<double>(v.re));
+    s.insert(0, 1, '(');
+    s += ", ";
+    s += std::to_string(static_cast<double>(v.im));
+    s += ')';
+    return s;
   }
 }
 
@@ -115,9 +121,10 @@ std::string check_gemm(Gemm gemm, const char* name) {
 
 template <class R>
 std::string check_complex_gemm(CblasComplexGemm gemm, const char* name) {
-  return check_gemm<Cx<R>>(
-      [gemm](int ta, int tb, int m, int n, int k, const Cx<R>* a, int lda, const Cx<R>* b, int ldb, Cx<R>* c, int ldc) {
-        const Cx<R> one(1), zero(0);
+  return check_gemm<BlasComplex<R>>(
+      [gemm](int ta, int tb, int m, int n, int k, const BlasComplex<R>* a, int lda, const BlasComplex<R>* b, int ldb,
+             BlasComplex<R>* c, int ldc) {
+        const BlasComplex<R> one(1), zero(0);
         gemm(kCblasRowMajor, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
       },
       name);

@@ -35,15 +35,17 @@ using OpenblasGetCorename = char* (*)();
 // textbook formulas, which is what BLAS kernels compute ((a + bi)(c + di) = (ac - bd) + (ad + bc)i,
 // no rescue of infinities as C's Annex G does; no FMA: the build passes -ffp-contract=off).
 template <class R>
-struct Cx {
+struct BlasComplex {
   R re = 0, im = 0;
-  constexpr Cx() = default;
-  constexpr Cx(R r, R i = R(0)) : re(r), im(i) {}  // NOLINT: implicit from a real, as std::complex
-  friend constexpr Cx operator+(Cx a, Cx b) { return {a.re + b.re, a.im + b.im}; }
-  friend constexpr Cx operator*(Cx a, Cx b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
-  constexpr Cx& operator+=(Cx b) { return *this = *this + b; }
-  friend constexpr bool operator==(Cx a, Cx b) { return a.re == b.re && a.im == b.im; }
-  friend constexpr Cx conj(Cx a) { return {a.re, -a.im}; }
+  constexpr BlasComplex() = default;
+  constexpr BlasComplex(R r, R i = R(0)) : re(r), im(i) {}  // NOLINT: implicit from a real, as std::complex
+  friend constexpr BlasComplex operator+(BlasComplex a, BlasComplex b) { return {a.re + b.re, a.im + b.im}; }
+  friend constexpr BlasComplex operator*(BlasComplex a, BlasComplex b) {
+    return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  }
+  constexpr BlasComplex& operator+=(BlasComplex b) { return *this = *this + b; }
+  friend constexpr bool operator==(BlasComplex a, BlasComplex b) { return a.re == b.re && a.im == b.im; }
+  friend constexpr BlasComplex conj(BlasComplex a) { return {a.re, -a.im}; }
 };
 
 // An opened OpenBLAS: required entry points (real gemm, thread count) and optional ones (null when

@@ -23,7 +23,7 @@
 //    wrap-around, and no signed overflow happens in C++. bool is the or of ands.
 //  - complex64 / complex128 go to cblas_cgemm / cblas_zgemm on the same terms (when the library has
 //    them and they passed xp's check at load); xp's loop otherwise, with the textbook product
-//    (ac - bd, ad + bc) that BLAS kernels compute (Cx, blas.hpp).
+//    (ac - bd, ad + bc) that BLAS kernels compute (BlasComplex, blas.hpp).
 //  - vecdot never calls BLAS: a pairwise sum for floats (error O(log k)), thread independent; for
 //    complex the sum of conj(a) * b (the standard's definition), the parts summed pairwise together.
 //    Why not cblas_cdotc_sub / zdotc_sub per row: the loop keeps the real dtypes' guarantees (bits
@@ -88,11 +88,11 @@ struct BFloatTraits {
 
 template <class R>
 struct ComplexTraits {
-  using Storage = Cx<R>;
-  using Compute = Cx<R>;
+  using Storage = BlasComplex<R>;
+  using Compute = BlasComplex<R>;
   static constexpr bool kFloat = true, kLogical = false, kDirect = true;
-  static Cx<R> in(Cx<R> s) noexcept { return s; }
-  static Cx<R> out(Cx<R> c) noexcept { return c; }
+  static BlasComplex<R> in(BlasComplex<R> s) noexcept { return s; }
+  static BlasComplex<R> out(BlasComplex<R> c) noexcept { return c; }
 };
 
 template <class T>
@@ -349,10 +349,10 @@ void blas_one(const BlasLibrary& lib, Mat a, Mat b, Mat o, Scratch<C>& s) {
   const auto mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
   if constexpr (std::is_same_v<C, float>) {
     lib.sgemm(kCblasRowMajor, pa.trans, pb.trans, mi, ni, ki, 1.0f, pa.p, pa.ld, pb.p, pb.ld, 0.0f, pc, ldc_int);
-  } else if constexpr (std::is_same_v<C, Cx<float>> || std::is_same_v<C, Cx<double>>) {
+  } else if constexpr (std::is_same_v<C, BlasComplex<float>> || std::is_same_v<C, BlasComplex<double>>) {
     const C one(1), zero(0);
-    (std::is_same_v<C, Cx<float>> ? lib.cgemm : lib.zgemm)(kCblasRowMajor, pa.trans, pb.trans, mi, ni, ki, &one, pa.p,
-                                                           pa.ld, pb.p, pb.ld, &zero, pc, ldc_int);
+    (std::is_same_v<C, BlasComplex<float>> ? lib.cgemm : lib.zgemm)(kCblasRowMajor, pa.trans, pb.trans, mi, ni, ki,
+                                                                    &one, pa.p, pa.ld, pb.p, pb.ld, &zero, pc, ldc_int);
   } else {
     lib.dgemm(kCblasRowMajor, pa.trans, pb.trans, mi, ni, ki, 1.0, pa.p, pa.ld, pb.p, pb.ld, 0.0, pc, ldc_int);
   }
@@ -464,12 +464,13 @@ C pairwise_dot(const std::byte* a, i64 sa, const std::byte* b, i64 sb, i64 n) {
 // bits), written over the parts so that the compiler vectorizes it (measured about 1.4x faster than
 // the byte-strided loop on a long row at x86-64's baseline instruction set, 4x with AVX2).
 template <class R>
-Cx<R> pairwise_cdot_unit(const R* a, const R* b, i64 n) {
+BlasComplex<R> pairwise_cdot_unit(const R* a, const R* b, i64 n) {
   const auto prod = [](const R* x, const R* y) {
-    return Cx<R>(x[0] * y[0] + x[1] * y[1], x[0] * y[1] - x[1] * y[0]);  // conj(x) * y, as Cx computes it
+    return BlasComplex<R>(x[0] * y[0] + x[1] * y[1],
+                          x[0] * y[1] - x[1] * y[0]);  // conj(x) * y, as BlasComplex computes it
   };
   if (n < 8) {
-    Cx<R> r = prod(a, b);
+    BlasComplex<R> r = prod(a, b);
     for (i64 i = 1; i < n; ++i) r += prod(a + 2 * i, b + 2 * i);
     return r;
   }
@@ -488,8 +489,8 @@ Cx<R> pairwise_cdot_unit(const R* a, const R* b, i64 n) {
         im[t] += x[2 * t] * y[2 * t + 1] - x[2 * t + 1] * y[2 * t];
       }
     }
-    Cx<R> res(((re[0] + re[1]) + (re[2] + re[3])) + ((re[4] + re[5]) + (re[6] + re[7])),
-              ((im[0] + im[1]) + (im[2] + im[3])) + ((im[4] + im[5]) + (im[6] + im[7])));
+    BlasComplex<R> res(((re[0] + re[1]) + (re[2] + re[3])) + ((re[4] + re[5]) + (re[6] + re[7])),
+                       ((im[0] + im[1]) + (im[2] + im[3])) + ((im[4] + im[5]) + (im[6] + im[7])));
     for (; i < n; ++i) res += prod(a + 2 * i, b + 2 * i);
     return res;
   }
