@@ -147,6 +147,11 @@ template <class T>
 XP_CM_D bool xp_cm_equal(xp_complex<T> a, xp_complex<T> b) {
   return a.re == b.re && a.im == b.im;
 }
+// A complex value as a truth value (a cast to bool): either part nonzero, a NaN part too.
+template <class T>
+XP_CM_D bool xp_cm_nonzero(xp_complex<T> a) {
+  return a.re != 0 || a.im != 0;
+}
 template <class T>
 XP_CM_D bool xp_cm_isnan(xp_complex<T> a) {
   return xp_real<T>::isnan(a.re) || xp_real<T>::isnan(a.im);
