@@ -10,6 +10,7 @@
 // - the set of defined combinations.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/fused.hpp"
 #include "backend/cpu/tile_ops.hpp"
 #include "complex_cases.hpp"
 #include "test_util.hpp"
@@ -392,4 +394,86 @@ TEST(CpuComplex, DefinedCombinations) {
   EXPECT_EQ(tile_fn(Op::less, DType::complex64, DType::bool_), nullptr);
   EXPECT_EQ(tile_fn(Op::floor, DType::complex128, DType::complex128), nullptr);
   EXPECT_EQ(tile_fn(Op::abs, DType::complex64, DType::complex64), nullptr);
+}
+
+// A fused program of complex values run by the CPU's tile runner (fused.cpp: tiles of 16-byte
+// values, strided and broadcast inputs, a complex64 constant, converting stores) gives the tile
+// kernels' bits, instruction by instruction.
+TEST(CpuComplex, FusedProgramsMatchTheTileKernels) {
+  using xp::detail::FusedProgram;
+  using xp::detail::Instr;
+  using xp::detail::View;
+  for (std::int64_t rows : {3, 700}) {  // one tile, and several on several threads
+    const std::int64_t cols = 61, n = rows * cols;
+    const std::int64_t shape[2] = {rows, cols};
+    // x: complex128, transposed storage; y: complex64, contiguous; r: float64 broadcast along rows.
+    const std::vector<std::byte> xs = values(DType::complex128, n, 11), ys = values(DType::complex64, n, 12);
+    const std::vector<std::byte> rs = values(DType::float64, cols, 13);
+    const std::int64_t x_strides[2] = {16, 16 * rows}, y_strides[2] = {8 * cols, 8}, r_strides[2] = {0, 8};
+    std::vector<std::byte> x_t(n * 16);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j)
+        std::memcpy(x_t.data() + (i + j * rows) * 16, xs.data() + (i * cols + j) * 16, 16);
+    auto view = [&](const std::byte* data, DType d, const std::int64_t* strides) {
+      View v;
+      v.data = const_cast<std::byte*>(data);
+      v.dtype = d;
+      v.ndim = 2;
+      v.shape = shape;
+      v.strides = strides;
+      return v;
+    };
+    FusedProgram p;
+    p.ndim = 2;
+    p.shape = shape;
+    p.inputs = {view(x_t.data(), DType::complex128, x_strides), view(ys.data(), DType::complex64, y_strides),
+                view(rs.data(), DType::float64, r_strides)};
+    const std::uint64_t k64 = std::bit_cast<std::uint32_t>(0.5f) | std::uint64_t{std::bit_cast<std::uint32_t>(-2.0f)}
+                                                                       << 32;
+    p.code = {
+        {Op::load, DType::complex128, -1, -1, -1, 0},       // 0 x
+        {Op::load, DType::complex64, -1, -1, -1, 1},        // 1 y
+        {Op::load, DType::float64, -1, -1, -1, 2},          // 2 r
+        {Op::constant, DType::complex64, -1, -1, -1, k64},  // 3 0.5 - 2i
+        {Op::multiply, DType::complex64, 1, 3, -1, 0},      // 4 y k
+        {Op::cast, DType::complex128, 4, -1, -1, 0},        // 5
+        {Op::complex, DType::complex128, 2, 2, -1, 0},      // 6 r + ri
+        {Op::add, DType::complex128, 0, 5, -1, 0},          // 7 x + y k
+        {Op::exp, DType::complex128, 7, -1, -1, 0},         // 8
+        {Op::divide, DType::complex128, 8, 6, -1, 0},       // 9
+        {Op::abs, DType::float64, 9, -1, -1, 0},            // 10
+        {Op::isnan, DType::bool_, 9, -1, -1, 0},            // 11
+        {Op::where, DType::complex128, 11, 6, 9, 0},        // 12
+    };
+    std::vector<std::byte> o0(n * 16), o1(n * 8), o2(n * 8), o3(n);
+    const std::int64_t s16[2] = {16 * cols, 16}, s8[2] = {8 * cols, 8}, s1[2] = {cols, 1};
+    p.outputs = {view(o0.data(), DType::complex128, s16), view(o1.data(), DType::float64, s8),
+                 view(o2.data(), DType::complex64, s8), view(o3.data(), DType::bool_, s1)};
+    p.output_instr = {12, 10, 9, 11};  // instruction 9 stored as complex64: a converting store
+    xp::detail::cpu::run_fused(p);
+    // Instruction by instruction over C-ordered copies of the inputs.
+    std::vector<std::vector<std::byte>> val(p.code.size());
+    std::vector<std::byte> rb(n * 8);
+    for (std::int64_t i = 0; i < n; ++i) std::memcpy(rb.data() + i * 8, rs.data() + (i % cols) * 8, 8);
+    val[0] = xs;
+    val[1] = ys;
+    val[2] = rb;
+    val[3].resize(n * 8);
+    for (std::int64_t i = 0; i < n; ++i) std::memcpy(val[3].data() + i * 8, &k64, 8);
+    for (std::size_t k = 4; k < p.code.size(); ++k) {
+      const Instr& ins = p.code[k];
+      const DType operand = ins.op == Op::where ? p.code[ins.b].dtype : p.code[ins.a].dtype;
+      val[k].resize(n * xp::itemsize(ins.dtype));
+      const void* args[3] = {val[ins.a].data(), ins.b >= 0 ? val[ins.b].data() : nullptr,
+                             ins.c >= 0 ? val[ins.c].data() : nullptr};
+      tile_fn(ins.op, operand, ins.dtype)(args, val[k].data(), n);
+    }
+    std::vector<std::byte> narrow(n * 8);
+    const void* args[1] = {val[9].data()};
+    tile_fn(Op::cast, DType::complex128, DType::complex64)(args, narrow.data(), n);
+    EXPECT_EQ(std::memcmp(o0.data(), val[12].data(), o0.size()), 0) << rows;
+    EXPECT_EQ(std::memcmp(o1.data(), val[10].data(), o1.size()), 0) << rows;
+    EXPECT_EQ(std::memcmp(o2.data(), narrow.data(), o2.size()), 0) << rows;
+    EXPECT_EQ(std::memcmp(o3.data(), val[11].data(), o3.size()), 0) << rows;
+  }
 }
