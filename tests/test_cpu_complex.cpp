@@ -12,6 +12,7 @@
 
 #include <bit>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "backend/cpu/tile_ops.hpp"
 #include "complex_cases.hpp"
 #include "test_util.hpp"
+#include "xp/xp.hpp"
 
 using xp::DType;
 using xp::detail::Op;
@@ -476,4 +478,39 @@ TEST(CpuComplex, FusedProgramsMatchTheTileKernels) {
     EXPECT_EQ(std::memcmp(o2.data(), narrow.data(), o2.size()), 0) << rows;
     EXPECT_EQ(std::memcmp(o3.data(), val[11].data(), o3.size()), 0) << rows;
   }
+}
+
+// Complex arrays through the public API (the array layer's complex rules over these kernels): the
+// results are the tile kernels' bits.
+TEST(CpuComplex, ArraysComputeWithTheTileKernels) {
+  constexpr std::int64_t n = 500;
+  const std::vector<std::byte> av = values(DType::complex128, n, 31), bv = values(DType::complex128, n, 32);
+  std::vector<std::complex<double>> a(n), b(n);
+  std::memcpy(a.data(), av.data(), av.size());
+  std::memcpy(b.data(), bv.data(), bv.size());
+  const xp::Array x = xp::asarray(a), y = xp::asarray(b);
+  ASSERT_EQ(x.dtype(), DType::complex128);
+  auto kernel = [&](Op op, DType r, const std::vector<std::byte>& p, const std::vector<std::byte>& q) {
+    std::vector<std::byte> out(n * xp::itemsize(r));
+    const void* args[2] = {p.data(), q.data()};
+    tile_fn(op, DType::complex128, r)(args, out.data(), n);
+    return out;
+  };
+  auto bytes = [](const xp::Array& arr) {
+    const xp::Array c = arr.copy();
+    const auto* p = static_cast<const std::byte*>(c.data());
+    return std::vector<std::byte>(p, p + c.size() * static_cast<std::int64_t>(xp::itemsize(c.dtype())));
+  };
+  EXPECT_EQ(bytes(x * y), kernel(Op::multiply, DType::complex128, av, bv));
+  EXPECT_EQ(bytes(x / y), kernel(Op::divide, DType::complex128, av, bv));
+  EXPECT_EQ(bytes(xp::exp(x)), kernel(Op::exp, DType::complex128, av, bv));
+  EXPECT_EQ(bytes(xp::abs(x)), kernel(Op::abs, DType::float64, av, bv));
+  EXPECT_EQ(bytes(xp::real(x)), kernel(Op::real, DType::float64, av, bv));
+  EXPECT_EQ(bytes(xp::conj(x)), kernel(Op::conj, DType::complex128, av, bv));
+  EXPECT_EQ(bytes(xp::equal(x, y)), kernel(Op::equal, DType::bool_, av, bv));
+  EXPECT_EQ(bytes(xp::sqrt(x)), kernel(Op::sqrt, DType::complex128, av, bv));
+  // A weak complex scalar keeps complex64 (NEP 50), built as complex(re, im) in the program.
+  const xp::Array f = xp::asarray(std::vector<float>{1.5f, -2.0f}) * std::complex<double>(0, 1);
+  ASSERT_EQ(f.dtype(), DType::complex64);
+  EXPECT_EQ(f.to_vector<std::complex<float>>(), (std::vector<std::complex<float>>{{0.0f, 1.5f}, {-0.0f, -2.0f}}));
 }

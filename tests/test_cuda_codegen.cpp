@@ -192,6 +192,9 @@ std::uint64_t constant_bits(DType d) {
       return std::bit_cast<std::uint32_t>(-0.1f);
     case DType::float64:
       return std::bit_cast<std::uint64_t>(1.0 + 0x1p-11 + 0x1p-40);  // rounds once to float16
+    case DType::complex64:
+    case DType::complex128:
+      break;  // not in kDTypes: complex constants are built by Op::complex
   }
   return 0;
 }

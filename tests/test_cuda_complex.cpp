@@ -481,3 +481,71 @@ TEST(CudaComplexGpu, EveryCombinationMatchesTheCpu) {
     if (worst > 0) std::printf("[ ulp ] cuda vs cpu, %s: %g\n", group.name.c_str(), worst);
   }
 }
+
+namespace {
+
+// Operations through the public API, each exact or not.
+struct ApiOp {
+  const char* name;
+  xp::Array (*fn)(const xp::Array&, const xp::Array&);
+  bool exact;
+};
+const ApiOp kApiOps[] = {
+    {"a * b + conj(a)", [](const xp::Array& a, const xp::Array& b) { return a * b + xp::conj(a); }, true},
+    {"a / b - 1j", [](const xp::Array& a, const xp::Array& b) { return a / b - std::complex<double>(0, 1); }, true},
+    {"real(a) + imag(b)", [](const xp::Array& a, const xp::Array& b) { return xp::real(a) + xp::imag(b); }, true},
+    {"a == b", [](const xp::Array& a, const xp::Array& b) { return xp::equal(a, b) | xp::isnan(a); }, true},
+    {"round(a), as complex64",
+     [](const xp::Array& a, const xp::Array&) { return xp::round(a).astype(DType::complex64); }, true},
+    {"exp(a)", [](const xp::Array& a, const xp::Array&) { return xp::exp(a); }, false},
+    {"sqrt(a) * log(b)", [](const xp::Array& a, const xp::Array& b) { return xp::sqrt(a) * xp::log(b); }, false},
+    {"abs(atanh(a))", [](const xp::Array& a, const xp::Array&) { return xp::abs(xp::atanh(a)); }, false},
+};
+
+}  // namespace
+
+// The same expressions on arrays on the GPU and on the CPU (fused programs in both backends).
+TEST(CudaComplexGpu, ArraysMatchTheCpu) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0), host = xp::Device::cpu();
+  const std::int64_t n = 3001;
+  const auto av = make_values(DType::complex128, n, 21), bv = make_values(DType::complex128, n, 22);
+  std::vector<std::complex<double>> a(n), b(n);
+  std::memcpy(a.data(), av.data(), av.size());
+  std::memcpy(b.data(), bv.data(), bv.size());
+  for (const ApiOp& op : kApiOps) {
+    const xp::Array on_cpu = op.fn(xp::asarray(a, std::nullopt, host), xp::asarray(b, std::nullopt, host));
+    const xp::Array on_gpu =
+        op.fn(xp::asarray(a, std::nullopt, gpu), xp::asarray(b, std::nullopt, gpu)).to_device(host);
+    ASSERT_EQ(on_gpu.dtype(), on_cpu.dtype()) << op.name;
+    const DType d = on_cpu.dtype();
+    const xp::Array g = on_gpu.copy(), w = on_cpu.copy();
+    if (d == DType::bool_) {
+      EXPECT_EQ(std::memcmp(g.data(), w.data(), static_cast<std::size_t>(n)), 0) << op.name;
+      continue;
+    }
+    const bool wide = d == DType::complex128 || d == DType::float64;
+    const int parts = (d == DType::complex64 || d == DType::complex128) ? 2 : 1;
+    std::int64_t bad = 0;
+    double worst = 0;
+    for (std::int64_t i = 0; i < n * parts; ++i) {
+      bool ok;
+      if (wide) {
+        double x, y;
+        std::memcpy(&x, static_cast<const std::byte*>(g.data()) + i * 8, 8);
+        std::memcpy(&y, static_cast<const std::byte*>(w.data()) + i * 8, 8);
+        ok = op.exact ? same_bits(x, y) : same_class(x, y, false) && (!std::isfinite(x) || ulp_distance(x, y) <= 64);
+        if (std::isfinite(x) && std::isfinite(y)) worst = std::max(worst, ulp_distance(x, y));
+      } else {
+        float x, y;
+        std::memcpy(&x, static_cast<const std::byte*>(g.data()) + i * 4, 4);
+        std::memcpy(&y, static_cast<const std::byte*>(w.data()) + i * 4, 4);
+        ok = same_bits(x, y);
+      }
+      bad += ok ? 0 : 1;
+    }
+    // Composite expressions: a product of two functions' errors; the single functions' own bounds
+    // are EveryCombinationMatchesTheCpu's business.
+    EXPECT_EQ(bad, 0) << op.name << " (worst " << worst << " ulp)";
+  }
+}

@@ -91,6 +91,14 @@ void put_value(std::vector<unsigned char>& b, DType t, double v) {
     case DType::float64:
       put(b, v);
       break;
+    case DType::complex64:
+      put(b, static_cast<float>(v));
+      put(b, 0.0f);
+      break;
+    case DType::complex128:
+      put(b, v);
+      put(b, 0.0);
+      break;
   }
 }
 

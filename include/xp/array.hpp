@@ -22,6 +22,7 @@
 // evaluates the lazy array first, in the writing thread, so such a write needs the lazy array
 // evaluated first (eval()) or the two threads ordered, as any write to memory another thread reads.
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -71,6 +72,10 @@ constexpr DType dtype_of() noexcept {
     return DType::float32;
   else if constexpr (std::is_same_v<U, double>)
     return DType::float64;
+  else if constexpr (std::is_same_v<U, std::complex<float>>)
+    return DType::complex64;
+  else if constexpr (std::is_same_v<U, std::complex<double>>)
+    return DType::complex128;
   else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 1)
     return DType::int8;
   else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 2)
@@ -117,14 +122,20 @@ class XP_API Scalar {
   }
   Scalar(float16 v) noexcept : kind_(ScalarKind::floating), f_(static_cast<float>(v)) {}   // NOLINT
   Scalar(bfloat16 v) noexcept : kind_(ScalarKind::floating), f_(static_cast<float>(v)) {}  // NOLINT
+  // A complex number (Python's 1j): weak like the others, so float32_array * 1i stays complex64.
+  template <class T>
+  Scalar(std::complex<T> v) noexcept  // NOLINT
+      : kind_(ScalarKind::complex), f_(static_cast<double>(v.real())), im_(static_cast<double>(v.imag())) {}
 
   ScalarKind kind() const noexcept { return kind_; }
   bool is_large_unsigned() const noexcept { return unsigned_; }  // an integer above INT64_MAX
   long long as_int() const noexcept { return i_; }
   unsigned long long as_uint() const noexcept { return unsigned_ ? u_ : static_cast<unsigned long long>(i_); }
-  double as_double() const noexcept;
-  // The dtype this number has on its own (no array to follow): bool, int64 (uint64 above INT64_MAX)
-  // or float64, as NumPy gives np.asarray(value).
+  double as_double() const noexcept;  // a complex number's real part
+  std::complex<double> as_complex() const noexcept { return {as_double(), imag()}; }
+  double imag() const noexcept { return kind_ == ScalarKind::complex ? im_ : 0.0; }
+  // The dtype this number has on its own (no array to follow): bool, int64 (uint64 above INT64_MAX),
+  // float64 or complex128, as NumPy gives np.asarray(value).
   DType default_dtype() const noexcept;
 
  private:
@@ -133,6 +144,7 @@ class XP_API Scalar {
   long long i_ = 0;
   unsigned long long u_ = 0;
   double f_ = 0;
+  double im_ = 0;
 };
 
 // An operand of an elementwise function: an array or a weak scalar. An argument type only: it
@@ -140,8 +152,10 @@ class XP_API Scalar {
 class Operand {
  public:
   Operand(const Array& a) noexcept : array_(&a) {}  // NOLINT: implicit by design
-  template <class T, std::enable_if_t<
-                         std::is_arithmetic_v<T> || std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>, int> = 0>
+  template <class T,
+            std::enable_if_t<std::is_arithmetic_v<T> || std::is_same_v<T, float16> || std::is_same_v<T, bfloat16> ||
+                                 std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>,
+                             int> = 0>
   Operand(T v) noexcept : scalar_(Scalar(v)) {}  // NOLINT
   Operand(Scalar s) noexcept : scalar_(s) {}     // NOLINT
 
@@ -532,7 +546,9 @@ class TypeArg {
   TypeArg(DType t) noexcept : dtype_(t) {}          // NOLINT
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   TypeArg(T v) noexcept : scalar_(Scalar(v)) {}  // NOLINT
-  TypeArg(Scalar s) noexcept : scalar_(s) {}     // NOLINT
+  template <class T>
+  TypeArg(std::complex<T> v) noexcept : scalar_(Scalar(v)) {}  // NOLINT
+  TypeArg(Scalar s) noexcept : scalar_(s) {}                   // NOLINT
   const Array* array() const noexcept { return array_; }
   std::optional<DType> dtype() const noexcept { return dtype_; }
   const std::optional<Scalar>& scalar() const noexcept { return scalar_; }
@@ -606,6 +622,11 @@ XP_UNARY_(signbit)     // the sign bit of a float (-0.0 and NaNs too); integers:
 XP_UNARY_(reciprocal)  // 1 / x, exactly rounded; integers and bool as sqrt (the smallest float)
 XP_UNARY_(logical_not)
 XP_UNARY_(bitwise_invert)
+// A complex x's real part, imaginary part (float32 for complex64, float64 for complex128) and
+// conjugate; a real x: real and conj give its values, imag zeros of its dtype (as NumPy).
+XP_UNARY_(real)
+XP_UNARY_(imag)
+XP_UNARY_(conj)
 XP_BINARY_(add)
 XP_BINARY_(subtract)
 XP_BINARY_(multiply)

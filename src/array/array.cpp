@@ -106,9 +106,11 @@ bool can_cast_same_kind(DType from, DType to) noexcept {
     case DTypeKind::unsigned_integer:
       return t != DTypeKind::boolean;
     case DTypeKind::signed_integer:
-      return t == DTypeKind::signed_integer || t == DTypeKind::floating;
+      return t == DTypeKind::signed_integer || t == DTypeKind::floating || t == DTypeKind::complex_floating;
     case DTypeKind::floating:
-      return t == DTypeKind::floating;
+      return t == DTypeKind::floating || t == DTypeKind::complex_floating;
+    case DTypeKind::complex_floating:
+      return t == DTypeKind::complex_floating;
   }
   return false;
 }
@@ -198,6 +200,7 @@ using detail::ImplPtr;
 double Scalar::as_double() const noexcept {
   switch (kind_) {
     case ScalarKind::floating:
+    case ScalarKind::complex:
       return f_;
     case ScalarKind::boolean:
       return i_ != 0 ? 1.0 : 0.0;
@@ -215,6 +218,8 @@ DType Scalar::default_dtype() const noexcept {
       return DType::bool_;
     case ScalarKind::integer:
       return unsigned_ ? DType::uint64 : DType::int64;
+    case ScalarKind::complex:
+      return DType::complex128;
   }
   return DType::float64;
 }

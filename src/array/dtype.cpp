@@ -16,7 +16,7 @@ namespace xp {
 
 namespace {
 
-constexpr std::size_t kNumDTypes = 13;
+constexpr std::size_t kNumDTypes = 15;
 
 constexpr std::size_t idx(DType t) noexcept {
   return static_cast<std::size_t>(t);
@@ -43,6 +43,8 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
     {"bfloat16", 2, DTypeKind::floating},
     {"float32", 4, DTypeKind::floating},
     {"float64", 8, DTypeKind::floating},
+    {"complex64", 8, DTypeKind::complex_floating},
+    {"complex128", 16, DTypeKind::complex_floating},
 }};
 
 // np.result_type(row, column) under NumPy 2.4 with ml_dtypes 0.7 (bfloat16), copied from
@@ -51,22 +53,25 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
 // float32 and 32/64-bit integers -> float64; float16 + bfloat16 -> float32 (neither holds the other).
 constexpr DType b_ = DType::bool_, i1 = DType::int8, i2 = DType::int16, i4 = DType::int32, i8 = DType::int64,
                 u1 = DType::uint8, u2 = DType::uint16, u4 = DType::uint32, u8 = DType::uint64, f2 = DType::float16,
-                bf = DType::bfloat16, f4 = DType::float32, f8 = DType::float64;
+                bf = DType::bfloat16, f4 = DType::float32, f8 = DType::float64, c8 = DType::complex64,
+                c16 = DType::complex128;
 constexpr std::array<std::array<DType, kNumDTypes>, kNumDTypes> kPromotion = {{
-    //  bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 f16 bf16 f32 f64
-    {b_, i1, i2, i4, i8, u1, u2, u4, u8, f2, bf, f4, f8},  // bool
-    {i1, i1, i2, i4, i8, i2, i4, i8, f8, f2, bf, f4, f8},  // int8
-    {i2, i2, i2, i4, i8, i2, i4, i8, f8, f4, f4, f4, f8},  // int16
-    {i4, i4, i4, i4, i8, i4, i4, i8, f8, f8, f8, f8, f8},  // int32
-    {i8, i8, i8, i8, i8, i8, i8, i8, f8, f8, f8, f8, f8},  // int64
-    {u1, i2, i2, i4, i8, u1, u2, u4, u8, f2, bf, f4, f8},  // uint8
-    {u2, i4, i4, i4, i8, u2, u2, u4, u8, f4, f4, f4, f8},  // uint16
-    {u4, i8, i8, i8, i8, u4, u4, u4, u8, f8, f8, f8, f8},  // uint32
-    {u8, f8, f8, f8, f8, u8, u8, u8, u8, f8, f8, f8, f8},  // uint64
-    {f2, f2, f4, f8, f8, f2, f4, f8, f8, f2, f4, f4, f8},  // float16
-    {bf, bf, f4, f8, f8, bf, f4, f8, f8, f4, bf, f4, f8},  // bfloat16
-    {f4, f4, f4, f8, f8, f4, f4, f8, f8, f4, f4, f4, f8},  // float32
-    {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},  // float64
+    //  bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 f16 bf16 f32 f64 c64 c128
+    {b_, i1, i2, i4, i8, u1, u2, u4, u8, f2, bf, f4, f8, c8, c16},                // bool
+    {i1, i1, i2, i4, i8, i2, i4, i8, f8, f2, bf, f4, f8, c8, c16},                // int8
+    {i2, i2, i2, i4, i8, i2, i4, i8, f8, f4, f4, f4, f8, c8, c16},                // int16
+    {i4, i4, i4, i4, i8, i4, i4, i8, f8, f8, f8, f8, f8, c16, c16},               // int32
+    {i8, i8, i8, i8, i8, i8, i8, i8, f8, f8, f8, f8, f8, c16, c16},               // int64
+    {u1, i2, i2, i4, i8, u1, u2, u4, u8, f2, bf, f4, f8, c8, c16},                // uint8
+    {u2, i4, i4, i4, i8, u2, u2, u4, u8, f4, f4, f4, f8, c8, c16},                // uint16
+    {u4, i8, i8, i8, i8, u4, u4, u4, u8, f8, f8, f8, f8, c16, c16},               // uint32
+    {u8, f8, f8, f8, f8, u8, u8, u8, u8, f8, f8, f8, f8, c16, c16},               // uint64
+    {f2, f2, f4, f8, f8, f2, f4, f8, f8, f2, f4, f4, f8, c8, c16},                // float16
+    {bf, bf, f4, f8, f8, bf, f4, f8, f8, f4, bf, f4, f8, c8, c16},                // bfloat16
+    {f4, f4, f4, f8, f8, f4, f4, f8, f8, f4, f4, f4, f8, c8, c16},                // float32
+    {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, c16, c16},               // float64
+    {c8, c8, c8, c16, c16, c8, c8, c16, c16, c8, c8, c8, c16, c8, c16},           // complex64
+    {c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16},  // complex128
 }};
 
 std::uint32_t float_bits(float f) noexcept {
@@ -106,6 +111,8 @@ bool fits(DType t, V v) noexcept {
     case DType::bfloat16:
     case DType::float32:
     case DType::float64:
+    case DType::complex64:
+    case DType::complex128:
       return true;  // a float array takes any integer (float16 + 100000 is inf, as NumPy)
   }
   return false;
@@ -136,6 +143,16 @@ DTypeKind kind(DType t) noexcept {
   return idx(t) < kNumDTypes ? kInfo[idx(t)].kind : DTypeKind::floating;
 }
 
+DType real_dtype(DType t) noexcept {
+  if (t == DType::complex64) return DType::float32;
+  if (t == DType::complex128) return DType::float64;
+  return t;
+}
+
+DType complex_dtype(DType t) noexcept {
+  return result_type(t, DType::complex64);
+}
+
 DType result_type(DType a, DType b) noexcept {
   if (idx(a) >= kNumDTypes || idx(b) >= kNumDTypes) return DType::float64;
   return kPromotion[idx(a)][idx(b)];
@@ -152,7 +169,8 @@ DType result_type_all(std::span<const DType> dtypes) noexcept {
   DType r = DType::bool_;
   for (int pass = 0; pass < 2; ++pass) {
     for (DType t : dtypes) {
-      if ((kind(t) == DTypeKind::floating) != (pass == 0)) continue;
+      const bool inexact = kind(t) == DTypeKind::floating || kind(t) == DTypeKind::complex_floating;
+      if (inexact != (pass == 0)) continue;
       r = any ? result_type(r, t) : t;
       any = true;
     }
@@ -171,7 +189,12 @@ DType result_type(DType array, ScalarKind scalar) noexcept {
     case ScalarKind::integer:
       return kind(array) == DTypeKind::boolean ? DType::int64 : array;
     case ScalarKind::floating:
-      return kind(array) == DTypeKind::floating ? array : DType::float64;
+      return kind(array) == DTypeKind::floating || kind(array) == DTypeKind::complex_floating ? array : DType::float64;
+    case ScalarKind::complex:
+      // NumPy 2: float32 + 1j is complex64, float16 too (there is no complex32); integers and bool
+      // take the default complex128.
+      if (kind(array) == DTypeKind::complex_floating) return array;
+      return kind(array) == DTypeKind::floating ? complex_dtype(array) : DType::complex128;
   }
   return array;
 }
@@ -254,15 +277,15 @@ bool can_cast(DType from, DType to) noexcept {
 }
 
 FInfo finfo(DType t) {
-  switch (t) {
+  switch (real_dtype(t)) {
     case DType::float16:
-      return {16, 0x1p-10, 65504.0, -65504.0, 0x1p-14, t};
+      return {16, 0x1p-10, 65504.0, -65504.0, 0x1p-14, DType::float16};
     case DType::bfloat16:
-      return {16, 0x1p-7, 0x1.FEp127, -0x1.FEp127, 0x1p-126, t};
+      return {16, 0x1p-7, 0x1.FEp127, -0x1.FEp127, 0x1p-126, DType::bfloat16};
     case DType::float32:
-      return {32, 0x1p-23, 0x1.FFFFFEp127, -0x1.FFFFFEp127, 0x1p-126, t};
+      return {32, 0x1p-23, 0x1.FFFFFEp127, -0x1.FFFFFEp127, 0x1p-126, DType::float32};
     case DType::float64:
-      return {64, 0x1p-52, 0x1.FFFFFFFFFFFFFp1023, -0x1.FFFFFFFFFFFFFp1023, 0x1p-1022, t};
+      return {64, 0x1p-52, 0x1.FFFFFFFFFFFFFp1023, -0x1.FFFFFFFFFFFFFp1023, 0x1p-1022, DType::float64};
     default:
       throw ValueError("finfo: " + std::string(name(t)) + " is not a floating dtype");
   }
@@ -285,7 +308,7 @@ bool isdtype(DType t, std::string_view k) {
   if (k == "unsigned integer") return c == DTypeKind::unsigned_integer;
   if (k == "integral") return c == DTypeKind::signed_integer || c == DTypeKind::unsigned_integer;
   if (k == "real floating") return c == DTypeKind::floating;
-  if (k == "complex floating") return false;  // no complex dtypes yet
+  if (k == "complex floating") return c == DTypeKind::complex_floating;
   if (k == "numeric") return c != DTypeKind::boolean;
   throw ValueError("isdtype: unknown kind '" + std::string(k) +
                    "' (the kinds: 'bool', 'signed integer', 'unsigned integer', 'integral', 'real floating', "

@@ -31,10 +31,14 @@ enum class Rule {
   signbit,     // floats: the sign bit; integers: x < 0; bool: false
   logaddexp,   // as float_fn, composed of exact operations, exp and log1p
   reciprocal,  // 1 / x with float_fn's dtype
+  part,        // real, imag, conj: a complex operand's parts; a real operand as it is (imag: zeros)
 };
 
 bool is_float(DType t) {
   return kind(t) == DTypeKind::floating;
+}
+bool is_cplx(DType t) {
+  return kind(t) == DTypeKind::complex_floating;
 }
 bool is_16bit_float(DType t) {
   return t == DType::float16 || t == DType::bfloat16;
@@ -109,13 +113,17 @@ Resolved resolve(const char* name, std::initializer_list<const Operand*> ops) {
   if (!any_array) {
     r.device = default_device();
     r.backend = &backend_for(r.device);
-    bool any_float = false, any_int = false, big = false;
+    bool any_complex = false, any_float = false, any_int = false, big = false;
     for (const Operand* o : r.ops) {
+      any_complex |= o->scalar().kind() == ScalarKind::complex;
       any_float |= o->scalar().kind() == ScalarKind::floating;
       any_int |= o->scalar().kind() == ScalarKind::integer;
       big |= o->scalar().is_large_unsigned();
     }
-    r.common = any_float ? DType::float64 : any_int ? (big ? DType::uint64 : DType::int64) : DType::bool_;
+    r.common = any_complex ? DType::complex128
+               : any_float ? DType::float64
+               : any_int   ? (big ? DType::uint64 : DType::int64)
+                           : DType::bool_;
   } else {
     r.device = *first_device;
   }
@@ -162,9 +170,25 @@ struct Maker {
       if (a->dtype == t) return LazyArg{a};
       return LazyArg{node(Op::cast, t, a->shape, LazyArg{a})};
     }
+    if (o.scalar().kind() == ScalarKind::complex || is_cplx(t)) return complex_constant(o.scalar(), t);
     LazyArg c = constant_arg(o.scalar());
     if (c.dtype == t) return c;
     return LazyArg{node(Op::cast, t, Shape{}, c)};
+  }
+  // A number as a 0-d value of dtype t: a complex t is built from its two parts (the IR's `complex`);
+  // a complex number with a real t (where's condition, a bool) is converted as cast converts.
+  LazyArg complex_constant(const Scalar& s, DType t) const {
+    const DType c = is_cplx(t) ? t : DType::complex128;
+    const DType part = real_dtype(c);
+    auto number = [&](double v) {
+      LazyArg k = constant_arg(Scalar(v));
+      return part == DType::float64 ? k : LazyArg{node(Op::cast, part, Shape{}, std::move(k))};
+    };
+    // A real number's part is converted as a cast to the part's dtype would (an integer beyond
+    // 2^53 rounds once, from the integer).
+    LazyArg re = s.kind() == ScalarKind::complex ? number(s.as_double()) : cast(constant_arg(s), part);
+    LazyArg z{node(Op::complex, c, Shape{}, std::move(re), number(s.imag()))};
+    return c == t ? z : cast(std::move(z), t);
   }
   LazyArg cast(LazyArg x, DType t) const {
     const DType from = x.array ? x.array->dtype : x.dtype;
@@ -318,6 +342,56 @@ Array finish(ImplPtr result, const Out& out, const char* name) {
   return *out.array();
 }
 
+// real, imag, conj. A real operand: real and conj give it as it is (a new array, as positive does),
+// imag zeros of its dtype, as NumPy's (the standard defines them for complex operands only).
+ImplPtr parts(Op op, const char* name, const Resolved& r, const Maker& m) {
+  const DType t = r.common;
+  if (t == DType::bool_ && op == Op::conj) unsupported(name, r);
+  if (is_cplx(t)) {
+    const DType res = op == Op::conj ? t : real_dtype(t);
+    return m.node(op, res, r.shape(), m.arg(0, t));
+  }
+  if (op == Op::imag) return m.node(Op::cast, t, r.shape(), m.cast(constant_arg(Scalar(0)), t));
+  return m.node(Op::cast, t, r.shape(), m.arg(0, t));
+}
+
+// An operation whose operands promote to a complex dtype (docs/semantics.md, "Complex numbers"):
+// the arithmetic, the powers and roots, the exponentials, logarithms and trigonometric functions,
+// equality and the predicates; abs gives the parts' real dtype. The orderings (less, minimum, clip,
+// floor, ...), the bitwise and the real-only functions (atan2, hypot, copysign, nextafter,
+// logaddexp, signbit, fma) are a TypeError, as the standard leaves them undefined.
+ImplPtr complex_op(Op op, Rule rule, const char* name, const Resolved& r, const Maker& m) {
+  const DType t = r.common;
+  const std::size_t n = r.ops.size();
+  auto arg = [&](std::size_t k) { return n > k ? m.arg(k, t) : LazyArg{}; };
+  switch (rule) {
+    case Rule::arith:
+    case Rule::arith_no_bool:
+    case Rule::arith_int8_bool:
+      if (op == Op::minimum || op == Op::maximum || op == Op::clip || op == Op::floor_divide || op == Op::remainder)
+        unsupported(name, r);
+      if (op == Op::abs) return m.node(Op::abs, real_dtype(t), r.shape(), arg(0));
+      return m.node(op, t, r.shape(), arg(0), arg(1));
+    case Rule::float_fn:
+      if (op == Op::atan2 || op == Op::hypot || op == Op::copysign) unsupported(name, r);
+      return m.node(op, t, r.shape(), arg(0), arg(1));
+    case Rule::divide:
+      return m.node(op, t, r.shape(), arg(0), arg(1));
+    case Rule::reciprocal:
+      return m.node(Op::divide, t, r.shape(), m.complex_constant(Scalar(1.0), t), arg(0));
+    case Rule::rounding:
+      if (op != Op::round) unsupported(name, r);
+      return m.node(op, t, r.shape(), arg(0));
+    case Rule::compare:
+      if (op != Op::equal && op != Op::not_equal) unsupported(name, r);
+      return m.node(op, DType::bool_, r.shape(), arg(0), arg(1));
+    case Rule::predicate:
+      return m.node(op, DType::bool_, r.shape(), arg(0));
+    default:
+      unsupported(name, r);
+  }
+}
+
 Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Operand*> operands, const Out& out) {
   const Resolved r = resolve(name, operands);
   if (out.array() != nullptr) {
@@ -357,6 +431,14 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
     return r.has_array && !(all_bool && d != DType::bool_) ? r.float_common : smallest_float(d);
   };
   ImplPtr v;
+  if (rule == Rule::part) {
+    v = parts(op, name, r, m);
+    return finish(std::move(v), out, name);
+  }
+  if (is_cplx(t) && rule != Rule::where && rule != Rule::logical) {
+    v = complex_op(op, rule, name, r, m);
+    return finish(std::move(v), out, name);
+  }
   switch (rule) {
     case Rule::arith:
       check_scalars_fit(name, r, t);
@@ -498,6 +580,8 @@ Array apply(Op op, Rule rule, const char* name, std::initializer_list<const Oper
       v = m.node(Op::where, result, r.shape(), std::move(c), m.arg(1, result), m.arg(2, result));
       break;
     }
+    case Rule::part:
+      break;  // above
   }
   (void)result;
   return finish(std::move(v), out, name);
@@ -584,6 +668,16 @@ XP_BINARY_DEF(bitwise_left_shift, left_shift, shift)
 XP_BINARY_DEF(bitwise_right_shift, right_shift, shift)
 #undef XP_UNARY_DEF
 #undef XP_BINARY_DEF
+
+Array real(const Operand& x, const Out& out) {
+  return detail::apply(detail::Op::real, Rule::part, "real", {&x}, out);
+}
+Array imag(const Operand& x, const Out& out) {
+  return detail::apply(detail::Op::imag, Rule::part, "imag", {&x}, out);
+}
+Array conj(const Operand& x, const Out& out) {
+  return detail::apply(detail::Op::conj, Rule::part, "conj", {&x}, out);
+}
 
 Array positive(const Operand& x, const Out& out) {
   return detail::apply(detail::Op::cast, Rule::arith_no_bool, "positive", {&x}, out);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -537,6 +538,70 @@ class FloatingFormat {
   int pad_left_ = 0, pad_right_ = 0, exp_size_ = -1;
 };
 
+// NumPy's ComplexFloatingFormat: the real parts formatted together, the imaginary parts together
+// with a sign always shown ('+' also for NaN), then 'j', the padding of the imaginary text moved
+// after the 'j'. The imaginary parts are formatted by their magnitudes (a copy, made once) and the
+// sign put before the first digit, which is what NumPy's sign='+' mode prints.
+class ComplexFormat {
+ public:
+  ComplexFormat(DType t, const std::vector<const unsigned char*>& elems)
+      : part_(real_dtype(t)), half_(itemsize(t) / 2), re_(part_, elems), im_(part_, magnitudes(elems)) {}
+  std::string operator()(const unsigned char* e) const {
+    std::string r = re_(e);
+    const unsigned char* ip = e + half_;
+    const double im = float_value(part_, ip);
+    unsigned char mag[8];
+    store_abs(ip, mag);
+    std::string i = im_(mag);
+    const std::size_t first = i.find_first_not_of(' ');
+    const char sign = !std::isnan(im) && std::signbit(im) ? '-' : '+';
+    i.insert(first == std::string::npos ? 0 : first, 1, sign);
+    const std::size_t end = i.find_last_not_of(' ') + 1;
+    return r + i.substr(0, end) + "j" + i.substr(end);
+  }
+
+ private:
+  void store_abs(const unsigned char* p, unsigned char* out) const {
+    std::memcpy(out, p, half_);
+    out[half_ - 1] &= 0x7F;  // the sign bit, the top bit of the last byte (little-endian)
+  }
+  std::vector<const unsigned char*> magnitudes(const std::vector<const unsigned char*>& elems) {
+    mags_.resize(elems.size() * half_);
+    std::vector<const unsigned char*> ptrs;
+    ptrs.reserve(elems.size());
+    for (std::size_t k = 0; k < elems.size(); ++k) {
+      store_abs(elems[k] + half_, mags_.data() + k * half_);
+      ptrs.push_back(mags_.data() + k * half_);
+    }
+    return ptrs;
+  }
+  DType part_;
+  std::size_t half_;
+  std::vector<unsigned char> mags_;  // before im_: filled while im_ is built
+  FloatingFormat re_, im_;
+};
+
+// The str of a NumPy complex scalar, as Python's complex repr: "(1+2j)", "2j" where the real part
+// is +0, each part as the float's shortest text without a trailing ".0".
+std::string complex_scalar_str(DType t, const unsigned char* p) {
+  const DType part = real_dtype(t);
+  const std::size_t half = itemsize(t) / 2;
+  auto text = [&](const unsigned char* q) {
+    const double v = float_value(part, q);
+    if (std::isnan(v)) return std::string("nan");
+    if (std::isinf(v)) return std::string(v < 0 ? "-inf" : "inf");
+    std::string s = float_scalar_str(part, q);
+    if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+    return s;
+  };
+  const double re = float_value(part, p), im = float_value(part, p + half);
+  std::string i = text(p + half);
+  if (i[0] != '-') i.insert(0, 1, '+');
+  if (re == 0 && !std::signbit(re)) return i.substr(i[0] == '+' ? 1 : 0) + "j";
+  (void)im;
+  return "(" + text(p) + i + "j)";
+}
+
 Formatter make_formatter(DType t, const std::vector<const unsigned char*>& elems, bool zero_d) {
   switch (kind(t)) {
     case DTypeKind::boolean: {
@@ -556,6 +621,10 @@ Formatter make_formatter(DType t, const std::vector<const unsigned char*>& elems
     case DTypeKind::floating:
       if (t == DType::bfloat16) return [](const unsigned char* e) { return bfloat16_text(e); };
       return FloatingFormat(t, elems);
+    case DTypeKind::complex_floating: {
+      auto f = std::make_shared<ComplexFormat>(t, elems);
+      return [f](const unsigned char* e) { return (*f)(e); };
+    }
   }
   return {};
 }
@@ -714,6 +783,8 @@ std::string format_str(DType dtype, std::span<const std::int64_t> shape, const v
         return integer_text(dtype, v.data);
       case DTypeKind::floating:
         return dtype == DType::bfloat16 ? bfloat16_text(v.data) : float_scalar_str(dtype, v.data);
+      case DTypeKind::complex_floating:
+        return complex_scalar_str(dtype, v.data);
     }
   }
   return array2string(v, " ", "", kLineWidth);

@@ -51,6 +51,8 @@ DLDataType dl_dtype(DType t) {
       return {static_cast<std::uint8_t>(kDLUInt), bits, 1};
     case DTypeKind::floating:
       return {static_cast<std::uint8_t>(t == DType::bfloat16 ? kDLBfloat : kDLFloat), bits, 1};
+    case DTypeKind::complex_floating:
+      return {static_cast<std::uint8_t>(kDLComplex), bits, 1};
   }
   return {};
 }
@@ -84,7 +86,9 @@ DType from_dl_dtype(DLDataType d) {
       if (d.bits == 16) return DType::bfloat16;
       break;
     case kDLComplex:
-      throw TypeError("from_dlpack: " + text + ": xp has no complex dtypes yet");
+      if (d.bits == 64) return DType::complex64;
+      if (d.bits == 128) return DType::complex128;
+      break;
     default:
       break;
   }
@@ -336,6 +340,8 @@ std::string typestr(DType t) {
         throw TypeError("bfloat16 has no array-protocol type string (NumPy has no bfloat16): share it through DLPack");
       }
       return "<f" + bytes;
+    case DTypeKind::complex_floating:
+      return "<c" + bytes;
   }
   return {};
 }
@@ -353,7 +359,6 @@ DType dtype_from_typestr(const std::string& s) {
     throw ValueError(what + ": unknown byte order '" + std::string(1, order) + "'");
   }
   if (order == '>' && bytes > 1) throw ValueError(what + ": big-endian data (xp is little-endian)");
-  if (k == 'c') throw TypeError(what + ": xp has no complex dtypes yet");
   std::optional<DType> t;
   if (k == 'b' && bytes == 1) t = DType::bool_;
   if (k == 'i' || k == 'u') {
@@ -367,6 +372,10 @@ DType dtype_from_typestr(const std::string& s) {
     if (bytes == 2) t = DType::float16;
     if (bytes == 4) t = DType::float32;
     if (bytes == 8) t = DType::float64;
+  }
+  if (k == 'c') {
+    if (bytes == 8) t = DType::complex64;
+    if (bytes == 16) t = DType::complex128;
   }
   if (!t) throw TypeError(what + " is not an xp dtype");
   return *t;

@@ -394,6 +394,10 @@ LazyArg constant_arg(const Scalar& s) {
       std::memcpy(&c.bits, &d, sizeof d);
       break;
     }
+    case ScalarKind::complex:
+      // A constant holds one number; complex ones are built from two (elementwise.cpp's
+      // complex_constant), and every path that takes a C++ number checks for them first.
+      throw TypeError("a complex number cannot be used here");
   }
   return c;
 }

@@ -105,6 +105,10 @@ std::optional<DType> dtype_for(char kind, long size) {
       if (size == 4) return DType::float32;
       if (size == 8) return DType::float64;
       return std::nullopt;
+    case 'c':
+      if (size == 8) return DType::complex64;
+      if (size == 16) return DType::complex128;
+      return std::nullopt;
     default:
       return std::nullopt;
   }
@@ -114,7 +118,6 @@ std::optional<DType> dtype_for(char kind, long size) {
 std::string numpy_name(char kind, long size, std::string_view rest) {
   switch (kind) {
     case 'c':
-      if (size == 8 || size == 16) return "complex" + std::to_string(size * 8);
       return size > 16 ? "clongdouble" : "";
     case 'f':
       return size == 10 || size == 12 || size == 16 ? "longdouble" : "";
@@ -172,7 +175,7 @@ Descr parse_descr(const std::string& path, const std::string& descr) {
   const std::string np = has_size || kind == 'M' || kind == 'm' ? numpy_name(kind, size, rest) : "";
   if (!np.empty()) throw FileError(path, q + " (" + np + ") is not an xp dtype");
   throw FileError(path, q + " is not a dtype xp reads (xp reads '|b1', '|i1', '|u1', '<i2' to '<u8', '<f2', "
-                            "'<f4', '<f8' in either byte order, and 'bfloat16')");
+                            "'<f4', '<f8', '<c8', '<c16' in either byte order, and 'bfloat16')");
 }
 
 // ---- the header dict --------------------------------------------------------------------------
@@ -676,6 +679,10 @@ std::string npy_descr(DType dtype) {
       return "<f4";
     case DType::float64:
       return "<f8";
+    case DType::complex64:
+      return "<c8";
+    case DType::complex128:
+      return "<c16";
   }
   throw ValueError("write_npy: unknown dtype " + std::to_string(static_cast<int>(dtype)));
 }
@@ -794,7 +801,7 @@ NpyArray read_npy(const std::string& path) {
     throw FileError(path, "the data section is truncated: expected " + std::to_string(expected) + " bytes, found " +
                               std::to_string(n) + " (the file shrank while being read)");
   }
-  if (d.swap) byte_swap(out.data, isize);
+  if (d.swap) byte_swap(out.data, kind(d.dtype) == DTypeKind::complex_floating ? isize / 2 : isize);  // by parts
   if (d.dtype == DType::bool_) {
     for (auto& b : out.data) b = b != std::byte{0} ? std::byte{1} : std::byte{0};
   }

@@ -56,6 +56,18 @@ struct View {
 //   logical_*:    bool operands, bool result
 //   bitwise_*, shifts: integer or bool operands of the result's dtype (shifts: integers only)
 //   where:        a bool, b and c of the result's dtype (any dtype, float16 and bfloat16 included)
+// Complex dtypes (complex64, complex128: a float32 / float64 pair, real part first):
+//   cast          to and from every dtype: a real x becomes (x, 0) (x converted to the component
+//                 type as a cast to it would); a complex z becomes its real part converted as from
+//                 the component type (bool: re != 0 || im != 0); complex64 <-> complex128 by parts
+//   real, imag, abs: complex operand, result of its component dtype (component_dtype)
+//   conj, negative, sign, square, sqrt, exp, expm1, log, log1p, log2, log10, sin, cos, tan, asin,
+//   acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, round (each part, half to even), add,
+//   subtract, multiply, divide, pow: complex operands of the result's dtype
+//   isnan, isinf, isfinite, equal, not_equal: complex operands of one dtype, bool result
+//   complex:      two operands of the component dtype, complex result (how xp builds constants)
+//   where:        b and c complex
+// No other operation meets a complex operand.
 enum class Op : std::uint8_t {
   load,
   constant,
@@ -94,6 +106,9 @@ enum class Op : std::uint8_t {
   signbit,  // float operands, bool result: the sign bit (of NaN and -0.0 too)
   logical_not,
   bitwise_invert,
+  real,  // complex operand, its component dtype's result: the real part (exact)
+  imag,  // complex operand, its component dtype's result: the imaginary part (exact)
+  conj,  // complex operand and result: (re, -im) (exact)
   // binary
   add,
   subtract,
@@ -122,6 +137,7 @@ enum class Op : std::uint8_t {
   bitwise_xor,
   left_shift,
   right_shift,
+  complex,  // a + b*i: a and b of the result's component dtype (float32 for complex64), complex result
   // ternary
   where,  // a ? b : c
   clip,   // minimum(maximum(a, b), c), NaN propagating
@@ -130,6 +146,14 @@ enum class Op : std::uint8_t {
 };
 
 constexpr int kOpCount = static_cast<int>(Op::count_);
+
+constexpr bool is_complex(DType t) noexcept {
+  return t == DType::complex64 || t == DType::complex128;
+}
+// The dtype of a complex dtype's parts (float32, float64); another dtype as it is.
+constexpr DType component_dtype(DType t) noexcept {
+  return t == DType::complex64 ? DType::float32 : t == DType::complex128 ? DType::float64 : t;
+}
 
 std::string_view op_name(Op op) noexcept;  // "add", "sqrt", ...
 int op_arity(Op op) noexcept;              // 0 for load and constant, 1, 2 or 3

@@ -37,13 +37,14 @@ DType reduce_result_dtype(ReduceOp op, DType input) noexcept {
         case DTypeKind::unsigned_integer:
           return DType::uint64;
         case DTypeKind::floating:
+        case DTypeKind::complex_floating:
           return input;
       }
       return input;
     case ReduceOp::mean:
     case ReduceOp::var:
     case ReduceOp::std:
-      return kind(input) == DTypeKind::floating ? input : DType::float64;
+      return kind(input) == DTypeKind::floating || kind(input) == DTypeKind::complex_floating ? input : DType::float64;
     case ReduceOp::min:
     case ReduceOp::max:
       return input;

@@ -23,10 +23,6 @@ using std::uint8_t;
 template <class T>
 using Cx = xp_complex<T>;
 
-bool is_complex(DType d) {
-  return d == DType::complex64 || d == DType::complex128;
-}
-
 // ---- the operations on one element ----
 
 template <Op O, class T>

@@ -867,6 +867,9 @@ TileFn by_dtype(DType d, G g) {
       return g.template operator()<DType::float32>();
     case DType::float64:
       return g.template operator()<DType::float64>();
+    case DType::complex64:
+    case DType::complex128:
+      return nullptr;  // complex kernels are ew_complex's
   }
   return nullptr;
 }

@@ -466,6 +466,8 @@ void run_fused(const FusedProgram& fp) {
     p.fns[k] = nullptr;
     p.uniform_tiles[k] = nullptr;
     if (ins.op == Op::constant) {
+      if (item_bytes(ins.dtype) > 8)
+        throw ValueError("a fused constant holds at most 8 bytes (complex(re, im) builds wider values)");
       p.uniform[k] = 1;
     } else if (ins.op == Op::load) {
       p.uniform[k] = p.in[ins.imm].uniform ? 1 : 0;

@@ -105,8 +105,11 @@ void dispatch(DType t, F&& f) {
       return f(FloatTraits<float>{});
     case DType::float64:
       return f(FloatTraits<double>{});
+    case DType::complex64:
+    case DType::complex128:
+      break;  // complex matmul goes to the BLAS (cgemm, zgemm)
   }
-  throw ValueError("linalg: unknown dtype");
+  throw TypeError("linalg: " + std::string(name(t)) + " is not supported here");
 }
 
 template <class S>

@@ -124,9 +124,6 @@ bool is_uint(DType d) {
 bool is_int(DType d) {
   return is_sint(d) || is_uint(d);
 }
-bool is_complex(DType d) {
-  return d == DType::complex64 || d == DType::complex128;
-}
 constexpr unsigned kLastDType = static_cast<unsigned>(DType::complex128);
 bool valid(DType d) {
   return static_cast<unsigned>(d) <= kLastDType;
@@ -317,6 +314,9 @@ bool numeric_defined(Op op, DType d) {  // ew_exact.cpp's defined_on, plus the m
     case Op::logical_and:
     case Op::logical_or:
     case Op::logical_xor:
+    case Op::real:
+    case Op::imag:
+    case Op::conj:
       return false;
     default:
       return is_int(d) || is_fp(d);
@@ -700,7 +700,10 @@ void validate(const FusedProgram& p) {
       if (p.inputs[ins.imm].dtype != ins.dtype) invalid(at + ": dtype differs from the input's");
       continue;
     }
-    if (ins.op == Op::constant) continue;
+    if (ins.op == Op::constant) {
+      if (itemsize(ins.dtype) > 8) invalid(at + ": a constant of more than 8 bytes (complex(re, im) builds those)");
+      continue;
+    }
     const DType operand = operand_dtype(p.code, ins);
     if (!supported(ins.op, operand, ins.dtype)) {
       invalid(at + ": not defined on " + std::string(name(operand)) + " -> " + std::string(name(ins.dtype)));
