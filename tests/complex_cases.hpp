@@ -69,9 +69,10 @@ inline double cpu_ulp_bound(Op op, DType d) {
     case Op::tan:
       return f ? 6 : 5;
     case Op::tanh:
+      return 5;
     case Op::cos:
     case Op::cosh:
-      return 5;
+      return 4;
     case Op::asin:
     case Op::acos:
     case Op::asinh:
