@@ -28,9 +28,10 @@ using xp::ScalarKind;
 
 namespace {
 
-constexpr std::array<DType, 13> kAll = {DType::bool_,    DType::int8,    DType::int16,  DType::int32,  DType::int64,
-                                        DType::uint8,    DType::uint16,  DType::uint32, DType::uint64, DType::float16,
-                                        DType::bfloat16, DType::float32, DType::float64};
+constexpr std::array<DType, 15> kAll = {DType::bool_,   DType::int8,      DType::int16,     DType::int32,
+                                        DType::int64,   DType::uint8,     DType::uint16,    DType::uint32,
+                                        DType::uint64,  DType::float16,   DType::bfloat16,  DType::float32,
+                                        DType::float64, DType::complex64, DType::complex128};
 
 using Reference = xp_test::PythonReference;
 
@@ -164,8 +165,9 @@ TEST(DTypeNumPy, NamesSizesAndKinds) {
     const DTypeKind expected = k == "b"   ? DTypeKind::boolean
                                : k == "i" ? DTypeKind::signed_integer
                                : k == "u" ? DTypeKind::unsigned_integer
+                               : k == "c" ? DTypeKind::complex_floating
                                           : DTypeKind::floating;
-    EXPECT_TRUE(k == "b" || k == "i" || k == "u" || k == "f") << k;
+    EXPECT_TRUE(k == "b" || k == "i" || k == "u" || k == "f" || k == "c") << k;
     EXPECT_EQ(xp::kind(d), expected);
   }
 }
@@ -186,7 +188,7 @@ TEST(DTypeNumPy, PromotionTable) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 169);
+  EXPECT_EQ(checked, 225);
 }
 
 TEST(DTypeNumPy, WeakScalars) {
@@ -199,6 +201,7 @@ TEST(DTypeNumPy, WeakScalars) {
     EXPECT_EQ(xp::name(xp::result_type(d, ScalarKind::boolean)), weak[n]["bool"].get<std::string>()) << n << " + True";
     EXPECT_EQ(xp::name(xp::result_type(d, ScalarKind::integer)), weak[n]["int"].get<std::string>()) << n << " + 1";
     EXPECT_EQ(xp::name(xp::result_type(d, ScalarKind::floating)), weak[n]["float"].get<std::string>()) << n << " + 1.0";
+    EXPECT_EQ(xp::name(xp::result_type(d, ScalarKind::complex)), weak[n]["complex"].get<std::string>()) << n << " + 1j";
   }
 }
 
@@ -307,20 +310,39 @@ TEST(DType, NamesRoundTripAndRejectOthers) {
   for (const DType d : kAll) EXPECT_EQ(xp::parse_dtype(xp::name(d)), d) << xp::name(d);
   EXPECT_EQ(xp::name(DType::bool_), "bool");
   EXPECT_EQ(xp::name(DType::bfloat16), "bfloat16");
-  for (const char* bad : {"", "bool_", "float", "int", "Float32", "float32 ", "f4", "complex64", "uint"})
+  for (const char* bad : {"", "bool_", "float", "int", "Float32", "float32 ", "f4", "complex", "complex32", "uint"})
     EXPECT_FALSE(xp::parse_dtype(bad).has_value()) << '"' << bad << '"';
   EXPECT_EQ(xp::itemsize(DType::bool_), 1u);
   EXPECT_EQ(xp::itemsize(DType::bfloat16), 2u);
   EXPECT_EQ(xp::itemsize(DType::uint64), 8u);
   EXPECT_EQ(xp::kind(DType::bfloat16), DTypeKind::floating);
   EXPECT_EQ(xp::kind(DType::uint8), DTypeKind::unsigned_integer);
+  EXPECT_EQ(xp::itemsize(DType::complex64), 8u);
+  EXPECT_EQ(xp::itemsize(DType::complex128), 16u);
+  EXPECT_EQ(xp::kind(DType::complex64), DTypeKind::complex_floating);
+  EXPECT_EQ(xp::real_dtype(DType::complex64), DType::float32);
+  EXPECT_EQ(xp::real_dtype(DType::complex128), DType::float64);
+  EXPECT_EQ(xp::real_dtype(DType::int8), DType::int8);
+  EXPECT_EQ(xp::complex_dtype(DType::float16), DType::complex64);
+  EXPECT_EQ(xp::complex_dtype(DType::int32), DType::complex128);
+  EXPECT_TRUE(xp::isdtype(DType::complex64, "complex floating"));
+  EXPECT_TRUE(xp::isdtype(DType::complex128, "numeric"));
+  EXPECT_FALSE(xp::isdtype(DType::complex128, "real floating"));
+  EXPECT_FALSE(xp::isdtype(DType::float32, "complex floating"));
+  EXPECT_EQ(xp::finfo(DType::complex64).dtype, DType::float32);
+  EXPECT_EQ(xp::finfo(DType::complex128).eps, 0x1p-52);
+  EXPECT_TRUE(xp::can_cast(DType::float32, DType::complex64));
+  EXPECT_FALSE(xp::can_cast(DType::complex64, DType::float64));
+  EXPECT_FALSE(xp::can_cast(DType::float64, DType::complex64));
 }
 
 TEST(DType, PromotionProperties) {
   for (const DType a : kAll) {
     EXPECT_EQ(xp::result_type(a, a), a);
     EXPECT_EQ(xp::result_type(DType::bool_, a), a);
-    EXPECT_EQ(xp::result_type(a, DType::float64), DType::float64);
+    const bool cplx = xp::kind(a) == DTypeKind::complex_floating;
+    EXPECT_EQ(xp::result_type(a, DType::float64), cplx ? DType::complex128 : DType::float64);
+    EXPECT_EQ(xp::result_type(a, DType::complex128), DType::complex128);
     for (const DType b : kAll) {
       const DType r = xp::result_type(a, b);
       EXPECT_EQ(r, xp::result_type(b, a)) << xp::name(a) << ", " << xp::name(b);

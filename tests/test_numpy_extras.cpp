@@ -271,6 +271,45 @@ TEST(NumpyExtras, HistogramUsesNumPysEdges) {
   EXPECT_THROW(xp::histogram(vec<double>({1}), 2, std::make_pair(2.0, 1.0)), xp::ValueError);
 }
 
+TEST(NumpyExtras, HistogramWithEdgesDensityAndBinEdges) {
+  // np.histogram([0, 1, 1, 2, 5, 9, 10, nan], bins=[0, 1, 2.5, 10]): ([1, 3, 3], ...), each bin
+  // half-open but the last; values outside and NaN not counted.
+  const Array a = vec<double>({0, 1, 1, 2, 5, 9, 10, kNaN, -1, 11});
+  const Array edges = vec<double>({0, 1, 2.5, 10});
+  const xp::Histogram h = xp::histogram(a, edges);
+  EXPECT_EQ(h.counts.dtype(), DType::int64);
+  EXPECT_EQ(h.counts.to_vector<i64>(), (std::vector<i64>{1, 3, 3}));
+  expect_values(h.edges, {0, 1, 2.5, 10});
+  // Equal edges make an empty bin unless it is the last (NumPy: [1, 1, 2] on [1, 2, 1] gives [0, 3]).
+  EXPECT_EQ(xp::histogram(vec<double>({1, 2, 1}), vec<i64>({1, 1, 2})).counts.to_vector<i64>(),
+            (std::vector<i64>{0, 3}));
+  // Integer values, float edges (compared in the promoted dtype).
+  EXPECT_EQ(xp::histogram(vec<i64>({0, 1, 2, 3, 4}), vec<double>({0, 2.5, 4})).counts.to_vector<i64>(),
+            (std::vector<i64>{3, 2}));
+  // density: counts / (total * width), float64: np.histogram(arange(5.), [0, 2.5, 4], density=True)
+  // is [3 / 5 / 2.5, 2 / 5 / 1.5].
+  const xp::Histogram d = xp::histogram(xp::arange(0, 5, 1, DType::float64, kCpu), vec<double>({0, 2.5, 4}), true);
+  EXPECT_EQ(d.counts.dtype(), DType::float64);
+  expect_values(d.counts, {3.0 / 2.5 / 5, 2.0 / 1.5 / 5});
+  // density with equal bins integrates to 1.
+  const xp::Histogram e = xp::histogram(vec<float>({0, 1, 2, 3, 4}), 3, std::nullopt, true);
+  const std::vector<double> de = e.counts.to_vector<double>();
+  const double width = (e.edges.to_vector<double>()[1] - e.edges.to_vector<double>()[0]);
+  EXPECT_NEAR((de[0] + de[1] + de[2]) * width, 1.0, 1e-6);
+  // NumPy's order: the widths are float32 differences widened to float64, then n / width / total
+  // (np.histogram(float32 [0, 1, 2, 3, 4], 3, density=True) is [0.29999999, 0.15, 0.30000002]).
+  const std::vector<float> ef = e.edges.to_vector<float>();
+  expect_values(e.counts, {2.0 / static_cast<double>(ef[1] - ef[0]) / 5, 1.0 / static_cast<double>(ef[2] - ef[1]) / 5,
+                           2.0 / static_cast<double>(ef[3] - ef[2]) / 5});
+  // histogram_bin_edges is histogram's edges.
+  expect_values(xp::histogram_bin_edges(vec<double>({0, 1, 1, 2, 5, 9, 10}), 4), {0, 2.5, 5, 7.5, 10});
+  // Fewer than two edges: no bins.
+  EXPECT_EQ(xp::histogram(a, vec<double>({1})).counts.size(), 0);
+  EXPECT_THROW(xp::histogram(a, vec<double>({3, 1})), xp::ValueError);
+  EXPECT_THROW(xp::histogram(a, xp::zeros({2, 2}, DType::float64, kCpu)), xp::ValueError);
+  EXPECT_THROW(xp::histogram(a, vec<i64>({0, 1}).astype(DType::bool_)), xp::TypeError);
+}
+
 // ---- pad ----
 
 TEST(NumpyExtras, PadModes) {
@@ -359,6 +398,443 @@ TEST(NumpyExtras, RandomExponential) {
   EXPECT_EQ(g.exponential({3}, DType::float16, 1, kCpu).dtype(), DType::float16);
   EXPECT_THROW(g.exponential({3}, DType::int32, 1, kCpu), xp::TypeError);
   EXPECT_THROW(g.exponential({3}, DType::float64, -1, kCpu), xp::ValueError);
+}
+
+// ---- random draws of other distributions: moments and goodness of fit with fixed seeds ----
+
+// Sample mean and variance (float64).
+std::pair<double, double> moments(const Array& x) {
+  const Array f = x.astype(DType::float64);
+  return {xp::mean(f).item<double>(), xp::var(f, {}, 1).item<double>()};
+}
+
+// The chi-square statistic of counts of the values 0..k-1 (everything >= k-1 in the last cell) in
+// x against probabilities pk (summing to 1), cells with fewer than 5 expected merged into the last.
+double chi_square(const Array& x, const std::vector<double>& pk, int& dof) {
+  const std::vector<i64> v = x.astype(DType::int64).to_vector<i64>();
+  const auto k = static_cast<i64>(pk.size());
+  std::vector<double> observed(pk.size(), 0);
+  for (i64 e : v) observed[static_cast<std::size_t>(std::min(e, k - 1))] += 1;
+  const double n = static_cast<double>(v.size());
+  // Cells of at least 5 expected: neighbours merged, a small remainder joined to the last cell.
+  std::vector<double> co, ce;
+  double eo = 0, ee = 0;
+  for (std::size_t i = 0; i < pk.size(); ++i) {
+    eo += observed[i];
+    ee += pk[i] * n;
+    if (ee >= 5) {
+      co.push_back(eo);
+      ce.push_back(ee);
+      eo = ee = 0;
+    }
+  }
+  if (!co.empty()) {
+    co.back() += eo;
+    ce.back() += ee;
+  }
+  double stat = 0;
+  for (std::size_t i = 0; i < co.size(); ++i) stat += (co[i] - ce[i]) * (co[i] - ce[i]) / ce[i];
+  dof = static_cast<int>(co.size()) - 1;
+  return stat;
+}
+
+// An upper bound of the chi-square distribution's 0.9999 quantile for dof degrees of freedom
+// (Wilson-Hilferty with z = 3.72, plus a margin): a correct sampler exceeds it once in 10^4 seeds.
+double chi_square_limit(int dof) {
+  const double d = dof, z = 3.72;
+  const double t = 1 - 2 / (9 * d) + z * std::sqrt(2 / (9 * d));
+  return d * t * t * t + 2;
+}
+
+// The Kolmogorov-Smirnov statistic sqrt(n) D of x against the CDF cdf.
+template <class Cdf>
+double ks_statistic(const Array& x, Cdf cdf) {
+  std::vector<double> v = x.astype(DType::float64).to_vector<double>();
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size());
+  double d = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double f = cdf(v[i]);
+    d = std::max({d, static_cast<double>(i + 1) / n - f, f - static_cast<double>(i) / n});
+  }
+  return std::sqrt(n) * d;
+}
+constexpr double kKsLimit = 1.95;  // the KS distribution's 0.999 quantile
+
+TEST(NumpyExtras, RandomPoisson) {
+  xp::random::Generator g(21);
+  constexpr i64 n = 200000;
+  for (double lam : {0.3, 4.0, 57.5, 1000.0, 2.5e6}) {
+    const Array x = g.poisson(lam, {n}, kCpu);
+    ASSERT_EQ(x.dtype(), DType::int64);
+    EXPECT_GE(xp::min(x).item<i64>(), 0);
+    const auto [m, v] = moments(x);
+    // Mean within 5 standard errors; the sample variance within 5 of its standard errors
+    // (var(s^2) ~ (mu4 - sigma^4) / n, mu4 = lam (1 + 3 lam) for Poisson).
+    EXPECT_NEAR(m, lam, 5 * std::sqrt(lam / n)) << lam;
+    EXPECT_NEAR(v, lam, 5 * std::sqrt((lam + 2 * lam * lam) / n)) << lam;
+    if (lam < 100) {
+      // Goodness of fit against exp(-lam) lam^k / k!.
+      std::vector<double> pk;
+      double p = std::exp(-lam), left = 1;
+      for (i64 k = 0; k < static_cast<i64>(lam * 3 + 20); ++k) {
+        pk.push_back(p);
+        left -= p;
+        p *= lam / static_cast<double>(k + 1);
+      }
+      pk.back() += std::max(left, 0.0);
+      int dof = 0;
+      const double stat = chi_square(x, pk, dof);
+      EXPECT_LT(stat, chi_square_limit(dof)) << lam << " with " << dof << " degrees of freedom";
+    }
+  }
+  EXPECT_EQ(xp::max(g.poisson(0, {100}, kCpu)).item<i64>(), 0);
+  EXPECT_EQ(shape_of(g.poisson(2, {3, 0}, kCpu)), (std::vector<i64>{3, 0}));
+  // The same seed and position give the same draws.
+  xp::random::Generator g1(5), g2(5);
+  EXPECT_TRUE(xp::array_equal(g1.poisson(3.5, {1000}, kCpu), g2.poisson(3.5, {1000}, kCpu)));
+  EXPECT_THROW(g.poisson(-1, {3}, kCpu), xp::ValueError);
+  EXPECT_THROW(g.poisson(kNaN, {3}, kCpu), xp::ValueError);
+  EXPECT_THROW(g.poisson(1e11, {3}, kCpu), xp::ValueError);
+}
+
+TEST(NumpyExtras, RandomBinomial) {
+  xp::random::Generator g(22);
+  constexpr i64 n = 200000;
+  struct Case {
+    i64 trials;
+    double p;
+  };
+  for (const Case c : {Case{1, 0.3}, Case{20, 0.3}, Case{10, 0.999}, Case{1000, 0.01}, Case{1000000, 0.5},
+                       Case{i64{1} << 50, 1e-12}}) {
+    const Array x = g.binomial(c.trials, c.p, {n}, kCpu);
+    ASSERT_EQ(x.dtype(), DType::int64);
+    EXPECT_GE(xp::min(x).item<i64>(), 0);
+    EXPECT_LE(xp::max(x).item<i64>(), c.trials);
+    const double nt = static_cast<double>(c.trials), mean = nt * c.p, var = nt * c.p * (1 - c.p);
+    const auto [m, v] = moments(x);
+    EXPECT_NEAR(m, mean, 5 * std::sqrt(var / n)) << c.trials << " " << c.p;
+    // var(s^2) ~ (mu4 - sigma^4) / n with mu4 = var (1 + 3 (n - 2) p q) for the binomial.
+    const double mu4 = var * (1 + 3 * (nt - 2) * c.p * (1 - c.p));
+    EXPECT_NEAR(v, var, 5 * std::sqrt(std::max(mu4 - var * var, var * var) / n) + 1e-12) << c.trials << " " << c.p;
+    if (c.trials <= 20) {
+      std::vector<double> pk;
+      for (i64 k = 0; k <= c.trials; ++k) {
+        double comb = 1;
+        for (i64 j = 0; j < k; ++j) comb = comb * static_cast<double>(c.trials - j) / static_cast<double>(j + 1);
+        pk.push_back(comb * std::pow(c.p, static_cast<double>(k)) *
+                     std::pow(1 - c.p, static_cast<double>(c.trials - k)));
+      }
+      int dof = 0;
+      const double stat = chi_square(x, pk, dof);
+      if (dof > 0) {
+        EXPECT_LT(stat, chi_square_limit(dof)) << c.trials << " " << c.p;
+      }
+    }
+  }
+  EXPECT_EQ(xp::max(g.binomial(0, 0.5, {100}, kCpu)).item<i64>(), 0);
+  EXPECT_EQ(xp::max(g.binomial(7, 0.0, {100}, kCpu)).item<i64>(), 0);
+  const Array all = g.binomial(7, 1.0, {100}, kCpu);
+  EXPECT_EQ(xp::min(all).item<i64>(), 7);
+  EXPECT_EQ(xp::max(all).item<i64>(), 7);
+  EXPECT_THROW(g.binomial(-1, 0.5, {3}, kCpu), xp::ValueError);
+  EXPECT_THROW(g.binomial(5, -0.1, {3}, kCpu), xp::ValueError);
+  EXPECT_THROW(g.binomial(5, 1.5, {3}, kCpu), xp::ValueError);
+  EXPECT_THROW(g.binomial(5, kNaN, {3}, kCpu), xp::ValueError);
+  EXPECT_THROW(g.binomial(i64{1} << 50, 0.5, {3}, kCpu), xp::ValueError);  // beyond the table's limit
+}
+
+TEST(NumpyExtras, RandomGamma) {
+  xp::random::Generator g(23);
+  constexpr i64 n = 200000;
+  for (double k : {0.05, 0.5, 1.0, 3.0, 42.0}) {
+    const double scale = 1.5;
+    const Array x = g.gamma(k, scale, {n}, DType::float64, kCpu);
+    ASSERT_EQ(x.dtype(), DType::float64);
+    EXPECT_GE(xp::min(x).item<double>(), 0.0);
+    EXPECT_TRUE(xp::all(xp::isfinite(x)).item<bool>());
+    const auto [m, v] = moments(x);
+    const double mean = k * scale, var = k * scale * scale;
+    // Gamma's fourth central moment: 3 k (k + 2) scale^4.
+    EXPECT_NEAR(m, mean, 5 * std::sqrt(var / n)) << k;
+    EXPECT_NEAR(v, var, 5 * std::sqrt((3 * k * (k + 2) - k * k) * std::pow(scale, 4) / n)) << k;
+  }
+  // Kolmogorov-Smirnov against closed-form CDFs: gamma(1) is the exponential; gamma(3) has
+  // 1 - e^-x (1 + x + x^2 / 2); gamma(1/2, scale 2) is chi-square(1), erf(sqrt(x / 2)), drawn by
+  // the boost (k < 1: gamma(3/2) u^2).
+  EXPECT_LT(ks_statistic(g.gamma(1, 1, {n}, DType::float64, kCpu), [](double x) { return 1 - std::exp(-x); }),
+            kKsLimit);
+  EXPECT_LT(ks_statistic(g.gamma(3, 1, {n}, DType::float64, kCpu),
+                         [](double x) { return 1 - std::exp(-x) * (1 + x + x * x / 2); }),
+            kKsLimit);
+  EXPECT_LT(
+      ks_statistic(g.gamma(0.5, 2, {n}, DType::float64, kCpu), [](double x) { return std::erf(std::sqrt(x / 2)); }),
+      kKsLimit);
+  // gamma(5/2, scale 2) is chi-square(5): erf(sqrt(x / 2)) - sqrt(2 x / pi) e^(-x / 2) (1 + x / 3).
+  EXPECT_LT(ks_statistic(g.gamma(2.5, 2, {n}, DType::float64, kCpu),
+                         [](double x) {
+                           return std::erf(std::sqrt(x / 2)) -
+                                  std::sqrt(2 * x / 3.14159265358979323846) * std::exp(-x / 2) * (1 + x / 3);
+                         }),
+            kKsLimit);
+  EXPECT_EQ(g.gamma(2, 1, {3}, DType::float32, kCpu).dtype(), DType::float32);
+  EXPECT_EQ(xp::max(g.gamma(0, 1, {10}, DType::float64, kCpu)).item<double>(), 0.0);
+  EXPECT_EQ(xp::max(g.gamma(2, 0, {10}, DType::float64, kCpu)).item<double>(), 0.0);
+  EXPECT_THROW(g.gamma(-1, 1, {3}, DType::float64, kCpu), xp::ValueError);
+  EXPECT_THROW(g.gamma(1, -1, {3}, DType::float64, kCpu), xp::ValueError);
+  EXPECT_THROW(g.gamma(kNaN, 1, {3}, DType::float64, kCpu), xp::ValueError);
+  EXPECT_THROW(g.gamma(1, 1, {3}, DType::int32, kCpu), xp::TypeError);
+}
+
+TEST(NumpyExtras, RandomChoiceWithProbabilities) {
+  xp::random::Generator g(24);
+  const std::vector<double> p = {0.1, 0.0, 0.4, 0.2, 0.3};
+  const Array pa = vec(p);
+  constexpr i64 n = 100000;
+  const Array x = g.choice(5, xp::Shape{n}, true, pa, kCpu);
+  EXPECT_EQ(x.dtype(), DType::int64);
+  const std::vector<i64> counts = xp::bincount(x, std::nullopt, 5).to_vector<i64>();
+  EXPECT_EQ(counts[1], 0);  // weight 0: never drawn
+  std::vector<double> nz = {p[0], p[2], p[3], p[4]};
+  std::vector<i64> nzc = {counts[0], counts[2], counts[3], counts[4]};
+  double stat = 0;
+  for (std::size_t i = 0; i < nz.size(); ++i) {
+    const double e = nz[i] * n;
+    stat += (static_cast<double>(nzc[i]) - e) * (static_cast<double>(nzc[i]) - e) / e;
+  }
+  EXPECT_LT(stat, chi_square_limit(3));
+  // Sub-arrays of an array, along an axis.
+  const Array m = xp::reshape(xp::arange(0, 10, 1, DType::float64, kCpu), {2, 5});
+  const Array cols = g.choice(m, xp::Shape{4}, true, pa, 1);
+  EXPECT_EQ(shape_of(cols), (std::vector<i64>{2, 4}));
+  // Without replacement: distinct, never a zero weight; all the positive ones when size is their
+  // count; and the first pick follows p, the second sum_i p_i p_j / (1 - p_i).
+  const Array all4 = g.choice(5, xp::Shape{4}, false, pa, kCpu);
+  std::vector<i64> got = all4.to_vector<i64>();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<i64>{0, 2, 3, 4}));
+  std::vector<double> first(5, 0), second(5, 0);
+  constexpr int trials = 4000;
+  for (int t = 0; t < trials; ++t) {
+    const std::vector<i64> two = g.choice(5, xp::Shape{2}, false, pa, kCpu).to_vector<i64>();
+    ASSERT_NE(two[0], two[1]);
+    first[static_cast<std::size_t>(two[0])] += 1;
+    second[static_cast<std::size_t>(two[1])] += 1;
+  }
+  double s1 = 0, s2 = 0;
+  for (std::size_t j = 0; j < 5; ++j) {
+    double q = 0;
+    for (std::size_t i = 0; i < 5; ++i)
+      if (i != j) q += p[i] * p[j] / (1 - p[i]);
+    if (p[j] == 0) {
+      EXPECT_EQ(first[j] + second[j], 0);
+      continue;
+    }
+    s1 += (first[j] - p[j] * trials) * (first[j] - p[j] * trials) / (p[j] * trials);
+    s2 += (second[j] - q * trials) * (second[j] - q * trials) / (q * trials);
+  }
+  EXPECT_LT(s1, chi_square_limit(3));
+  EXPECT_LT(s2, chi_square_limit(3));
+  EXPECT_THROW(g.choice(5, xp::Shape{5}, false, pa, kCpu), xp::ValueError);  // 4 positive weights
+  EXPECT_THROW(g.choice(5, xp::Shape{2}, true, vec<double>({0.5, 0.5}), kCpu), xp::ValueError);
+  EXPECT_THROW(g.choice(2, xp::Shape{2}, true, vec<double>({0.5, 0.6}), kCpu), xp::ValueError);
+  EXPECT_THROW(g.choice(2, xp::Shape{2}, true, vec<double>({1.5, -0.5}), kCpu), xp::ValueError);
+  EXPECT_THROW(g.choice(2, xp::Shape{2}, true, vec<double>({kNaN, 1}), kCpu), xp::ValueError);
+  EXPECT_THROW(g.choice(4, xp::Shape{2}, true, xp::full({2, 2}, 0.25, DType::float64, kCpu), kCpu), xp::ValueError);
+  // Within sqrt(eps) of 1 is accepted.
+  EXPECT_NO_THROW(g.choice(2, xp::Shape{2}, true, vec<double>({0.5, 0.5 + 1e-9}), kCpu));
+  // ... and a float32 p gets float32's sqrt(eps), as NumPy's.
+  EXPECT_NO_THROW(g.choice(2, xp::Shape{2}, true, vec<float>({0.5f, 0.50001f}), kCpu));
+  EXPECT_THROW(g.choice(2, xp::Shape{2}, true, vec<double>({0.5, 0.50001}), kCpu), xp::ValueError);
+}
+
+// ---- einsum ----
+
+// A naive einsum for explicit letter-only subscripts: every assignment of every label, summed.
+std::vector<double> naive_einsum(const std::string& subs, const std::vector<Array>& ops, std::vector<i64>& out_shape) {
+  const auto arrow = subs.find("->");
+  std::vector<std::string> terms;
+  std::string in = subs.substr(0, arrow), out = subs.substr(arrow + 2);
+  for (std::size_t s = 0;;) {
+    const auto c = in.find(',', s);
+    terms.push_back(in.substr(s, c == std::string::npos ? std::string::npos : c - s));
+    if (c == std::string::npos) break;
+    s = c + 1;
+  }
+  std::string labels;
+  std::vector<i64> ext(128, -1);  // -1: unseen; an extent of 1 broadcasts
+  for (std::size_t i = 0; i < terms.size(); ++i)
+    for (std::size_t d = 0; d < terms[i].size(); ++d) {
+      const char c = terms[i][d];
+      if (labels.find(c) == std::string::npos) labels += c;
+      i64& e = ext[static_cast<std::size_t>(c)];
+      if (e == -1 || e == 1) e = ops[i].shape(static_cast<int>(d));
+    }
+  std::vector<std::vector<double>> data;
+  for (const Array& a : ops) data.push_back(a.to_vector<double>());
+  out_shape.clear();
+  i64 out_size = 1;
+  for (char c : out) out_shape.push_back(ext[static_cast<std::size_t>(c)]), out_size *= out_shape.back();
+  std::vector<double> r(static_cast<std::size_t>(out_size), 0);
+  std::vector<i64> val(128, 0);
+  i64 total = 1;
+  for (char c : labels) total *= ext[static_cast<std::size_t>(c)];
+  for (i64 it = 0; it < total; ++it) {
+    i64 rest = it;
+    for (auto c = labels.rbegin(); c != labels.rend(); ++c) {
+      val[static_cast<std::size_t>(*c)] = rest % ext[static_cast<std::size_t>(*c)];
+      rest /= ext[static_cast<std::size_t>(*c)];
+    }
+    double prod = 1;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      i64 off = 0;
+      for (std::size_t d = 0; d < terms[i].size(); ++d) {
+        const i64 n = ops[i].shape(static_cast<int>(d));
+        off = off * n + (n == 1 ? 0 : val[static_cast<std::size_t>(terms[i][d])]);  // extent 1 broadcasts
+      }
+      prod *= data[i][static_cast<std::size_t>(off)];
+    }
+    i64 o = 0;
+    for (char c : out) o = o * ext[static_cast<std::size_t>(c)] + val[static_cast<std::size_t>(c)];
+    r[static_cast<std::size_t>(o)] += prod;
+  }
+  return r;
+}
+
+Array small_ints(const std::vector<i64>& shape, std::mt19937_64& rng, DType t = DType::int64) {
+  i64 n = 1;
+  for (i64 e : shape) n *= e;
+  std::vector<i64> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = static_cast<i64>(rng() % 7) - 3;
+  return array_of(v, xp::Shape(shape.begin(), shape.end())).astype(t);
+}
+
+TEST(NumpyExtras, EinsumMatchesANaiveSumOfProducts) {
+  std::mt19937_64 rng(11);
+  struct Case {
+    std::string subs;
+    std::vector<std::vector<i64>> shapes;
+  };
+  const std::vector<Case> cases = {
+      {"ij,jk->ik", {{3, 4}, {4, 5}}},
+      {"ij,jk->ki", {{3, 4}, {4, 5}}},
+      {"bij,bjk->bik", {{2, 3, 4}, {2, 4, 5}}},
+      {"ij,ij->ij", {{3, 4}, {3, 4}}},
+      {"ij,ij->", {{3, 4}, {3, 4}}},
+      {"i,j->ij", {{3}, {4}}},
+      {"ii->i", {{4, 4}}},
+      {"ii->", {{4, 4}}},
+      {"iji->j", {{3, 2, 3}}},
+      {"ij->ji", {{3, 4}}},
+      {"ij->", {{3, 4}}},
+      {"ij->j", {{3, 4}}},
+      {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}}},
+      {"ab,bc,cd,da->", {{2, 3}, {3, 4}, {4, 5}, {5, 2}}},
+      {"ijk,jil->kl", {{2, 3, 4}, {3, 2, 5}}},
+      {"ij,kl->ijkl", {{2, 3}, {1, 2}}},
+      {"ij,jk->ik", {{3, 1}, {4, 5}}},  // j broadcasts from 1
+      {"ij,ij->ij", {{1, 4}, {3, 4}}},  // i broadcasts from 1
+      {"i,i,i->i", {{5}, {5}, {5}}},
+      {"ii,i->i", {{3, 3}, {3}}},
+      {"abc,cd,bd->ad", {{2, 3, 4}, {4, 5}, {3, 5}}},
+      {"ij,jk->ik", {{3, 0}, {0, 5}}},  // an empty sum: zeros
+      {"ij,jk->ik", {{0, 2}, {2, 5}}},
+      {"->", {{}}},
+      {"i,->i", {{4}, {}}},
+  };
+  for (const Case& c : cases) {
+    std::vector<Array> ops;
+    for (const auto& s : c.shapes) ops.push_back(small_ints(s, rng));
+    std::vector<i64> want_shape;
+    const std::vector<double> want = naive_einsum(c.subs, ops, want_shape);
+    // int64: exact.
+    const Array r = xp::einsum(c.subs, ops);
+    EXPECT_EQ(r.dtype(), DType::int64) << c.subs;
+    EXPECT_EQ(shape_of(r), want_shape) << c.subs;
+    expect_values(r, want, c.subs);
+    // float64 of the same small integers: exact too (every partial sum is an integer below 2^53).
+    std::vector<Array> fops;
+    for (const Array& a : ops) fops.push_back(a.astype(DType::float64));
+    const Array f = xp::einsum(c.subs, fops);
+    EXPECT_EQ(f.dtype(), DType::float64) << c.subs;
+    expect_values(f, want, c.subs + " float64");
+  }
+}
+
+TEST(NumpyExtras, EinsumImplicitOutputEllipsisDtypesAndViews) {
+  std::mt19937_64 rng(12);
+  const Array a = small_ints({3, 4}, rng), b = small_ints({4, 5}, rng), v = small_ints({4}, rng);
+  // Implicit: letters used once, sorted (upper case first), so "ij,jk" is "ik" and "ji" a transpose.
+  EXPECT_TRUE(xp::array_equal(xp::einsum("ij,jk", a, b), xp::matmul(a, b)));
+  EXPECT_TRUE(xp::array_equal(xp::einsum("ji", a), xp::permute_dims(a, {1, 0})));
+  EXPECT_TRUE(xp::array_equal(xp::einsum("Ba,aA", a, b), xp::permute_dims(xp::matmul(a, b), {1, 0})));
+  EXPECT_TRUE(xp::array_equal(xp::einsum("i j , j", a, v), xp::matmul(a, v)));  // spaces are ignored
+  const Array sq = small_ints({4, 4}, rng);
+  EXPECT_EQ(xp::einsum("ii", sq).item<i64>(), xp::sum(xp::diag(sq)).item<i64>());  // a trace
+  EXPECT_EQ(xp::einsum("i,i", v, v).item<i64>(), xp::sum(v * v).item<i64>());
+  // Ellipsis: broadcast dimensions, first in an implicit output.
+  const Array s = small_ints({2, 3, 4}, rng);
+  EXPECT_TRUE(xp::array_equal(xp::einsum("...ij,...jk->...ik", s, b), xp::matmul(s, b)));
+  EXPECT_TRUE(xp::array_equal(xp::einsum("...ij,jk", s, b), xp::matmul(s, b)));
+  EXPECT_TRUE(xp::array_equal(xp::einsum("i...->...", s), xp::sum(s, 0)));
+  EXPECT_TRUE(xp::array_equal(xp::einsum("...j,j->...", s, v), xp::matmul(s, v)));
+  const Array bc = small_ints({5, 1, 3, 4}, rng);  // (5, 1) broadcasts against (2,)
+  const Array s2 = xp::reshape(s, {2, 4, 3});
+  const Array be = xp::einsum("...ij,...jk->...ik", bc, s2);
+  EXPECT_EQ(shape_of(be), (std::vector<i64>{5, 2, 3, 3}));
+  EXPECT_TRUE(xp::array_equal(be, xp::matmul(bc, s2)));
+  EXPECT_EQ(xp::einsum("ij->...", a).item<i64>(), xp::sum(a).item<i64>());
+  // Dtypes: promoted once; sums stay in it (int8 wraps as NumPy's: 3 * 100 * 100 = 30000 is 48),
+  // bool is the or of ands.
+  const Array i8 = xp::full({2, 3}, 100, DType::int8, kCpu), j8 = xp::full({3, 2}, 100, DType::int8, kCpu);
+  const Array p8 = xp::einsum("ij,jk->ik", i8, j8);
+  EXPECT_EQ(p8.dtype(), DType::int8);
+  EXPECT_EQ(p8.to_vector<i64>(), (std::vector<i64>{48, 48, 48, 48}));
+  EXPECT_EQ(xp::einsum("ij->i", i8).to_vector<i64>(), (std::vector<i64>{44, 44}));  // 300 wraps to 44
+  const Array bl = vec<i64>({0, 1, 0, 0}).astype(DType::bool_).reshape({2, 2});
+  const Array bs = xp::einsum("ij,jk->ik", bl, xp::ones({2, 2}, DType::bool_, kCpu));
+  EXPECT_EQ(bs.dtype(), DType::bool_);
+  EXPECT_EQ(bs.astype(DType::int64).to_vector<i64>(), (std::vector<i64>{1, 1, 0, 0}));
+  EXPECT_EQ(xp::einsum("ij,j", a.astype(DType::float32), v.astype(DType::int32)).dtype(), DType::float64);
+  EXPECT_EQ(xp::einsum("ij,j", a.astype(DType::float32), v.astype(DType::int8)).dtype(), DType::float32);
+  // A non-contiguous view, and the result is never a view of an operand.
+  const Array t = xp::permute_dims(a, {1, 0});
+  EXPECT_TRUE(xp::array_equal(xp::einsum("ij,jk->ik", t, a), xp::matmul(t, a)));
+  Array same = xp::einsum("ij", a);
+  same.set({Index(0), Index(0)}, 99);
+  EXPECT_NE(a.to_vector<i64>()[0], 99);
+}
+
+TEST(NumpyExtras, EinsumErrorsNameTheProblem) {
+  const Array a = xp::ones({2, 3}, DType::float64, kCpu);
+  auto message = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const xp::ValueError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  auto has = [&](const std::string& subs, const std::vector<Array>& ops, const std::string& text) {
+    const std::string m = message([&] { (void)xp::einsum(subs, ops); });
+    EXPECT_NE(m.find(text), std::string::npos) << subs << ": " << m;
+  };
+  has("ij->ii", {a}, "appears more than once");
+  has("ij->k", {a}, "never appears in an input");
+  has("ijk", {a}, "name 3 dimensions, it has 2");
+  has("i", {a}, "no '...'");
+  has("i,j", {a}, "fewer operands (1) than terms in the subscripts (2)");
+  has("ij", {a, a}, "more operands (2) than terms in the subscripts (1)");
+  has("i.j", {a}, "not part of an ellipsis");
+  has("i...j...", {a}, "not part of an ellipsis");
+  has("ij->i->j", {a}, "more than once");
+  has("i>j", {a}, "not part of '->'");
+  has("0j", {a}, "invalid subscript '0'");
+  has("...i->i", {a}, "no '...' to put them in");
+  has("ii", {a}, "don't match (2 != 3)");
+  has("i,i", {xp::ones({2}, DType::float64, kCpu), xp::ones({3}, DType::float64, kCpu)}, "do not broadcast");
+  has("ij,jk->i,k", {a, a}, "contain a ','");
+  EXPECT_THROW((void)xp::einsum("ij", std::vector<Array>{}), xp::ValueError);
 }
 
 // ---- on a GPU: the same calls on cuda:0 and on the CPU, bit for bit ----
@@ -486,11 +962,53 @@ TEST(NumpyExtrasGpu, RandomDrawsMatchTheCpu) {
   expect_same(sd, sc, "shuffle");
   expect_same(gd.choice(1000, xp::Shape{10, 20}, true, g), gc.choice(1000, xp::Shape{10, 20}, true, kCpu), "choice");
   expect_same(gd.choice(m.to_device(g), xp::Shape{40}, false), gc.choice(m, xp::Shape{40}, false), "choice without");
+  // poisson, binomial and weighted choice invert exact uniform draws through host-made tables.
+  expect_same(gd.poisson(3.5, {10000}, g), gc.poisson(3.5, {10000}, kCpu), "poisson");
+  expect_same(gd.poisson(1e6, {10000}, g), gc.poisson(1e6, {10000}, kCpu), "poisson large");
+  expect_same(gd.binomial(40, 0.3, {10000}, g), gc.binomial(40, 0.3, {10000}, kCpu), "binomial");
+  const Array p = vec<double>({0.1, 0.0, 0.4, 0.2, 0.3});
+  expect_same(gd.choice(5, xp::Shape{1000}, true, p, g), gc.choice(5, xp::Shape{1000}, true, p, kCpu), "choice p");
+  expect_same(gd.choice(m.to_device(g), xp::Shape{3}, false, p, 1), gc.choice(m, xp::Shape{3}, false, p, 1),
+              "choice p without");
+  // gamma goes through normal, log and pow: close, not bit for bit.
+  const std::vector<double> gmc = gc.gamma(2.5, 1, {10000}, DType::float64, kCpu).to_vector<double>();
+  const std::vector<double> gmd = gd.gamma(2.5, 1, {10000}, DType::float64, g).to_vector<double>();
+  ASSERT_EQ(gmc.size(), gmd.size());
+  for (std::size_t i = 0; i < gmc.size(); ++i) EXPECT_NEAR(gmd[i], gmc[i], 1e-12 * std::max(1.0, gmc[i])) << i;
   // exponential goes through each device's log1p: close, not bit for bit (docs/semantics.md).
   const std::vector<double> ec = gc.exponential({10000}, DType::float64, 1, kCpu).to_vector<double>();
   const std::vector<double> ed = gd.exponential({10000}, DType::float64, 1, g).to_vector<double>();
   ASSERT_EQ(ec.size(), ed.size());
   for (std::size_t i = 0; i < ec.size(); ++i) EXPECT_NEAR(ed[i], ec[i], 1e-14 * std::max(1.0, ec[i])) << i;
+}
+
+TEST(NumpyExtrasGpu, EinsumAndHistogramEdgesMatchTheCpu) {
+  XP_REQUIRE_GPU();
+  const xp::Device g = xp::Device::cuda(0);
+  std::mt19937_64 rng(13);
+  // Integers: exact on both. Floats: matmul's bound (cuBLAS sums in its own order).
+  const Array a = small_ints({6, 7, 8}, rng), b = small_ints({8, 5}, rng), c = small_ints({5, 6}, rng);
+  for (const char* subs : {"ijk,kl->ijl", "ijk,kl,li->j", "iji->j", "ijk->kji", "ijk,ijk->"}) {
+    std::vector<Array> cpu, gpu;
+    const std::string s(subs);
+    cpu.push_back(s.rfind("iji", 0) == 0 ? small_ints({6, 7, 6}, rng) : a);
+    if (s.find(',') != std::string::npos) cpu.push_back(s.find("ijk,ijk") != std::string::npos ? a : b);
+    if (std::count(s.begin(), s.end(), ',') == 2) cpu.push_back(c);
+    for (const Array& x : cpu) gpu.push_back(x.to_device(g));
+    expect_same(xp::einsum(s, gpu), xp::einsum(s, cpu), s);
+    std::vector<Array> fc, fg;
+    for (const Array& x : cpu)
+      fc.push_back(x.astype(DType::float64)), fg.push_back(x.to_device(g).astype(DType::float64));
+    // Small integers in float64: every partial sum is exact, so these agree bit for bit too.
+    expect_same(xp::einsum(s, fg), xp::einsum(s, fc), s + " float64");
+  }
+  const auto v = random_values(5000, rng);
+  const Array x = xp::where(xp::isfinite(vec(v)), vec(v), 0);
+  const Array edges = vec<double>({-300, -10, 0, 0, 2.5, 9, 400});
+  const xp::Histogram hc = xp::histogram(x, edges), hd = xp::histogram(x.to_device(g), edges.to_device(g));
+  expect_same(hd.counts, hc.counts, "histogram with edges");
+  const xp::Histogram dc = xp::histogram(x, edges, true), dd = xp::histogram(x.to_device(g), edges.to_device(g), true);
+  expect_same(dd.counts, dc.counts, "histogram density");
 }
 
 }  // namespace

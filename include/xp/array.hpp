@@ -758,6 +758,33 @@ class XP_API Generator {
   Array choice(const Array& x, const std::optional<Shape>& size = std::nullopt, bool replace = true, int axis = 0);
   Array choice(std::int64_t n, const std::optional<Shape>& size = std::nullopt, bool replace = true,
                const DeviceArg& device = std::nullopt);
+  // Weighted choice: sub-array i drawn with probability p[i] (p 1-D, the axis's extent, no NaN, none
+  // negative, summing to 1 within sqrt(float64 eps): ValueErrors otherwise). With replacement, the
+  // inversion of uniform draws through p's running sum (NumPy's: cumsum, divided by its last
+  // value, searchsorted right); without, NumPy's rounds: draws by that inversion, the first
+  // occurrence of each index kept in draw order and the found ones given weight 0 for the next
+  // round, until `size` are found (a ValueError when fewer than `size` weights are positive). The
+  // running sums are made on the host and the searches are exact, so every device gives the same.
+  Array choice(const Array& x, const std::optional<Shape>& size, bool replace, const Array& p, int axis = 0);
+  Array choice(std::int64_t n, const std::optional<Shape>& size, bool replace, const Array& p,
+               const DeviceArg& device = std::nullopt);
+  // Gamma floats of shape k and `scale` (both finite and non-negative, else a ValueError; k = 0 or
+  // scale = 0 gives zeros): Marsaglia and Tsang's method over whole arrays, computed in float64
+  // and converted to dtype. Each round draws a normal and a uniform array of the full shape and
+  // accepts where the test passes; rounds repeat until every element is accepted (at least 95% of
+  // the pending ones are in each round). k < 1: a draw of shape k + 1 times u^(1/k). Built of
+  // normal, log and pow, so not exact: devices agree within a few ulp (docs/semantics.md).
+  Array gamma(double shape_k, double scale, const Shape& size, DType dtype = DType::float64,
+              const DeviceArg& device = std::nullopt);
+  // Poisson counts of mean lam (int64): uniform float64 draws inverted through the distribution's
+  // running sum, tabulated on the host from the mode outwards (the table drops tails below 1e-20
+  // of the mode's probability) and searched exactly, so the same on every device. lam must be
+  // finite, non-negative and at most 1e10 (the table grows with sqrt(lam)): ValueErrors otherwise.
+  Array poisson(double lam, const Shape& size, const DeviceArg& device = std::nullopt);
+  // Binomial counts of n trials of probability p (int64), inverted as poisson is, from a table of
+  // the pmf around the mode. n >= 0, p in [0, 1], and n p (1 - p) at most 1e10: ValueErrors
+  // otherwise. n = 0, p = 0 and p = 1 draw nothing and give 0, 0 and n.
+  Array binomial(std::int64_t n, double p, const Shape& size, const DeviceArg& device = std::nullopt);
   // Exponential floats of mean `scale` (float dtypes only): -log1p(-u) * scale with u uniform in
   // [0, 1), through each device's log1p (not exactly rounded: docs/semantics.md).
   Array exponential(const Shape& shape, DType dtype = DType::float64, double scale = 1,

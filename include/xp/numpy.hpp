@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -77,8 +78,34 @@ struct Histogram {
 };
 // np.histogram with `bins` equal bins over `range` (default: a's minimum and maximum); every bin is
 // half-open but the last, which holds its right edge; values outside the range are not counted.
+//
+// density: counts / (total count * bin width) instead of counts (float64 then, as NumPy's).
 XP_API Histogram histogram(const Array& a, std::int64_t bins = 10,
-                           const std::optional<std::pair<double, double>>& range = std::nullopt);
+                           const std::optional<std::pair<double, double>>& range = std::nullopt, bool density = false);
+// np.histogram with the bin edges given: a 1-D array of at least two edges, monotonically
+// increasing (else a ValueError), on a's device. Values outside [edges[0], edges[-1]] are not
+// counted; the edges come back as given (NumPy returns them unchanged too).
+XP_API Histogram histogram(const Array& a, const Array& bins, bool density = false);
+// The edges histogram(a, bins, range) uses (np.histogram_bin_edges with a bin count).
+XP_API Array histogram_bin_edges(const Array& a, std::int64_t bins = 10,
+                                 const std::optional<std::pair<double, double>>& range = std::nullopt);
+
+// ---- einsum -------------------------------------------------------------------------------------
+// np.einsum's sum of products over the subscripts: "ij,jk->ik" (explicit output) or "ij,jk"
+// (implicit: the broadcast dimensions, then the letters used once, sorted by character code),
+// "..." for broadcast dimensions, a letter repeated in one operand for its diagonal, letters left
+// out of the output summed. The operands are promoted to one dtype first (result_type) and every
+// sum stays in it, as NumPy's (int8 wraps, bool is or-of-ands). Operands are contracted two at a
+// time, greedily: the pair whose result is smallest next; each contraction is one batched matmul
+// after permute_dims and reshape, or a broadcast multiply where nothing is summed. A malformed
+// subscripts string, a count of terms other than the operands', or extents that do not match are
+// ValueErrors naming the problem. A new array (never a view of an operand).
+XP_API Array einsum(const std::string& subscripts, const std::vector<Array>& operands);
+template <class... Rest>
+requires(std::is_convertible_v<const Rest&, const Array&>&&...) Array
+    einsum(const std::string& subscripts, const Array& first, const Rest&... rest) {
+  return einsum(subscripts, std::vector<Array>{first, static_cast<const Array&>(rest)...});
+}
 
 // ---- padding -------------------------------------------------------------------------------------
 // a padded by pad_width[axis] = (before, after) elements on each axis (one pair applies to every

@@ -1,6 +1,7 @@
 // xp.Array: properties, operators (with their reflected and in-place forms), indexing, conversions
 // to Python numbers and printing, over xp::Array.
 #include <Python.h>
+#include <complex>
 
 #include <cmath>
 
@@ -34,6 +35,10 @@ bool to_scalar(nb::handle h, xp::Scalar& s) {
     s = xp::Scalar(PyFloat_AsDouble(h.ptr()));
     return true;
   }
+  if (PyComplex_Check(h.ptr())) {
+    s = xp::Scalar(std::complex<double>(PyComplex_RealAsDouble(h.ptr()), PyComplex_ImagAsDouble(h.ptr())));
+    return true;
+  }
   return false;
 }
 
@@ -46,10 +51,6 @@ bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, b
   if (to_scalar(h, s)) {
     op.emplace(s);
     return true;
-  }
-  if (PyComplex_Check(h.ptr())) {
-    if (!strict) return false;
-    throw nb::type_error("xp: complex numbers are not supported (xp has no complex dtypes)");
   }
   if (!strict) return false;
   keep = asarray(h, std::nullopt, std::nullopt, std::nullopt);
@@ -196,6 +197,10 @@ nb::object item(const xp::Array& a) {
       return nb::int_(a.item<std::uint64_t>());
     case xp::DTypeKind::floating:
       return nb::float_(a.item<double>());
+    case xp::DTypeKind::complex_floating: {
+      const auto z = a.item<std::complex<double>>();
+      return nb::steal(PyComplex_FromDoubles(z.real(), z.imag()));
+    }
   }
   return nb::none();
 }
@@ -265,8 +270,17 @@ void register_array(nb::module_& m) {
              }
              return nb::int_(item(a));
            })
-      .def("__float__", [](const xp::Array& a) { return a.item<double>(); })
-      .def("__complex__", [](const xp::Array& a) { return nb::steal(PyComplex_FromDoubles(a.item<double>(), 0.0)); })
+      .def("__float__",
+           [](const xp::Array& a) {
+             if (xp::kind(a.dtype()) == xp::DTypeKind::complex_floating)
+               throw nb::type_error("xp: float() of a complex array (use abs() or xp.real)");
+             return a.item<double>();
+           })
+      .def("__complex__",
+           [](const xp::Array& a) {
+             const auto z = a.item<std::complex<double>>();
+             return nb::steal(PyComplex_FromDoubles(z.real(), z.imag()));
+           })
       .def("__index__",
            [](const xp::Array& a) {
              const xp::DTypeKind k = xp::kind(a.dtype());

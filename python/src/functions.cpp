@@ -171,6 +171,9 @@ void register_functions(nb::module_& m) {
         return xp::name(*a, *b, to_out(out));                                            \
       },                                                                                 \
       arg("x1"), arg("x2"), nb::kw_only(), arg("out") = none);
+  XP_UNARY_(real, "real")
+  XP_UNARY_(imag, "imag")
+  XP_UNARY_(conj, "conj")
   XP_UNARY_(negative, "negative")
   XP_UNARY_(positive, "positive")
   XP_UNARY_(abs, "abs")

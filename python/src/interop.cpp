@@ -1,6 +1,7 @@
 // Zero-copy interop over include/xp/interop.hpp: DLPack both ways, __cuda_array_interface__ both
 // ways, the buffer protocol for CPU arrays, and xp.asarray from arrays, buffers, sequences, scalars.
 #include <Python.h>
+#include <complex>
 
 #include <nanobind/stl/pair.h>
 
@@ -181,6 +182,8 @@ std::optional<xp::DType> format_dtype(const char* f, Py_ssize_t itemsize) {
   if (s == "e") return xp::DType::float16;
   if (s == "f") return xp::DType::float32;
   if (s == "d") return xp::DType::float64;
+  if (s == "Zf") return xp::DType::complex64;
+  if (s == "Zd") return xp::DType::complex128;
   const bool is_signed = s == "b" || s == "h" || s == "i" || s == "l" || s == "q" || s == "n";
   const bool is_unsigned = s == "B" || s == "H" || s == "I" || s == "L" || s == "Q" || s == "N" || s == "c";
   if (!is_signed && !is_unsigned) return std::nullopt;
@@ -230,6 +233,16 @@ struct Nested {
   std::vector<nb::handle> leaves;
 };
 
+// A complex number that is not a Python complex: a NumPy complex64 scalar (whose __float__ would
+// drop the imaginary part), or any object with __complex__ and no __float__.
+bool is_complex_number(nb::handle h) {
+  if (PyFloat_Check(h.ptr()) || !nb::hasattr(h, "__complex__")) return false;
+  if (!nb::hasattr(h, "__float__")) return true;
+  if (!nb::hasattr(h, "dtype")) return false;
+  nb::object d = h.attr("dtype");
+  return nb::hasattr(d, "kind") && nb::cast<std::string>(nb::str(d.attr("kind"))) == "c";
+}
+
 void walk(nb::handle h, int depth, Nested& n) {
   const bool seq = PySequence_Check(h.ptr()) && !PyUnicode_Check(h.ptr()) && !PyBytes_Check(h.ptr()) &&
                    !nb::isinstance<xp::Array>(h);
@@ -278,9 +291,13 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
           case xp::DTypeKind::floating:
             s = xp::Scalar(a.item<double>());
             break;
+          case xp::DTypeKind::complex_floating:
+            s = xp::Scalar(a.item<std::complex<double>>());
+            break;
         }
-      } else if (PyComplex_Check(h.ptr())) {
-        throw nb::type_error("xp: complex numbers are not supported (xp has no complex dtypes)");
+      } else if (is_complex_number(h)) {
+        nb::object z = nb::steal(checked(PyObject_CallMethod(h.ptr(), "__complex__", nullptr)));
+        s = xp::Scalar(std::complex<double>(PyComplex_RealAsDouble(z.ptr()), PyComplex_ImagAsDouble(z.ptr())));
       } else if (PyFloat_Check(h.ptr()) || nb::hasattr(h, "__float__")) {
         if (PyIndex_Check(h.ptr()))
           s = xp::Scalar(nb::cast<long long>(checked(PyNumber_Index(h.ptr()))));
@@ -295,19 +312,29 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
   // The dtype: asked for, else the widest kind among the values (bool < int64 < float64, uint64
   // when an integer needs it), else the arrays' own.
   xp::DType t = xp::DType::bool_;
-  bool any_int = false, any_float = false, any_big = false;
+  bool any_int = false, any_float = false, any_big = false, any_complex = false;
   for (const xp::Scalar& s : vals) {
+    any_complex |= s.kind() == xp::ScalarKind::complex;
     any_int |= s.kind() == xp::ScalarKind::integer;
     any_float |= s.kind() == xp::ScalarKind::floating;
     any_big |= s.is_large_unsigned();
   }
-  t = any_float ? xp::DType::float64 : any_int ? (any_big ? xp::DType::uint64 : xp::DType::int64) : xp::DType::bool_;
+  t = any_complex ? xp::DType::complex128
+      : any_float ? xp::DType::float64
+      : any_int   ? (any_big ? xp::DType::uint64 : xp::DType::int64)
+                  : xp::DType::bool_;
   if (seen && array_leaves == n.leaves.size()) t = *seen;  // only arrays: their dtypes promoted
   if (vals.empty()) t = xp::DType::float64;                // as NumPy: asarray([]) is float64
   if (dtype) t = *dtype;
   const std::size_t count = vals.size();
   xp::Array out;
   switch (xp::kind(t)) {
+    case xp::DTypeKind::complex_floating: {
+      std::vector<std::complex<double>> v(count);
+      for (std::size_t k = 0; k < count; ++k) v[k] = vals[k].as_complex();
+      out = xp::asarray(v.data(), count, xp::DType::complex128, n.shape, device);
+      break;
+    }
     case xp::DTypeKind::floating: {
       std::vector<double> v(count);
       for (std::size_t k = 0; k < count; ++k) v[k] = vals[k].as_double();
@@ -375,6 +402,10 @@ const char* buffer_format(xp::DType t) {
       return "f";
     case xp::DType::float64:
       return "d";
+    case xp::DType::complex64:
+      return "Zf";
+    case xp::DType::complex128:
+      return "Zd";
     case xp::DType::bfloat16:
       return nullptr;
   }

@@ -1,6 +1,6 @@
 // NumPy functions beyond the Array API (xp/numpy.hpp) under NumPy's names and keyword arguments:
 // isclose, allclose, array_equal, the nan* reductions, diag, ravel, median, quantile, percentile,
-// partition, argpartition, bincount, histogram, pad.
+// partition, argpartition, bincount, histogram, histogram_bin_edges, einsum, pad.
 #include <xp/numpy.hpp>
 
 #include "common.hpp"
@@ -82,6 +82,27 @@ std::vector<std::pair<std::int64_t, std::int64_t>> to_pad_width(nb::handle h, in
     out.emplace_back(pair[0], pair[1]);
   }
   return out;
+}
+
+// One sublist of np.einsum's interleaved form: ints 0..51 ('A'..'Z', 'a'..'z') and Ellipsis.
+std::string sublist_text(nb::handle h) {
+  std::string s;
+  try {
+    for (nb::handle e : h) {
+      if (e.is(nb::ellipsis())) {
+        s += "...";
+        continue;
+      }
+      const auto i = nb::cast<std::int64_t>(e);
+      if (i < 0 || i >= 52)
+        throw nb::value_error(
+            ("xp.einsum: subscript " + std::to_string(i) + " in a sublist is not in [0, 52)").c_str());
+      s += static_cast<char>(i < 26 ? 'A' + i : 'a' + (i - 26));
+    }
+  } catch (const nb::cast_error&) {
+    throw nb::type_error("xp.einsum: a sublist holds ints in [0, 52) and Ellipsis");
+  }
+  return s;
 }
 
 }  // namespace
@@ -193,7 +214,18 @@ void register_numpy_extras(nb::module_& m) {
       arg("x"), arg("weights") = none, arg("minlength") = 0);
   m.def(
       "histogram",
-      [](nb::handle a, std::int64_t bins, nb::handle range) {
+      [](nb::handle a, nb::handle bins, nb::handle range, bool density) {
+        const xp::Array& x = array_arg(a, "histogram");
+        if (!nb::isinstance<nb::int_>(bins)) {
+          if (nb::isinstance<nb::str>(bins))
+            throw nb::value_error("xp.histogram: bin estimators such as 'auto' are not supported");
+          // Edges given: range has no effect (as NumPy's).
+          const xp::Array edges = nb::isinstance<xp::Array>(bins)
+                                      ? nb::cast<xp::Array&>(bins)
+                                      : asarray(bins, std::nullopt, x.device(), std::nullopt);
+          const xp::Histogram h = xp::histogram(x, edges, density);
+          return nb::make_tuple(h.counts, h.edges);
+        }
         std::optional<std::pair<double, double>> r;
         if (!range.is_none()) {
           std::vector<double> v;
@@ -205,10 +237,54 @@ void register_numpy_extras(nb::module_& m) {
           if (v.size() != 2) throw nb::value_error("xp.histogram: range must be (min, max)");
           r = std::make_pair(v[0], v[1]);
         }
-        const xp::Histogram h = xp::histogram(array_arg(a, "histogram"), bins, r);
+        const xp::Histogram h = xp::histogram(x, nb::cast<std::int64_t>(bins), r, density);
         return nb::make_tuple(h.counts, h.edges);
       },
+      arg("a"), arg("bins") = 10, arg("range") = none, arg("density") = false);
+  m.def(
+      "histogram_bin_edges",
+      [](nb::handle a, std::int64_t bins, nb::handle range) {
+        std::optional<std::pair<double, double>> r;
+        if (!range.is_none()) {
+          std::vector<double> v;
+          try {
+            for (nb::handle e : range) v.push_back(nb::cast<double>(e));
+          } catch (const nb::cast_error&) {
+            throw nb::type_error("xp.histogram_bin_edges: range must be (min, max)");
+          }
+          if (v.size() != 2) throw nb::value_error("xp.histogram_bin_edges: range must be (min, max)");
+          r = std::make_pair(v[0], v[1]);
+        }
+        return xp::histogram_bin_edges(array_arg(a, "histogram_bin_edges"), bins, r);
+      },
       arg("a"), arg("bins") = 10, arg("range") = none);
+  m.def(
+      "einsum",
+      [](nb::args args, nb::kwargs kwargs) {
+        for (auto [key, value] : kwargs) {
+          const auto k = nb::cast<std::string>(key);
+          // xp always chooses the contraction order (greedy): optimize is accepted and has no effect.
+          if (k != "optimize") throw nb::type_error(("xp.einsum: unexpected keyword argument '" + k + "'").c_str());
+        }
+        if (args.size() == 0) throw nb::type_error("xp.einsum: needs the subscripts and at least one operand");
+        std::string subscripts;
+        std::vector<xp::Array> operands;
+        if (nb::isinstance<nb::str>(args[0])) {
+          subscripts = nb::cast<std::string>(args[0]);
+          for (std::size_t i = 1; i < args.size(); ++i) operands.push_back(array_arg(args[i], "einsum"));
+        } else {
+          // np.einsum(op0, sublist0, op1, sublist1, ..., [sublistout])
+          std::size_t i = 0;
+          for (; i + 1 < args.size(); i += 2) {
+            if (i > 0) subscripts += ",";
+            operands.push_back(array_arg(args[i], "einsum"));
+            subscripts += sublist_text(args[i + 1]);
+          }
+          if (i < args.size()) subscripts += "->" + sublist_text(args[i]);
+        }
+        return xp::einsum(subscripts, operands);
+      },
+      nb::sig("def einsum(subscripts, *operands, optimize=False)"));
   m.def(
       "pad",
       [](nb::handle array, nb::handle pad_width, const std::string& mode, nb::handle constant_values) {
@@ -264,6 +340,27 @@ void register_numpy_extras(nb::module_& m) {
           },
           arg("scale") = 1.0, arg("size") = none, nb::kw_only(), arg("dtype") = none, arg("device") = none)
       .def(
+          "gamma",
+          [size_of](xp::random::Generator& g, double shape, double scale, nb::handle size, nb::handle dtype,
+                    nb::handle device) {
+            const auto t = to_dtype(dtype);
+            return g.gamma(shape, scale, size_of(size), t ? *t : xp::DType::float64, to_device(device));
+          },
+          arg("shape"), arg("scale") = 1.0, arg("size") = none, nb::kw_only(), arg("dtype") = none,
+          arg("device") = none)
+      .def(
+          "poisson",
+          [size_of](xp::random::Generator& g, double lam, nb::handle size, nb::handle device) {
+            return g.poisson(lam, size_of(size), to_device(device));
+          },
+          arg("lam") = 1.0, arg("size") = none, nb::kw_only(), arg("device") = none)
+      .def(
+          "binomial",
+          [size_of](xp::random::Generator& g, std::int64_t n, double p, nb::handle size, nb::handle device) {
+            return g.binomial(n, p, size_of(size), to_device(device));
+          },
+          arg("n"), arg("p"), arg("size") = none, nb::kw_only(), arg("device") = none)
+      .def(
           "permutation",
           [](xp::random::Generator& g, nb::handle x, int axis, nb::handle device) {
             if (nb::isinstance<nb::int_>(x)) return g.permutation(nb::cast<std::int64_t>(x), to_device(device));
@@ -280,9 +377,16 @@ void register_numpy_extras(nb::module_& m) {
           "choice",
           [](xp::random::Generator& g, nb::handle a, nb::handle size, bool replace, nb::handle p, int axis,
              bool /*shuffle*/, nb::handle device) {
-            if (!p.is_none()) throw nb::value_error("xp.random.Generator.choice: p (weighted choice) is not supported");
             std::optional<xp::Shape> s;
             if (!size.is_none()) s = to_shape(size);
+            if (!p.is_none()) {
+              const xp::Array pa = nb::isinstance<xp::Array>(p)
+                                       ? nb::cast<xp::Array&>(p)
+                                       : asarray(p, std::nullopt, xp::Device::cpu(), std::nullopt);
+              if (nb::isinstance<nb::int_>(a))
+                return g.choice(nb::cast<std::int64_t>(a), s, replace, pa, to_device(device));
+              return g.choice(array_arg(a, "random.Generator.choice"), s, replace, pa, axis);
+            }
             if (nb::isinstance<nb::int_>(a)) return g.choice(nb::cast<std::int64_t>(a), s, replace, to_device(device));
             return g.choice(array_arg(a, "random.Generator.choice"), s, replace, axis);
           },

@@ -9,7 +9,7 @@ namespace xp_py {
 
 namespace {
 
-constexpr int kDTypes = 13;
+constexpr int kDTypes = 15;
 std::array<nb::object, kDTypes>* g_dtypes = nullptr;  // leaked: the objects live as long as the module
 
 }  // namespace
@@ -62,6 +62,8 @@ void register_runtime(nb::module_& m) {
                          return "u";
                        case xp::DTypeKind::floating:
                          return "f";
+                       case xp::DTypeKind::complex_floating:
+                         return "c";
                      }
                      return "?";
                    })

@@ -1,7 +1,8 @@
 """NumPy functions beyond the Array API (isclose, the nan* reductions, diag, median, quantile,
-partition, bincount, histogram, pad) from Python, against NumPy 2 run live (on the default device:
+partition, bincount, histogram, einsum, pad, random draws) from Python, against NumPy 2 run live (on the default device:
 the GPU where there is one)."""
 
+import re
 import warnings
 
 import numpy as np
@@ -216,6 +217,130 @@ def test_histogram_errors_and_nan():
         xp.histogram(xp.asarray(np.ones(3)), range=(2, 1))
 
 
+def test_histogram_with_edges_and_density_match_numpy():
+    a = sample("float64", (500,), 9)  # NaNs too: never counted
+    for edges in [[-20.0, -3, 0, 0, 2.5, 9, 40], [0, 1], np.linspace(-30, 30, 17), [5.0]]:
+        for density in [False, True]:
+            c, e = xp.histogram(xp.asarray(a), bins=xp.asarray(np.asarray(edges)), density=density)
+            rc, re = quiet(np.histogram, a, bins=np.asarray(edges), density=density)
+            same(c, rc, exact=not density)
+            same(e, re)
+    i = sample("int32", (300,), 10)
+    c, e = xp.histogram(xp.asarray(i), bins=[0, 2.5, 7, 19])  # a list of edges
+    rc, re = np.histogram(i, bins=[0, 2.5, 7, 19])
+    same(c, rc)
+    same(e, re)
+    for bins, r in [(10, None), (7, (-3.0, 5.0))]:
+        c, e = xp.histogram(xp.asarray(i.astype(np.float32)), bins=bins, range=r, density=True)
+        rc, re = np.histogram(i.astype(np.float32), bins=bins, range=r, density=True)
+        same(c, rc, exact=False)
+        same(e, re)
+        same(xp.histogram_bin_edges(xp.asarray(i), bins=bins, range=r), np.histogram_bin_edges(i, bins=bins, range=r))
+    with pytest.raises(ValueError, match="monotonically"):
+        xp.histogram(xp.asarray(a), bins=xp.asarray(np.array([3.0, 1.0])))
+    with pytest.raises(ValueError):
+        xp.histogram(xp.asarray(a), bins="auto")
+
+
+# ---- einsum ----
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ij,jk", [(3, 4), (4, 5)]),
+    ("ij,jk->ki", [(3, 4), (4, 5)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ij,ij->ij", [(3, 4), (3, 4)]),
+    ("ij,ij", [(3, 4), (3, 4)]),
+    ("i,i", [(6,), (6,)]),
+    ("i,j", [(3,), (4,)]),
+    ("ii", [(4, 4)]),
+    ("ii->i", [(4, 4)]),
+    ("iij->ji", [(3, 3, 2)]),
+    ("ji", [(3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ab,bc,cd,da->", [(2, 3), (3, 4), (4, 5), (5, 2)]),
+    ("abc,cd,bd->ad", [(2, 3, 4), (4, 5), (3, 5)]),
+    ("ijk,jil->kl", [(2, 3, 4), (3, 2, 5)]),
+    ("...ij,...jk->...ik", [(5, 2, 3), (3, 4)]),
+    ("...ij,...jk", [(5, 1, 2, 3), (4, 3, 6)]),
+    ("i...->...", [(3, 4, 2)]),
+    ("...,...", [(3, 4), (4,)]),
+    ("Ba,aA", [(2, 3), (3, 4)]),
+    ("ij,jk->ik", [(3, 1), (4, 5)]),
+    ("ij,jk->ik", [(3, 0), (0, 5)]),
+    ("i,->i", [(4,), ()]),
+    ("ij->...", [(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("subs,shapes", EINSUM_CASES)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32"])
+def test_einsum_matches_numpy(subs, shapes, dtype):
+    rng = np.random.default_rng(abs(hash(subs)) % 1000)
+    if dtype.startswith("float"):
+        ops = [rng.normal(size=s).astype(dtype) for s in shapes]
+    else:
+        ops = [rng.integers(-50, 50, size=s).astype(dtype) for s in shapes]
+    got = xp.einsum(subs, *[xp.asarray(o) for o in ops])
+    ref = np.einsum(subs, *ops)
+    r = xp.asnumpy(got)
+    assert r.dtype == ref.dtype and r.shape == ref.shape, (r.dtype, r.shape, ref.dtype, ref.shape)
+    if dtype.startswith("int"):
+        np.testing.assert_array_equal(r, ref)
+    else:
+        eps = np.finfo(dtype).eps
+        # The bound of a sum of k products in any order: k eps (|a| |b| ...) summed the same way.
+        mag = np.einsum(subs, *[np.abs(o).astype(np.float64) for o in ops])
+        k = max(1, int(np.prod([s for sh in shapes for s in sh])) if shapes else 1)
+        np.testing.assert_array_less(np.abs(r.astype(np.float64) - ref), (k * eps) * mag + 1e-300 + 4 * eps * np.abs(ref))
+
+
+def test_einsum_dtypes_views_and_sublists():
+    a8 = np.full((2, 3), 100, np.int8)
+    same(xp.einsum("ij,jk->ik", xp.asarray(a8), xp.asarray(a8.T.copy())), np.einsum("ij,jk->ik", a8, a8.T))
+    same(xp.einsum("ij->i", xp.asarray(a8)), np.einsum("ij->i", a8))
+    b = np.array([[True, False], [False, False]])
+    same(xp.einsum("ij,jk", xp.asarray(b), xp.asarray(b)), np.einsum("ij,jk", b, b))
+    f32, i16 = np.ones((2, 3), np.float32), np.arange(3, dtype=np.int16)
+    same(xp.einsum("ij,j", xp.asarray(f32), xp.asarray(i16)), np.einsum("ij,j", f32, i16))
+    m = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(m)
+    t = xp.einsum("ij->ji", x)
+    t[0, 0] = 99.0  # a new array, not a view of x
+    assert xp.asnumpy(x)[0, 0] == 0.0
+    same(xp.einsum("ij,jk", x[:, ::2], xp.asarray(m.T)[::2]), np.einsum("ij,jk", m[:, ::2], m.T[::2]))
+    # NumPy's interleaved form: operand, sublist, ..., [output sublist].
+    same(xp.einsum(x, [0, 1], xp.asarray(m.T), [1, 2], [0, 2]), np.einsum(m, [0, 1], m.T, [1, 2], [0, 2]))
+    same(xp.einsum(x, [Ellipsis, 1], [Ellipsis]), np.einsum(m, [Ellipsis, 1], [Ellipsis]))
+    same(xp.einsum("ij,jk", x, xp.asarray(m.T), optimize=True), np.einsum("ij,jk", m, m.T, optimize=True))
+
+
+@pytest.mark.parametrize(
+    "subs,shapes,text",
+    [
+        ("ij->ii", [(2, 3)], "more than once"),
+        ("ij->k", [(2, 3)], "never appears"),
+        ("ijk", [(2, 3)], "name 3 dimensions"),
+        ("i", [(2, 3)], "'...'"),
+        ("i,j", [(2, 3)], "fewer operands"),
+        ("ij", [(2, 3), (2, 3)], "more operands"),
+        ("i.j", [(2, 3)], "ellipsis"),
+        ("ij->i->j", [(2, 3)], "'->'"),
+        ("0j", [(2, 3)], "invalid subscript '0'"),
+        ("...i->i", [(2, 3)], "'...'"),
+        ("ii", [(2, 3)], "don't match"),
+        ("i,i", [(2,), (3,)], "broadcast"),
+    ],
+)
+def test_einsum_errors(subs, shapes, text):
+    ops = [np.ones(s) for s in shapes]
+    with pytest.raises(ValueError):
+        np.einsum(subs, *ops)
+    with pytest.raises(ValueError, match=re.escape(text)):
+        xp.einsum(subs, *[xp.asarray(o) for o in ops])
+
+
 # ---- pad ----
 
 
@@ -266,8 +391,6 @@ def test_random_permutation_shuffle_choice():
     assert g.choice(5).shape == ()
     with pytest.raises(ValueError):
         g.choice(3, size=4, replace=False)
-    with pytest.raises(ValueError):
-        g.choice(3, p=[0.2, 0.3, 0.5])
 
 
 def test_random_exponential():
@@ -277,6 +400,87 @@ def test_random_exponential():
     assert xp.random.default_rng(3).exponential(size=(2, 3), dtype=xp.float32).dtype == xp.float32
     with pytest.raises(ValueError):
         xp.random.default_rng(3).exponential(-1.0)
+
+
+def _moments_close(x, mean, var, mu4):
+    n = x.size
+    assert abs(x.mean() - mean) < 5 * np.sqrt(var / n) + 1e-12, (x.mean(), mean)
+    assert abs(x.var(ddof=1) - var) < 5 * np.sqrt(max(mu4 - var * var, var * var) / n) + 1e-12, (x.var(), var)
+
+
+def test_random_gamma():
+    g = xp.random.default_rng(31)
+    for k, scale in [(0.3, 1.0), (1.0, 2.0), (4.5, 0.5), (60.0, 1.0)]:
+        x = xp.asnumpy(g.gamma(k, scale, size=100000))
+        assert x.dtype == np.float64 and x.min() >= 0
+        _moments_close(x, k * scale, k * scale**2, 3 * k * (k + 2) * scale**4)
+    # The same distribution as NumPy's: a two-sample KS test against NumPy's own draws.
+    ours = np.sort(xp.asnumpy(g.gamma(2.2, size=50000)))
+    theirs = np.sort(np.random.default_rng(31).gamma(2.2, size=50000))
+    both = np.concatenate([ours, theirs])
+    d = np.abs(np.searchsorted(ours, both, "right") / ours.size - np.searchsorted(theirs, both, "right") / theirs.size)
+    assert d.max() * np.sqrt(ours.size / 2) < 1.95
+    assert g.gamma(2.0, size=(2, 3), dtype=xp.float32).dtype == xp.float32
+    assert xp.asnumpy(g.gamma(0.0, size=5)).max() == 0
+    assert g.gamma(1.0).shape == ()
+    with pytest.raises(ValueError):
+        g.gamma(-1.0)
+    with pytest.raises(ValueError):
+        g.gamma(1.0, -2.0)
+
+
+def test_random_poisson_and_binomial():
+    g = xp.random.default_rng(32)
+    for lam in [0.7, 12.0, 4000.0]:
+        x = xp.asnumpy(g.poisson(lam, size=100000))
+        assert x.dtype == np.int64 and x.min() >= 0
+        _moments_close(x, lam, lam, lam * (1 + 3 * lam))
+    # A chi-square against NumPy's draws of the same distribution (two samples, cells 0..14+).
+    ours = xp.asnumpy(g.poisson(5.0, size=100000))
+    theirs = np.random.default_rng(32).poisson(5.0, size=100000)
+    co = np.bincount(np.minimum(ours, 14), minlength=15)
+    ct = np.bincount(np.minimum(theirs, 14), minlength=15)
+    stat = (((co - ct) ** 2) / (co + ct)).sum()
+    assert stat < 50  # chi-square with 14 degrees of freedom: 0.9999 quantile ~ 40
+    assert xp.asnumpy(g.poisson(0.0, size=10)).max() == 0
+    assert g.poisson(size=3).shape == (3,)
+    for n, p in [(1, 0.5), (30, 0.2), (10**6, 0.5), (50, 0.999)]:
+        x = xp.asnumpy(g.binomial(n, p, size=100000))
+        assert x.dtype == np.int64 and x.min() >= 0 and x.max() <= n
+        var = n * p * (1 - p)
+        _moments_close(x, n * p, var, var * (1 + 3 * (n - 2) * p * (1 - p)))
+    assert xp.asnumpy(g.binomial(0, 0.5, size=10)).max() == 0
+    assert xp.asnumpy(g.binomial(9, 0.0, size=10)).max() == 0
+    assert xp.asnumpy(g.binomial(9, 1.0, size=10)).min() == 9
+    for bad in [lambda: g.poisson(-1.0), lambda: g.binomial(-1, 0.5), lambda: g.binomial(3, 1.5)]:
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_random_choice_with_p():
+    g = xp.random.default_rng(33)
+    p = [0.1, 0.0, 0.4, 0.2, 0.3]
+    c = xp.asnumpy(g.choice(5, size=100000, p=p))
+    counts = np.bincount(c, minlength=5)
+    assert counts[1] == 0
+    expected = np.array(p) * c.size
+    nz = expected > 0
+    assert (((counts[nz] - expected[nz]) ** 2) / expected[nz]).sum() < 25  # 3 dof
+    w = xp.asnumpy(g.choice(xp.asarray(np.array([2.5, 7.5, 9.0])), size=(3, 4), p=xp.asarray(np.array([0.5, 0.5, 0.0]))))
+    assert w.shape == (3, 4) and set(w.ravel().tolist()) <= {2.5, 7.5}
+    no = xp.asnumpy(g.choice(5, size=4, replace=False, p=p))
+    np.testing.assert_array_equal(np.sort(no), [0, 2, 3, 4])
+    for bad in [
+        dict(p=[0.5, 0.5]),  # wrong length
+        dict(p=[0.5, 0.6, 0.0, 0.0, 0.0]),  # sum
+        dict(p=[1.5, -0.5, 0.0, 0.0, 0.0]),  # negative
+        dict(p=[np.nan, 1.0, 0.0, 0.0, 0.0]),
+        dict(p=p, size=5, replace=False),  # 4 positive weights
+    ]:
+        with pytest.raises(ValueError):
+            np.random.default_rng(0).choice(5, **bad)
+        with pytest.raises(ValueError):
+            g.choice(5, **bad)
 
 
 # ---- mixed cases: numbers, integer and bool dtypes, 0-d arrays ----

@@ -10,7 +10,7 @@ The module is an Array API 2024.12 namespace: ``x.__array_namespace__()`` return
 from . import _xp
 from ._xp import *  # noqa: F401,F403  (the functions, dtypes, Array, Device, errors)
 from ._xp import Array, Device, DType, __version__  # noqa: F401
-from ._xp import bool, float16, bfloat16, float32, float64  # noqa: A004  (Array API dtype names)
+from ._xp import bool, float16, bfloat16, float32, float64, complex64, complex128  # noqa: A004  (Array API names)
 from ._xp import int8, int16, int32, int64, uint8, uint16, uint32, uint64
 from ._namespace import (  # noqa: F401
     __array_api_version__,

@@ -43,6 +43,8 @@ def finfo(type, /):
     """The core's xp::finfo (a ValueError for a dtype that is not floating)."""
     t = _dtype_of(type)
     bits, eps, mx, mn, tiny = _xp._finfo(t)
+    # A complex dtype's facts are its parts' (the standard: finfo(complex64).dtype is float32).
+    t = {_xp.complex64: _xp.float32, _xp.complex128: _xp.float64}.get(t, t)
     return finfo_object(bits, eps, mx, mn, tiny, t)
 
 
@@ -92,7 +94,12 @@ class _Info:
         return _xp.devices()
 
     def default_dtypes(self, *, device=None):
-        return {"real floating": _xp.float64, "complex floating": None, "integral": _xp.int64, "indexing": _xp.int64}
+        return {
+            "real floating": _xp.float64,
+            "complex floating": _xp.complex128,
+            "integral": _xp.int64,
+            "indexing": _xp.int64,
+        }
 
     def dtypes(self, *, device=None, kind=None):
         every = {
@@ -107,6 +114,8 @@ class _Info:
             "uint64": _xp.uint64,
             "float32": _xp.float32,
             "float64": _xp.float64,
+            "complex64": _xp.complex64,
+            "complex128": _xp.complex128,
         }
         if kind is None:
             return every

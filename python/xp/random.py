@@ -1,7 +1,9 @@
 """Random numbers: ``xp.random.default_rng(seed)`` gives a Generator of Philox-4x32-10 streams, the
-same numbers for the same seed on every device (uniform and integers bit for bit; normal and
-exponential within the error bounds of docs/semantics.md). Its methods take NumPy's names and
-arguments: uniform, normal, integers, exponential, permutation, shuffle, choice (without p)."""
+same numbers for the same seed on every device (uniform, integers, poisson, binomial and choice
+bit for bit; normal, exponential and gamma within the error bounds of docs/semantics.md). Its
+methods take NumPy's names and arguments: uniform, normal, integers, exponential, gamma, poisson,
+binomial, permutation, shuffle, choice (with or without p). Parameters are numbers (NumPy also
+takes arrays of them)."""
 
 import os
 

@@ -163,8 +163,11 @@ Array masked(const Array& x, const Array& m);
 Array checked_indices(const Array& indices, std::int64_t n, int axis, const std::string& what);
 // take with int64 indices already checked and non-negative (the backend's gather, no host check).
 Array take_unchecked(const Array& x, const Array& indices, int axis);
-// A constant operand.
+// A constant operand (a real number: complex ones are two, see scalar_node).
 LazyArg constant_arg(const Scalar& s);
+// A C++ number as a detached 0-d node of dtype t on a device, converted as cast converts (a complex
+// t built from the number's two parts). A complex number with a real t is a TypeError naming `what`.
+ImplPtr scalar_node(const Scalar& s, DType t, const Device& device, Backend* backend, const char* what);
 // The dtype NumPy 2 promotes several array dtypes to, all at once (dtype.cpp; docs/semantics.md).
 DType result_type_all(std::span<const DType> dtypes) noexcept;
 

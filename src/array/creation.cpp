@@ -26,9 +26,7 @@ Device pick(const DeviceArg& d) {
 
 Array filled(const Shape& shape, DType dtype, const Device& device, const Scalar& value) {
   ImplPtr out = detail::new_array(dtype, shape, device);
-  auto node = detail::make_node(detail::Op::cast, dtype, Shape{}, device, out->backend, detail::constant_arg(value), {},
-                                {}, true);
-  detail::evaluate_into(node, out);
+  detail::evaluate_into(detail::scalar_node(value, dtype, device, out->backend, "full"), out);
   return Array(out);
 }
 

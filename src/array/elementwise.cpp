@@ -342,6 +342,24 @@ Array finish(ImplPtr result, const Out& out, const char* name) {
   return *out.array();
 }
 
+}  // namespace
+
+ImplPtr scalar_node(const Scalar& s, DType t, const Device& device, Backend* backend, const char* what) {
+  if (s.kind() == ScalarKind::complex && !is_cplx(t)) {
+    throw TypeError(std::string(what) + ": cannot cast a complex number to " + std::string(xp::name(t)) +
+                    " with casting rule 'same_kind'");
+  }
+  if (!is_cplx(t)) return make_node(Op::cast, t, Shape{}, device, backend, constant_arg(s), {}, {}, true);
+  const DType part = real_dtype(t);
+  auto number = [&](const Scalar& v) {
+    return LazyArg{make_node(Op::cast, part, Shape{}, device, backend, constant_arg(v), {}, {}, true)};
+  };
+  const Scalar re = s.kind() == ScalarKind::complex ? Scalar(s.as_double()) : s;
+  return make_node(Op::complex, t, Shape{}, device, backend, number(re), number(Scalar(s.imag())), {}, true);
+}
+
+namespace {
+
 // real, imag, conj. A real operand: real and conj give it as it is (a new array, as positive does),
 // imag zeros of its dtype, as NumPy's (the standard defines them for complex operands only).
 ImplPtr parts(Op op, const char* name, const Resolved& r, const Maker& m) {
@@ -756,19 +774,18 @@ void copyto(const Array& dst, const Operand& src) {
   }
   // A weak scalar: converted to dst's dtype under NEP 50 (an integer that does not fit is an error).
   const Scalar& v = src.scalar();
-  if (v.kind() == ScalarKind::integer && kind(d->dtype) != DTypeKind::floating && d->dtype != DType::bool_) {
+  const bool inexact = kind(d->dtype) == DTypeKind::floating || kind(d->dtype) == DTypeKind::complex_floating;
+  if (v.kind() == ScalarKind::integer && !inexact && d->dtype != DType::bool_) {
     const bool fits = v.is_large_unsigned() ? value_fits(d->dtype, v.as_uint()) : value_fits(d->dtype, v.as_int());
     if (!fits) throw TypeError("copyto: the integer does not fit " + std::string(name(d->dtype)));
   }
-  if (v.kind() == ScalarKind::floating && kind(d->dtype) != DTypeKind::floating) {
+  if (v.kind() == ScalarKind::floating && !inexact) {
     throw TypeError("copyto: cannot cast a float to " + std::string(name(d->dtype)) + " with casting rule 'same_kind'");
   }
   if (v.kind() == ScalarKind::integer && d->dtype == DType::bool_) {  // NumPy's copyto: even 0 and 1
     throw TypeError("copyto: cannot cast an integer to bool with casting rule 'same_kind'");
   }
-  const detail::LazyArg c = detail::constant_arg(v);
-  auto node = detail::make_node(detail::Op::cast, d->dtype, Shape{}, d->device, d->backend, c, {}, {}, true);
-  detail::evaluate_into(node, d);
+  detail::evaluate_into(detail::scalar_node(v, d->dtype, d->device, d->backend, "copyto"), d);
 }
 
 Array operator+(const Operand& a, const Operand& b) {

@@ -753,7 +753,8 @@ std::string format_repr(DType dtype, std::span<const std::int64_t> shape, const 
   std::vector<std::string> extras;
   if ((size == 0 && !(shape.size() == 1 && shape[0] == 0)) || size > kThreshold)
     extras.push_back("shape=" + shape_str(shape));
-  const bool implied = dtype == DType::float64 || dtype == DType::int64 || dtype == DType::bool_;
+  const bool implied =
+      dtype == DType::float64 || dtype == DType::int64 || dtype == DType::bool_ || dtype == DType::complex128;
   if (!implied || size == 0) {
     extras.push_back(std::string("dtype=") +
                      (dtype == DType::bfloat16 ? std::string("dtype(bfloat16)") : std::string(name(dtype))));

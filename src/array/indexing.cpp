@@ -84,6 +84,20 @@ Plan plan_index(const Array& a, std::span<const Index> index) {
     std::int64_t scalar = 0;
   };
   std::vector<Pending> pending;
+  // A bool index (0-d as one element) checked against the view's axes it covers; an empty mask
+  // selects nothing whatever its shape (as NumPy).
+  const auto checked_mask = [](const Pending& q, const Array& view) {
+    const Array mask = q.array.ndim() == 0 ? reshape(q.array, {1}) : q.array;
+    for (int k = 0; k < mask.ndim(); ++k) {
+      const int ax = q.first_axis + k;
+      if (mask.shape(k) != view.shape(ax) && mask.size() != 0) {
+        throw IndexError("boolean index did not match indexed array along axis " + ordinal_axis(ax) +
+                         "; size of axis is " + std::to_string(view.shape(ax)) +
+                         " but size of corresponding boolean axis is " + std::to_string(mask.shape(k)));
+      }
+    }
+    return mask;
+  };
   int vaxis = 0;  // the view's axis the next index item produces
   for (const Index& ix : index) {
     switch (ix.kind()) {
@@ -126,16 +140,8 @@ Plan plan_index(const Array& a, std::span<const Index> index) {
   // One bool index and nothing else advanced: its nonzero positions over its axes flattened.
   if (pending.size() == 1 && !pending[0].integer_scalar && pending[0].array.dtype() == DType::bool_) {
     const Pending& m = pending[0];
-    const Array mask = m.array.ndim() == 0 ? reshape(m.array, {1}) : m.array;
-    for (int k = 0; k < mask.ndim(); ++k) {
-      const int ax = m.first_axis + k;
-      if (mask.shape(k) != v.shape(ax) && mask.size() != 0) {  // an empty mask selects nothing (as NumPy)
-        throw IndexError("boolean index did not match indexed array along axis " + ordinal_axis(ax) +
-                         "; size of axis is " + std::to_string(v.shape(ax)) +
-                         " but size of corresponding boolean axis is " + std::to_string(mask.shape(k)));
-      }
-      p.axes.push_back(ax);
-    }
+    const Array mask = checked_mask(m, v);
+    for (int k = 0; k < mask.ndim(); ++k) p.axes.push_back(m.first_axis + k);
     p.single_mask = true;
     p.mask_positions = detail::flatnonzero(mask);
     p.index_shape = Shape{p.mask_positions.shape(0)};
@@ -148,15 +154,7 @@ Plan plan_index(const Array& a, std::span<const Index> index) {
       p.axes.push_back(q.first_axis);
       raw.push_back(full({}, q.scalar, DType::int64, a.device()));
     } else if (q.array.dtype() == DType::bool_) {
-      const Array mask = q.array.ndim() == 0 ? reshape(q.array, {1}) : q.array;
-      for (int k = 0; k < mask.ndim(); ++k) {
-        const int ax = q.first_axis + k;
-        if (mask.shape(k) != v.shape(ax) && mask.size() != 0) {
-          throw IndexError("boolean index did not match indexed array along axis " + ordinal_axis(ax) +
-                           "; size of axis is " + std::to_string(v.shape(ax)) +
-                           " but size of corresponding boolean axis is " + std::to_string(mask.shape(k)));
-        }
-      }
+      const Array mask = checked_mask(q, v);
       const std::vector<Array> nz = nonzero(mask);
       for (int k = 0; k < mask.ndim(); ++k) {
         p.axes.push_back(q.first_axis + k);

@@ -430,7 +430,17 @@ Array linspace_like_numpy(const Array& start, const Array& stop, i64 num) {
 
 }  // namespace
 
-Histogram histogram(const Array& a, std::int64_t bins, const std::optional<std::pair<double, double>>& range) {
+namespace {
+
+// np.histogram's equal bins: the edges, and what counting into them needs.
+struct EqualBins {
+  Array edges;
+  Array flat;  // a as 1-D
+  DType bin_type = DType::float64;
+  double first = 0, last = 1, denom = 1;
+};
+
+EqualBins equal_bins(const Array& a, std::int64_t bins, const std::optional<std::pair<double, double>>& range) {
   if (bins < 1) throw ValueError("histogram: bins must be positive, got " + std::to_string(bins));
   const DType t = a.dtype();
   if (t == DType::bool_) throw TypeError("histogram: a must hold numbers, got bool");
@@ -489,6 +499,27 @@ Histogram histogram(const Array& a, std::int64_t bins, const std::optional<std::
       any(greater_equal(edges.slice({Slice(std::nullopt, bins)}), edges.slice({Slice(1, std::nullopt)}))).item<bool>())
     throw ValueError("histogram: too many bins for data range: cannot create " + std::to_string(bins) +
                      " finite-sized bins");
+  return {edges, flat, bin_type, first, last, denom};
+}
+
+// counts / (sum(counts) * widths) in float64, as NumPy's n / db / n.sum().
+Array density_of(const Array& counts, const Array& edges) {
+  const i64 nb = counts.shape(0);
+  const Array widths =
+      subtract(edges.slice({Slice(1, std::nullopt)}), edges.slice({Slice(std::nullopt, nb)})).astype(DType::float64);
+  return divide(divide(counts.astype(DType::float64), widths), sum(counts)).eval();
+}
+
+}  // namespace
+
+Histogram histogram(const Array& a, std::int64_t bins, const std::optional<std::pair<double, double>>& range,
+                    bool density) {
+  const EqualBins eb = equal_bins(a, bins, range);
+  const Array& flat = eb.flat;
+  const Array& edges = eb.edges;
+  const DType bin_type = eb.bin_type;
+  const double first = eb.first, last = eb.last, denom = eb.denom;
+  const Device dev = a.device();
   // NumPy's counting: each value's bin computed, then moved by one where it lies across an edge.
   const Array keep = logical_and(greater_equal(flat, first), less_equal(flat, last));
   const Array v = detail::masked(flat, keep).astype(bin_type);
@@ -503,7 +534,33 @@ Histogram histogram(const Array& a, std::int64_t bins, const std::optional<std::
     ix = where(up, ix + 1, ix).eval();
     counts = bincount(ix, std::nullopt, bins);
   }
+  if (density) return {density_of(counts, edges), edges};
   return {counts, edges};
+}
+
+Array histogram_bin_edges(const Array& a, std::int64_t bins, const std::optional<std::pair<double, double>>& range) {
+  return equal_bins(a, bins, range).edges;
+}
+
+Histogram histogram(const Array& a, const Array& bins, bool density) {
+  if (a.dtype() == DType::bool_) throw TypeError("histogram: a must hold numbers, got bool");
+  if (bins.ndim() != 1)
+    throw ValueError("histogram: bins must be 1d, when an array (got shape " + shape_text(bins) + ")");
+  if (bins.dtype() == DType::bool_) throw TypeError("histogram: bins must hold numbers, got bool");
+  if (!(bins.device() == a.device())) throw DeviceMismatch("histogram", a.device().str(), bins.device().str());
+  const i64 ne = bins.shape(0);
+  if (ne < 2) return {zeros({0}, density ? DType::float64 : DType::int64, a.device()), bins};
+  if (any(greater(bins.slice({Slice(std::nullopt, ne - 1)}), bins.slice({Slice(1, std::nullopt)}))).item<bool>())
+    throw ValueError("histogram: bins must increase monotonically, when an array");
+  // NumPy's counting for edges given: a sorted (NaNs last), the number of values below each edge
+  // but the last and at or below the last, and their differences.
+  const Array sa = sort(reshape(a, {-1}));
+  const Array below = searchsorted(sa, bins.slice({Slice(std::nullopt, ne - 1)}), Side::left);
+  const Array upto = searchsorted(sa, bins.slice({Slice(ne - 1, std::nullopt)}), Side::right);
+  const Array cum = concat({below, upto});
+  const Array counts = subtract(cum.slice({Slice(1, std::nullopt)}), cum.slice({Slice(std::nullopt, ne - 1)})).eval();
+  if (density) return {density_of(counts, bins), bins};
+  return {counts, bins};
 }
 
 // ---- padding -------------------------------------------------------------------------------------

@@ -34,9 +34,89 @@ DType sum_dtype(DType t) {
   return detail::reduce_result_dtype(ReduceOp::sum, t);
 }
 
+bool is_complex(DType t) {
+  return kind(t) == DTypeKind::complex_floating;
+}
+
+// A complex array as a real one with a last axis of 2 (the parts), over the same memory.
+Array as_parts(const Array& z) {
+  const ImplPtr& x = impl_of(z);
+  detail::materialize(*x);
+  const DType part = real_dtype(x->dtype);
+  Shape shape = x->shape, strides = x->strides;
+  shape.push_back(2);
+  strides.push_back(static_cast<std::int64_t>(itemsize(part)));
+  return Array(detail::view_of_storage(x->storage, part, std::move(shape), std::move(strides), x->offset));
+}
+// The inverse: a C-contiguous real array whose last axis is 2 as a complex one.
+Array from_parts(const Array& r) {
+  const ImplPtr& x = impl_of(r);
+  detail::materialize(*x);
+  const DType c = complex_dtype(x->dtype);
+  Shape shape(x->shape.begin(), x->shape.end() - 1);
+  Shape strides = detail::c_strides(shape, c);
+  return Array(detail::view_of_storage(x->storage, c, std::move(shape), std::move(strides), x->offset));
+}
+
 Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims, DType out_dtype, const char* what,
-                 double correction = 0, std::optional<DType> input_dtype = std::nullopt) {
+                 double correction = 0, std::optional<DType> input_dtype = std::nullopt);
+
+// Complex operands of a reduction (docs/semantics.md, "Complex numbers"): sum and mean reduce the
+// real and imaginary parts as two real arrays (the same summation as a real array's, the same on
+// every backend); prod multiplies pairs of halves, log2(n) complex multiplications deep; any and
+// all test z != 0. The orderings (min, max, argmin, argmax) and var/std are a TypeError.
+Array complex_reduce(ReduceOp op, const Array& a, const Axes& axes_, bool keepdims, const char* what) {
+  const int nd = a.ndim();
+  const std::vector<int> axes = normalize_axes(axes_, nd, what);
+  Shape kept(a.shape().begin(), a.shape().end());
+  for (int ax : axes) kept[static_cast<std::size_t>(ax)] = 1;
+  Array r;
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::mean:
+      r = from_parts(run_reduce(op, as_parts(a), Axes(axes), false, real_dtype(a.dtype()), what));
+      break;
+    case ReduceOp::prod: {
+      // The reduced axes last, flattened into one: (rest, n).
+      std::vector<int> perm;
+      for (int i = 0; i < nd; ++i)
+        if (std::find(axes.begin(), axes.end(), i) == axes.end()) perm.push_back(i);
+      Shape rest;
+      for (int i : perm) rest.push_back(a.shape()[static_cast<std::size_t>(i)]);
+      std::int64_t n = 1;
+      for (int ax : axes) n *= a.shape()[static_cast<std::size_t>(ax)];
+      perm.insert(perm.end(), axes.begin(), axes.end());
+      std::int64_t outer = 1;
+      for (auto d : rest) outer *= d;
+      Array x = reshape(permute_dims(a, perm), {outer, n});
+      if (n == 0) {
+        x = ones({outer, 1}, a.dtype(), a.device());
+        n = 1;
+      }
+      while (n > 1) {
+        const std::int64_t half = n / 2;
+        Array p = multiply(x.slice({Slice(), Slice(0, half)}), x.slice({Slice(), Slice(half, 2 * half)}));
+        x = n % 2 == 0 ? p : concat({p, x.slice({Slice(), Slice(n - 1, n)})}, 1);
+        x.eval();
+        n = (n + 1) / 2;
+      }
+      r = reshape(x, rest);
+      break;
+    }
+    case ReduceOp::any:
+    case ReduceOp::all:
+      return run_reduce(op, not_equal(a, 0), axes_, keepdims, DType::bool_, what);
+    default:
+      throw TypeError(std::string(what) + " is not supported for " + std::string(name(a.dtype())) +
+                      " (complex numbers have no order)");
+  }
+  return keepdims ? reshape(r, kept) : r;
+}
+
+Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims, DType out_dtype, const char* what,
+                 double correction, std::optional<DType> input_dtype) {
   Array a = input_dtype && *input_dtype != a_.dtype() ? a_.astype(*input_dtype) : a_;
+  if (is_complex(a.dtype())) return complex_reduce(op, a, axes_, keepdims, what);
   const ImplPtr& x = impl_of(a);
   const int nd = static_cast<int>(x->shape.size());
   const std::vector<int> axes = normalize_axes(axes_, nd, what);
@@ -121,6 +201,12 @@ Array cumulative(detail::ReduceOp op, const char* fn, const Array& a_, std::opti
   const DTypeKind k = kind(a.dtype());
   const bool integer = k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer;
   const DType t = dtype && integer ? *dtype : sum_dtype(a.dtype());
+  if (is_complex(a.dtype())) {
+    // The parts scanned as two real arrays (a running product of complex numbers is not that).
+    if (op != detail::ReduceOp::sum)
+      throw TypeError(std::string(fn) + " is not supported for " + std::string(name(a.dtype())));
+    return from_parts(cumulative(op, fn, as_parts(a), ax, std::nullopt, include_initial));
+  }
   const ImplPtr& x = impl_of(a);
   detail::materialize(*x);
   Shape shape = x->shape;

@@ -2,7 +2,7 @@
 """Reference answers for xp's dtypes, from NumPy 2 and ml_dtypes (tests/test_dtype.cpp runs this).
 
 Usage:
-  dtype_reference.py table          JSON on stdout: names, itemsizes, kinds, the 13x13 promotion
+  dtype_reference.py table          JSON on stdout: names, itemsizes, kinds, the 15x15 promotion
                                     table, weak-scalar promotion (NEP 50), integer-scalar overflow
   dtype_reference.py floats DIR     binary files in DIR (little-endian, raw), a JSON summary on stdout:
                                       f32_inputs.u32    float32 bit patterns (edge cases + random)
@@ -34,7 +34,7 @@ if int(np.__version__.split(".")[0]) < 2:
 BF16 = np.dtype(ml_dtypes.bfloat16)
 # xp's DType order (include/xp/dtype.hpp).
 NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-         "float16", "bfloat16", "float32", "float64"]
+         "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
 DTYPES = [BF16 if n == "bfloat16" else np.dtype(n) for n in NAMES]
 
 
@@ -89,7 +89,8 @@ def table():
         promo.append(row)
     weak = {}
     for name, dt in zip(NAMES, DTYPES):
-        weak[name] = {"bool": weak_result(dt, True), "int": weak_result(dt, 1), "float": weak_result(dt, 1.0)}
+        weak[name] = {"bool": weak_result(dt, True), "int": weak_result(dt, 1), "float": weak_result(dt, 1.0),
+                      "complex": weak_result(dt, 1j)}
     out = {
         "numpy": np.__version__,
         "ml_dtypes": ml_dtypes.__version__,
