@@ -1,6 +1,6 @@
 #pragma once
 
-// What the complex tests share (test_cpu_complex.cpp, test_cuda_complex.cpp): the error bounds of
+// What the complex tests share (test_complex_elementwise.cpp, test_cuda_complex.cpp): the error bounds of
 // the complex functions, the ulp measures and the special-value comparison.
 #include <bit>
 #include <cmath>
@@ -57,7 +57,7 @@ inline bool normwise(Op op) {
 }
 
 // The bound on the CPU in ulp, against the function computed in long double and rounded (the
-// largest error measured by test_cpu_complex over its inputs, glibc 2.36, plus one; docs/semantics.md
+// largest error measured by test_complex_elementwise over its inputs, glibc 2.36, plus one; docs/semantics.md
 // "Complex numbers" states the same figures).
 inline double cpu_ulp_bound(Op op, DType d) {
   const bool f = d == DType::complex64;

@@ -197,7 +197,7 @@ TEST(CudaComplex, SupportsExactlyWhatTheCpuBackendComputes) {
       }
     }
   }
-  // 53 per complex dtype (test_cpu_complex's count), 13 casts into each, complex(re, im) twice.
+  // 53 per complex dtype (test_complex_elementwise's count), 13 casts into each, complex(re, im) twice.
   EXPECT_EQ(count, 2 * 53 + 2 * 13 + 2);
 }
 
@@ -359,7 +359,7 @@ bool float_nan(DType d, std::uint64_t b) {
 }
 
 // GPU and CPU parts of one element, components of type T: exact ones bit for bit (NaN as a class),
-// functions by class and within the bounds (pow scaled by 1 + |b||log a|, as test_cpu_complex).
+// functions by class and within the bounds (pow scaled by 1 + |b||log a|, as test_complex_elementwise).
 template <class T>
 bool element_ok(Op op, DType c, bool math, const T* g, const T* w, int parts, const T* a, const T* b, double& worst) {
   if (!math) {

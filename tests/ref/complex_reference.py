@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reference answers for xp's complex elementwise operations (complex64 and complex128), from
-NumPy 2 (tests/test_cpu_complex.cpp runs this).
+NumPy 2 (tests/test_complex_elementwise.cpp runs this).
 
 Usage:
   complex_reference.py DIR   writes DIR/data.bin (raw little-endian arrays, each at an offset that
