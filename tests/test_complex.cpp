@@ -168,8 +168,8 @@ TEST(Complex, ReductionsThroughTheParts) {
   EXPECT_EQ(xp::sum(z.astype(DType::complex64)).dtype(), DType::complex64);
   // prod: exact small Gaussian integers; odd and even lengths; an empty axis gives 1.
   const Array p = vec<c128>({{1, 1}, {1, 1}, {1, 1}, {0, 2}, {2, 0}});
-  EXPECT_EQ(xp::prod(p).item<c128>(), c128(-8, 8));
-  EXPECT_EQ(xp::prod(z, 1).to_vector<c128>(), (std::vector<c128>{{2.5, 4}, {0, 0}}));
+  EXPECT_EQ(xp::prod(p).item<c128>(), c128(-8, -8));  // (1+i)^3 = -2+2i; times 2i, times 2 (NumPy: -8-8j)
+  EXPECT_EQ(xp::prod(z, 1).to_vector<c128>(), (std::vector<c128>{{8.5, 4.5}, {0, 0}}));
   EXPECT_EQ(xp::prod(xp::zeros({2, 0}, DType::complex64), 1).to_vector<c64>(), (std::vector<c64>{1, 1}));
   EXPECT_EQ(xp::sum(xp::zeros({0}, DType::complex128)).item<c128>(), c128(0, 0));
   EXPECT_TRUE(std::isnan(xp::mean(xp::zeros({0}, DType::complex128)).item<c128>().real()));

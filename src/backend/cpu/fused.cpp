@@ -14,6 +14,7 @@
 #include "backend/cpu/fused.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -72,6 +73,7 @@ TileFn cached_tile_fn(Op op, DType operand, DType result) {
   TileFn f = slot.load(std::memory_order_relaxed);
   if (f == nullptr) {
     f = exact_tile_fn(op, operand, result);
+    if (f == nullptr) f = complex_tile_fn(op, operand, result);
     if (f == nullptr) f = kNotExact;
     slot.store(f, std::memory_order_relaxed);
   }
@@ -104,6 +106,7 @@ struct Plan {
   bool direct_output = false;             // the single output is flat, of the last instruction's dtype
   bool stream_output = false;             // flat outputs too big for the caches: non-temporal stores
   std::int64_t tile = kTile;              // elements per tile (at most kTile)
+  std::int64_t slot_bytes = kTile * 8;    // one instruction's tile buffer: kTile of its widest value
   std::int64_t prefetch = 0;              // tiles ahead whose flat inputs are prefetched
 };
 
@@ -165,8 +168,10 @@ void fill_copies(std::byte* dst, const std::byte* value, std::size_t item, std::
       return fill_typed<std::uint16_t>(dst, value, n);
     case 4:
       return fill_typed<std::uint32_t>(dst, value, n);
-    default:
+    case 8:
       return fill_typed<std::uint64_t>(dst, value, n);
+    default:
+      return fill_typed<std::array<std::uint64_t, 2>>(dst, value, n);  // complex128
   }
 }
 
@@ -363,8 +368,8 @@ void run_tile(const Plan& p, std::int64_t start, std::int64_t n, std::byte* scra
     }
   }
   const void* ptr[256];
-  std::byte* slot = scratch;  // kTile * 8 bytes per instruction
-  const std::int64_t slot_bytes = kTile * 8;
+  std::byte* slot = scratch;  // p.slot_bytes per instruction
+  const std::int64_t slot_bytes = p.slot_bytes;
   const std::int32_t last = static_cast<std::int32_t>(ninstr) - 1;
   for (std::size_t k = 0; k < ninstr; ++k) {
     std::byte* buf = slot + static_cast<std::int64_t>(k) * slot_bytes;
@@ -447,16 +452,22 @@ void run_fused(const FusedProgram& fp) {
   const bool small_tiles = p.stream_output && inputs_flat;
   p.tile = small_tiles ? kStreamTile : kTile;
   p.prefetch = small_tiles ? kStreamPrefetch : 0;
+  // Tile buffers of 8 bytes an element, 16 where a complex128 value is in the program.
+  std::size_t widest = 8;
+  for (const Instr& ins : p.code) widest = std::max<std::size_t>(widest, item_bytes(ins.dtype));
+  p.slot_bytes = kTile * static_cast<std::int64_t>(widest);
+  const std::size_t slot = static_cast<std::size_t>(p.slot_bytes);
   // Uniform values live in the calling thread's arena, sized for every instruction (it never shrinks).
   auto& arena = thread_cache<UniformScratch>().bytes;
-  if (arena.size() < ninstr * static_cast<std::size_t>(kTile) * 8)
-    arena.resize(ninstr * static_cast<std::size_t>(kTile) * 8);
+  if (arena.size() < ninstr * slot) arena.resize(ninstr * slot);
   const std::int64_t uniform_n = std::min(p.total, p.tile);  // no tile is longer
   for (std::size_t k = 0; k < ninstr; ++k) {
     const Instr& ins = p.code[k];
     p.fns[k] = nullptr;
     p.uniform_tiles[k] = nullptr;
     if (ins.op == Op::constant) {
+      if (item_bytes(ins.dtype) > 8)
+        throw ValueError("a fused constant holds at most 8 bytes (complex(re, im) builds wider values)");
       p.uniform[k] = 1;
     } else if (ins.op == Op::load) {
       p.uniform[k] = p.in[ins.imm].uniform ? 1 : 0;
@@ -473,7 +484,7 @@ void run_fused(const FusedProgram& fp) {
     if (!p.uniform[k]) continue;
     // A value that is the same everywhere: computed once, over a whole tile.
     const std::size_t item = item_bytes(ins.dtype);
-    std::byte* tile = arena.data() + k * static_cast<std::size_t>(kTile) * 8;
+    std::byte* tile = arena.data() + k * slot;
     p.uniform_tiles[k] = tile;
     if (ins.op == Op::constant) {
       fill_copies(tile, reinterpret_cast<const std::byte*>(&ins.imm), item, uniform_n);
@@ -490,7 +501,7 @@ void run_fused(const FusedProgram& fp) {
                     !p.uniform[last] && p.code[last].op != Op::load;
   const std::int64_t tile = p.tile;
   const std::int64_t tiles = small_tiles ? (p.total + kStreamTile - 1) / kStreamTile : (p.total + kTile - 1) / kTile;
-  const std::size_t scratch_bytes = ninstr * static_cast<std::size_t>(kTile) * 8;
+  const std::size_t scratch_bytes = ninstr * slot;
   const std::int64_t grain = small_tiles ? kMinParallel / kStreamTile : kMinParallel / kTile;
   if (tiles <= grain) {  // small: on the calling thread, without parallel_for's bookkeeping
     auto& s = thread_cache<TileScratch>().bytes;

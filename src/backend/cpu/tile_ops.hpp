@@ -32,9 +32,14 @@ TileFn exact_tile_fn(Op op, DType operand, DType result) noexcept;
 // has it, chosen at run time. nullptr for other combinations.
 TileFn math_tile_fn(Op op, DType operand, DType result) noexcept;
 
-// Either of the above.
+// complex64 and complex128 (ew_complex.cpp, over backend/complex_math.cuh): every operation ir.hpp
+// defines on complex operands, complex(re, im), casts to and from complex, and where.
+TileFn complex_tile_fn(Op op, DType operand, DType result) noexcept;
+
+// Any of the above.
 inline TileFn tile_fn(Op op, DType operand, DType result) noexcept {
   TileFn f = exact_tile_fn(op, operand, result);
+  if (f == nullptr) f = complex_tile_fn(op, operand, result);
   return f != nullptr ? f : math_tile_fn(op, operand, result);
 }
 

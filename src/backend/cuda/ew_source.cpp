@@ -100,6 +100,13 @@ void append_prelude(std::string& s) {
   s.append(kPreludeChars.data(), kPreludeChars.size());
 }
 
+// Programs with complex values also get the complex functions (not every kernel: NVRTC would parse
+// them for nothing).
+void append_complex_prelude(std::string& s) {
+  s.append(device_code::complex_real_cuh);
+  s.append(device_code::complex_math_cuh);
+}
+
 // ---- dtype facts ----
 
 bool is_half(DType d) {
@@ -117,7 +124,7 @@ bool is_uint(DType d) {
 bool is_int(DType d) {
   return is_sint(d) || is_uint(d);
 }
-constexpr unsigned kLastDType = static_cast<unsigned>(DType::float64);
+constexpr unsigned kLastDType = static_cast<unsigned>(DType::complex128);
 bool valid(DType d) {
   return static_cast<unsigned>(d) <= kLastDType;
 }
@@ -191,6 +198,19 @@ std::string tmpl(const char* f, std::initializer_list<const char*> types) {
 
 std::string convert(DType from, DType to, const std::string& x) {
   const std::string T = ctype(to);
+  if (is_complex(from) || is_complex(to)) {  // ew_complex.cpp's cast kernels
+    if (from == to) return x;
+    if (is_complex(from) && is_complex(to)) {
+      const char* C = ctype(component_dtype(to));
+      return std::string("xp_cm_make((") + C + ")(" + x + ").re, (" + C + ")(" + x + ").im)";
+    }
+    if (is_complex(to)) {  // the real value converted as to the component type, imaginary part +0
+      const DType c = component_dtype(to);
+      return call("xp_cm_make", {convert(from, c, x), fnames(c).zero});
+    }
+    if (to == DType::bool_) return "((u8)xp_cm_nonzero(" + x + "))";
+    return convert(component_dtype(from), to, "(" + x + ").re");  // the real part
+  }
   if (to == DType::bool_) {
     if (is_half(from)) return "((u8)((" + x + " & 0x7FFFu) != 0))";  // NaN is true
     return "((u8)(" + x + " != 0))";
@@ -294,6 +314,9 @@ bool numeric_defined(Op op, DType d) {  // ew_exact.cpp's defined_on, plus the m
     case Op::logical_and:
     case Op::logical_or:
     case Op::logical_xor:
+    case Op::real:
+    case Op::imag:
+    case Op::conj:
       return false;
     default:
       return is_int(d) || is_fp(d);
@@ -526,6 +549,89 @@ std::string int_expr(Op op, DType d, const std::string& a, const std::string& b,
   }
 }
 
+// complex64 / complex128 operands: backend/complex_math.cuh, as ew_complex.cpp calls it.
+bool complex_defined(Op op, DType operand, DType result) {
+  if (op == Op::complex) {
+    return (operand == DType::float32 && result == DType::complex64) ||
+           (operand == DType::float64 && result == DType::complex128);
+  }
+  if (!is_complex(operand)) return false;
+  switch (op) {
+    case Op::real:
+    case Op::imag:
+    case Op::abs:
+      return result == component_dtype(operand);
+    case Op::isnan:
+    case Op::isinf:
+    case Op::isfinite:
+    case Op::equal:
+    case Op::not_equal:
+      return result == DType::bool_;
+    case Op::negative:
+    case Op::conj:
+    case Op::sign:
+    case Op::square:
+    case Op::sqrt:
+    case Op::exp:
+    case Op::expm1:
+    case Op::log:
+    case Op::log1p:
+    case Op::log2:
+    case Op::log10:
+    case Op::sin:
+    case Op::cos:
+    case Op::tan:
+    case Op::asin:
+    case Op::acos:
+    case Op::atan:
+    case Op::sinh:
+    case Op::cosh:
+    case Op::tanh:
+    case Op::asinh:
+    case Op::acosh:
+    case Op::atanh:
+    case Op::round:
+    case Op::add:
+    case Op::subtract:
+    case Op::multiply:
+    case Op::divide:
+    case Op::pow:
+      return result == operand;
+    default:
+      return false;
+  }
+}
+
+std::string complex_expr(Op op, const std::string& a, const std::string& b) {
+  switch (op) {
+    case Op::real:
+      return "(" + a + ").re";
+    case Op::imag:
+      return "(" + a + ").im";
+    case Op::negative:
+      return call("xp_cm_neg", {a});
+    case Op::subtract:
+      return call("xp_cm_sub", {a, b});
+    case Op::multiply:
+      return call("xp_cm_mul", {a, b});
+    case Op::divide:
+      return call("xp_cm_div", {a, b});
+    case Op::isnan:
+    case Op::isinf:
+    case Op::isfinite:
+      return "((u8)" + call("xp_cm_" + std::string(op_name(op)), {a}) + ")";
+    case Op::equal:
+      return "((u8)" + call("xp_cm_equal", {a, b}) + ")";
+    case Op::not_equal:
+      return "((u8)!" + call("xp_cm_equal", {a, b}) + ")";
+    case Op::add:
+    case Op::pow:
+      return call("xp_cm_" + std::string(op_name(op)), {a, b});
+    default:  // the unary functions: xp_cm_<the op's name>
+      return call("xp_cm_" + std::string(op_name(op)), {a});
+  }
+}
+
 // ---- the program, reduced to what the source depends on ----
 
 struct ViewDesc {
@@ -541,6 +647,15 @@ struct Desc {
   std::vector<DType> konst;  // the constants' dtypes, in order
   int elements_per_thread = 1;
 };
+
+bool has_complex(const Desc& d) {
+  for (const auto* views : {&d.in, &d.out})
+    for (const ViewDesc& v : *views)
+      if (is_complex(v.dtype)) return true;
+  for (const Instr& ins : d.code)
+    if (is_complex(ins.dtype)) return true;
+  return false;
+}
 
 bool all_zero_strides(const View& v) {
   for (int d = 0; d < v.ndim; ++d)
@@ -585,7 +700,10 @@ void validate(const FusedProgram& p) {
       if (p.inputs[ins.imm].dtype != ins.dtype) invalid(at + ": dtype differs from the input's");
       continue;
     }
-    if (ins.op == Op::constant) continue;
+    if (ins.op == Op::constant) {
+      if (itemsize(ins.dtype) > 8) invalid(at + ": a constant of more than 8 bytes (complex(re, im) builds those)");
+      continue;
+    }
     const DType operand = operand_dtype(p.code, ins);
     if (!supported(ins.op, operand, ins.dtype)) {
       invalid(at + ": not defined on " + std::string(name(operand)) + " -> " + std::string(name(ins.dtype)));
@@ -705,9 +823,13 @@ std::string element_function(const Desc& d) {
       e = convert(d.code[ins.a].dtype, ins.dtype, a);
     } else if (ins.op == Op::where) {
       e = "(" + a + " != 0 ? " + b + " : " + c + ")";  // the bits of b or c
+    } else if (ins.op == Op::complex) {
+      e = call("xp_cm_make", {a, b});
     } else {
       const DType t = d.code[ins.a].dtype;
-      if (ins.op == Op::nextafter && is_half(t))
+      if (is_complex(t))
+        e = complex_expr(ins.op, a, b);
+      else if (ins.op == Op::nextafter && is_half(t))
         e = call("xp_nextafter_16", {a, b, t == DType::bfloat16 ? "1" : "0"});
       else if (t == DType::bool_)
         e = bool_expr(ins.op, a, b, c);
@@ -745,7 +867,9 @@ std::string decode_constants(const Desc& d) {
     const DType t = d.konst[j];
     const std::string bits = "a.konst[" + std::to_string(j) + "]";
     std::string e;
-    if (t == DType::float32)
+    if (t == DType::complex64)  // {re, im}: the low and the high word
+      e = "xp_cm_make(__uint_as_float((u32)" + bits + "), __uint_as_float((u32)(" + bits + " >> 32)))";
+    else if (t == DType::float32)
       e = "__uint_as_float((u32)" + bits + ")";
     else if (t == DType::float64)
       e = "__longlong_as_double((long long)" + bits + ")";
@@ -927,8 +1051,9 @@ const char* ctype(DType d) {
     case DType::float64:
       return "double";
     case DType::complex64:
+      return "xp_c64";
     case DType::complex128:
-      return "?";
+      return "xp_c128";
   }
   return "?";
 }
@@ -937,6 +1062,7 @@ bool supported(Op op, DType operand, DType result) noexcept {
   if (!valid(operand) || !valid(result)) return false;
   if (op == Op::cast) return true;
   if (op == Op::where) return operand == result;
+  if (op == Op::complex || is_complex(operand) || is_complex(result)) return complex_defined(op, operand, result);
   if (op < Op::negative || op > Op::fma) return false;
   if (result != (bool_result(op) ? DType::bool_ : operand)) return false;
   if (operand == DType::bool_) return bool_defined(op);
@@ -1006,6 +1132,7 @@ Generated generate(const FusedProgram& p, Variant variant) {
   std::string& s = g.source;
   s.reserve(16384);
   append_prelude(s);
+  if (has_complex(d)) append_complex_prelude(s);
   s += "\n// ---- this program ----\n";
   s += "// " + g.key + "\n";
   s += args_struct(d);
@@ -1072,6 +1199,7 @@ GeneratedValue generate_value(const FusedProgram& p) {
   std::string& s = g.source;
   s.reserve(16384);
   append_prelude(s);
+  if (has_complex(d)) append_complex_prelude(s);
   s += "\n// ---- the reduced value ----\n// " + g.key + "\n";
   s += "struct xp_fargs {\n  u64 ptr[" + std::to_string(std::max<std::size_t>(nin, 1)) + "];\n";
   if (!d.konst.empty()) s += "  u64 konst[" + std::to_string(d.konst.size()) + "];\n";
