@@ -259,9 +259,9 @@ TEST(DLPack, RefusesWhatXpCannotRepresentAndStillCallsTheDeleterOnce) {
     bool type_error;
   };
   const Bad cases[] = {
-      {"complex",
+      {"complex32",
        [](DLManagedTensorVersioned& t) {
-         t.dl_tensor.dtype = {kDLComplex, 64, 1};
+         t.dl_tensor.dtype = {kDLComplex, 32, 1};
        },
        true},
       {"lanes", [](DLManagedTensorVersioned& t) { t.dl_tensor.dtype.lanes = 2; }, false},
@@ -362,9 +362,10 @@ TEST(DLPack, ExportRefusesStridesThatAreNotWholeElementsAndStreamsForCpuArrays) 
 
 TEST(CudaArrayInterface, TypeStrings) {
   const std::pair<DType, const char*> cases[] = {
-      {DType::bool_, "|b1"},  {DType::int8, "|i1"},    {DType::int16, "<i2"},   {DType::int32, "<i4"},
-      {DType::int64, "<i8"},  {DType::uint8, "|u1"},   {DType::uint16, "<u2"},  {DType::uint32, "<u4"},
-      {DType::uint64, "<u8"}, {DType::float16, "<f2"}, {DType::float32, "<f4"}, {DType::float64, "<f8"}};
+      {DType::bool_, "|b1"},     {DType::int8, "|i1"},       {DType::int16, "<i2"},   {DType::int32, "<i4"},
+      {DType::int64, "<i8"},     {DType::uint8, "|u1"},      {DType::uint16, "<u2"},  {DType::uint32, "<u4"},
+      {DType::uint64, "<u8"},    {DType::float16, "<f2"},    {DType::float32, "<f4"}, {DType::float64, "<f8"},
+      {DType::complex64, "<c8"}, {DType::complex128, "<c16"}};
   for (const auto& [t, s] : cases) {
     EXPECT_EQ(typestr(t), s);
     EXPECT_EQ(dtype_from_typestr(s), t) << s;
@@ -373,7 +374,8 @@ TEST(CudaArrayInterface, TypeStrings) {
   EXPECT_EQ(dtype_from_typestr("=f4"), DType::float32);
   EXPECT_EQ(dtype_from_typestr(">u1"), DType::uint8);  // one byte has no order
   EXPECT_THROW(dtype_from_typestr(">f4"), ValueError);
-  EXPECT_THROW(dtype_from_typestr("<c8"), TypeError);
+  EXPECT_THROW(dtype_from_typestr("<c4"), TypeError);
+  EXPECT_THROW(dtype_from_typestr("<c32"), TypeError);
   EXPECT_THROW(dtype_from_typestr("<V2"), TypeError);
   EXPECT_THROW(dtype_from_typestr("<f3"), TypeError);
   EXPECT_THROW(dtype_from_typestr("<b2"), TypeError);
@@ -402,7 +404,7 @@ TEST(CudaArrayInterface, ImportChecksTheDescriptionBeforeTheDevice) {
   const Bad cases[] = {
       {"version 4", [](CudaArrayInterface& c) { c.version = 4; }, false},
       {"version 0", [](CudaArrayInterface& c) { c.version = 0; }, false},
-      {"complex", [](CudaArrayInterface& c) { c.typestr = "<c8"; }, true},
+      {"complex32", [](CudaArrayInterface& c) { c.typestr = "<c4"; }, true},
       {"big-endian", [](CudaArrayInterface& c) { c.typestr = ">f4"; }, false},
       {"shape",
        [](CudaArrayInterface& c) {
