@@ -183,6 +183,31 @@ TEST(Complex, ReductionsThroughTheParts) {
   expect_same_bits(xp::sum(xp::matrix_transpose(z), 1), xp::sum(z, 0), "sum of a transposed view");
 }
 
+TEST(Complex, IndexingMovesWholeElements) {
+  // take, a mask's selection and the scatters of writes go through the parts (16-byte elements).
+  const Array z = vec<c128>({{1, 1}, {2, 0}, {3, -1}, {-0.0, -4}});
+  EXPECT_EQ(z.slice({xp::Index(vec<i64>({3, 0, 0}))}).to_vector<c128>(),
+            (std::vector<c128>{{-0.0, -4}, {1, 1}, {1, 1}}));
+  EXPECT_EQ(xp::take(z, vec<i64>({-1, 1})).to_vector<c128>(), (std::vector<c128>{{-0.0, -4}, {2, 0}}));
+  EXPECT_EQ(z.slice({xp::Index(z != c128(2, 0))}).to_vector<c128>(), (std::vector<c128>{{1, 1}, {3, -1}, {-0.0, -4}}));
+  Array y = z.copy();
+  y.set({xp::Index(vec<i64>({0, 2}))}, c128(0, 9));
+  EXPECT_EQ(y.to_vector<c128>(), (std::vector<c128>{{0, 9}, {2, 0}, {0, 9}, {-0.0, -4}}));
+  y.set({xp::Index(y == c128(0, 9))}, 5);
+  EXPECT_EQ(y.to_vector<c128>(), (std::vector<c128>{{5, 0}, {2, 0}, {5, 0}, {-0.0, -4}}));
+  const Array m = mat<c64>({{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}}, 2, 3);
+  EXPECT_EQ(xp::take_along_axis(m, mat<i64>({2, 0}, 2, 1), 1).to_vector<c64>(), (std::vector<c64>{{2, 1}, {3, 1}}));
+  Array w = m.copy();
+  w.set({xp::Slice(), xp::Index(vec<i64>({1}))}, vec<c64>({{9, 9}, {8, 8}}).slice({xp::Slice(), xp::NewAxis{}}));
+  EXPECT_EQ(w.to_vector<c64>(), (std::vector<c64>{{0, 1}, {9, 9}, {2, 1}, {3, 1}, {8, 8}, {5, 1}}));
+  // Sorting and searching have no order to follow.
+  EXPECT_THROW(xp::sort(z), xp::TypeError);
+  EXPECT_THROW(xp::argsort(z), xp::TypeError);
+  EXPECT_THROW(xp::searchsorted(z, z), xp::TypeError);
+  EXPECT_THROW(xp::unique_values(z), xp::TypeError);
+  EXPECT_EQ(xp::count_nonzero(z).item<i64>(), 4);
+}
+
 TEST(Complex, PrintsAsNumPy) {
   // NumPy 2.4's str and repr of the same arrays.
   const Array a = vec<c128>({{1, 2}, {3, -4}, {-0.0, -0.5}});
@@ -247,6 +272,13 @@ TEST(ComplexGpu, ExactOperationsMatchTheCpu) {
   expect_same_bits(xp::full({3}, c128(1, -2), DType::complex64, g), xp::full({3}, c128(1, -2), DType::complex64),
                    "full");
   expect_same_bits(xp::from_dlpack(xp::to_dlpack(ga)), a, "dlpack on the GPU");
+  const Array idx = vec<i64>({4, 0, 2, 2});
+  expect_same_bits(ga.slice({xp::Index(idx.to_device(g))}), a.slice({xp::Index(idx)}), "take");
+  expect_same_bits(ga.slice({xp::Index(ga != gb)}), a.slice({xp::Index(a != b)}), "mask");
+  Array gy = ga.copy(), y = a.copy();
+  gy.set({xp::Index(idx.to_device(g))}, gb.slice({xp::Slice(0, 4)}));
+  y.set({xp::Index(idx)}, b.slice({xp::Slice(0, 4)}));
+  expect_same_bits(gy, y, "scatter (the last write wins)");
 }
 
 }  // namespace

@@ -230,6 +230,11 @@ void register_array(nb::module_& m) {
                      return a.transpose();
                    })
       .def_prop_ro("mT", [](const xp::Array& a) { return xp::matrix_transpose(a); })
+      // NumPy's attributes of complex arrays (new arrays here, where NumPy gives views).
+      .def_prop_ro("real", [](const xp::Array& a) { return xp::real(a); })
+      .def_prop_ro("imag", [](const xp::Array& a) { return xp::imag(a); })
+      .def("conj", [](const xp::Array& a) { return xp::conj(a); })
+      .def("conjugate", [](const xp::Array& a) { return xp::conj(a); })
       .def(
           "to_device",
           [](const xp::Array& a, nb::handle device, nb::handle stream) {

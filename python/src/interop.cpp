@@ -296,7 +296,7 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
             break;
         }
       } else if (is_complex_number(h)) {
-        nb::object z = nb::steal(checked(PyObject_CallMethod(h.ptr(), "__complex__", nullptr)));
+        nb::object z = checked(PyObject_CallMethod(h.ptr(), "__complex__", nullptr));  // owned
         s = xp::Scalar(std::complex<double>(PyComplex_RealAsDouble(z.ptr()), PyComplex_ImagAsDouble(z.ptr())));
       } else if (PyFloat_Check(h.ptr()) || nb::hasattr(h, "__float__")) {
         if (PyIndex_Check(h.ptr()))

@@ -140,3 +140,16 @@ def test_ways_in_and_out(tmp_path):
     assert np.array_equal(np.load(p), a.T)
     m = memoryview(np.ascontiguousarray(a.astype(np.complex128)))
     assert xp.asarray(m).dtype == xp.complex128
+
+
+def test_indexing_and_attributes():
+    a = sample("complex128", 12, seed=6).reshape(3, 4)
+    x = xp.asarray(a)
+    exact(x[x.real > 0], a[a.real > 0])
+    exact(x[:, [3, 0]], a[:, [3, 0]])
+    exact(x.imag, a.imag)
+    exact(x.conj(), a.conj())
+    y, b = xp.asarray(a), a.copy()
+    y[y.imag < 0] = 2j
+    b[b.imag < 0] = 2j
+    exact(y, b)

@@ -98,6 +98,26 @@ std::int64_t checked_size(const Shape& shape) {
   return empty ? 0 : n;
 }
 
+// A complex array as a real one with a last axis of 2 (the parts), over the same memory.
+Array as_parts(const Array& z) {
+  const ImplPtr& x = impl_of(z);
+  materialize(*x);
+  const DType part = real_dtype(x->dtype);
+  Shape shape = x->shape, strides = x->strides;
+  shape.push_back(2);
+  strides.push_back(static_cast<std::int64_t>(itemsize(part)));
+  return Array(view_of_storage(x->storage, part, std::move(shape), std::move(strides), x->offset));
+}
+// The inverse: a C-contiguous real array whose last axis is 2 as a complex one.
+Array from_parts(const Array& r) {
+  const ImplPtr& x = impl_of(r);
+  materialize(*x);
+  const DType c = complex_dtype(x->dtype);
+  Shape shape(x->shape.begin(), x->shape.end() - 1);
+  Shape strides = c_strides(shape, c);
+  return Array(view_of_storage(x->storage, c, std::move(shape), std::move(strides), x->offset));
+}
+
 bool can_cast_same_kind(DType from, DType to) noexcept {
   const DTypeKind f = kind(from), t = kind(to);
   switch (f) {

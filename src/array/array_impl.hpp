@@ -163,6 +163,12 @@ Array masked(const Array& x, const Array& m);
 Array checked_indices(const Array& indices, std::int64_t n, int axis, const std::string& what);
 // take with int64 indices already checked and non-negative (the backend's gather, no host check).
 Array take_unchecked(const Array& x, const Array& indices, int axis);
+// A complex array as a real one with a last axis of 2 (its parts), over the same memory; and the
+// inverse, for a C-contiguous real array whose last axis is 2. Operations that only move elements
+// (take, scatter, a mask's selection) reach complex arrays through their parts, so that no backend
+// needs 16-byte elements for them.
+Array as_parts(const Array& z);
+Array from_parts(const Array& r);
 // A constant operand (a real number: complex ones are two, see scalar_node).
 LazyArg constant_arg(const Scalar& s);
 // A C++ number as a detached 0-d node of dtype t on a device, converted as cast converts (a complex

@@ -409,15 +409,7 @@ Array take(const Array& a_, const Array& indices, std::optional<int> axis) {
     if (i < 0) i += n;
   }
   Array norm = asarray(idx.data(), DType::int64, Shape(ix->shape.begin(), ix->shape.end()), a.device());
-  const ImplPtr& ai = impl_of(a);
-  detail::materialize(*ai);
-  Shape shape(ai->shape.begin(), ai->shape.begin() + ax);
-  shape.insert(shape.end(), ix->shape.begin(), ix->shape.end());
-  shape.insert(shape.end(), ai->shape.begin() + ax + 1, ai->shape.end());
-  ImplPtr out = detail::new_array(ai->dtype, shape, ai->device);
-  if (out->size() > 0)
-    ai->backend->take(detail::view_of(*ai), detail::view_of(*norm.impl()), ax, detail::view_of(*out));
-  return Array(out);
+  return detail::take_unchecked(a, norm, ax);
 }
 
 namespace random {

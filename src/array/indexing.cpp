@@ -344,7 +344,14 @@ void advanced_set(const Array& a, std::span<const Index> index, const Operand& v
   const ImplPtr& pi = impl_of(pos);
   materialize(*pi);
   prepare_write(*target->storage);
-  if (vi->size() > 0) target->backend->scatter(view_of(*target), view_of(*pi), 0, view_of(*vi), p.single_mask);
+  if (vi->size() > 0) {
+    if (kind(target->dtype) == DTypeKind::complex_floating) {  // through the parts (as_parts)
+      const Array tp = as_parts(Array(target)), vp = as_parts(vals);
+      target->backend->scatter(view_of(*tp.impl()), view_of(*pi), 0, view_of(*vp.impl()), p.single_mask);
+    } else {
+      target->backend->scatter(view_of(*target), view_of(*pi), 0, view_of(*vi), p.single_mask);
+    }
+  }
   if (!mergeable) copyto(dst, tmp);
 }
 

@@ -38,25 +38,8 @@ bool is_complex(DType t) {
   return kind(t) == DTypeKind::complex_floating;
 }
 
-// A complex array as a real one with a last axis of 2 (the parts), over the same memory.
-Array as_parts(const Array& z) {
-  const ImplPtr& x = impl_of(z);
-  detail::materialize(*x);
-  const DType part = real_dtype(x->dtype);
-  Shape shape = x->shape, strides = x->strides;
-  shape.push_back(2);
-  strides.push_back(static_cast<std::int64_t>(itemsize(part)));
-  return Array(detail::view_of_storage(x->storage, part, std::move(shape), std::move(strides), x->offset));
-}
-// The inverse: a C-contiguous real array whose last axis is 2 as a complex one.
-Array from_parts(const Array& r) {
-  const ImplPtr& x = impl_of(r);
-  detail::materialize(*x);
-  const DType c = complex_dtype(x->dtype);
-  Shape shape(x->shape.begin(), x->shape.end() - 1);
-  Shape strides = detail::c_strides(shape, c);
-  return Array(detail::view_of_storage(x->storage, c, std::move(shape), std::move(strides), x->offset));
-}
+using detail::as_parts;
+using detail::from_parts;
 
 Array run_reduce(ReduceOp op, const Array& a_, const Axes& axes_, bool keepdims, DType out_dtype, const char* what,
                  double correction = 0, std::optional<DType> input_dtype = std::nullopt);

@@ -33,6 +33,9 @@ struct Sorted {
 
 // x sorted along axis: the values and/or the positions, C-contiguous.
 Sorted sort_along(const Array& x, int axis, bool descending, bool values, bool indices, const char* what) {
+  if (kind(x.dtype()) == DTypeKind::complex_floating)
+    throw TypeError(std::string(what) + " is not supported for " + std::string(name(x.dtype())) +
+                    " (complex numbers have no order)");
   const int nd = x.ndim();
   if (nd == 0)
     throw ValueError(std::string(what) + ": axis " + std::to_string(axis) +
@@ -70,6 +73,10 @@ Array as_mask(const Array& x) {
 // dst[..., indices[j], ...] = values[..., j, ...] along axis (Backend::scatter): the indices int64,
 // checked and non-negative; values already of dst's dtype and of the right shape.
 void scatter_into(const ImplPtr& dst, const Array& indices, int axis, const Array& values, bool unique) {
+  if (kind(dst->dtype) == DTypeKind::complex_floating) {  // through the parts: a trailing axis of 2 on both
+    const Array d = detail::as_parts(Array(dst));
+    return scatter_into(d.impl(), indices, axis, detail::as_parts(values), unique);
+  }
   if (dst->storage->read_only) throw ValueError("the array is read-only (it wraps memory given as read-only)");
   const ImplPtr ix = contiguous(indices);
   const ImplPtr& v = detail::impl_of(values);
@@ -92,6 +99,12 @@ Array flatnonzero(const Array& x) {
 }
 
 Array masked(const Array& x, const Array& m) {
+  if (kind(x.dtype()) == DTypeKind::complex_floating) {
+    const Array parts = as_parts(x);
+    const Shape shape(x.shape().begin(), x.shape().end()), pshape(parts.shape().begin(), parts.shape().end());
+    const Array m2 = broadcast_to(expand_dims(reshape(m, shape), -1), pshape);
+    return from_parts(reshape(masked(parts, m2), {-1, 2}));
+  }
   const ImplPtr mask = contiguous(reshape(m, {-1}));
   const ImplPtr values = contiguous(reshape(x, {-1}));
   const std::int64_t count = mask->size() == 0 ? 0 : mask->backend->count_true(view_of(*mask));
@@ -142,6 +155,9 @@ Array count_nonzero(const Array& x, const Axes& axes, bool keepdims) {
 }
 
 Array searchsorted(const Array& x1, const Operand& x2, Side side, const std::optional<Array>& sorter) {
+  if (kind(x1.dtype()) == DTypeKind::complex_floating)
+    throw TypeError("searchsorted is not supported for " + std::string(name(x1.dtype())) +
+                    " (complex numbers have no order)");
   if (x1.ndim() != 1)
     throw ValueError("searchsorted: x1 must be 1-D, got an array of " + std::to_string(x1.ndim()) + " dimensions");
   Array sorted = x1;
@@ -293,6 +309,7 @@ Array take_along_axis(const Array& x, const Array& indices, int axis) {
 namespace detail {
 
 Array take_unchecked(const Array& x, const Array& indices, int axis) {
+  if (kind(x.dtype()) == DTypeKind::complex_floating) return from_parts(take_unchecked(as_parts(x), indices, axis));
   const ImplPtr& a = impl_of(x);
   materialize(*a);
   const ImplPtr ix = contiguous(indices);
