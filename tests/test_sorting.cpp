@@ -18,8 +18,8 @@
 #include "backend/cpu/sort.hpp"
 #include "backend/cuda/ew_source.hpp"
 #include "backend/cuda/sort_source.hpp"
-#include "test_util.hpp"
 #include "runtime/parallel.hpp"
+#include "test_util.hpp"
 #include "xp/xp.hpp"
 
 namespace {
@@ -320,11 +320,15 @@ std::vector<std::uint8_t> pattern_bytes(DType t, i64 n, int pattern, std::mt1993
       for (i64 i = 0; i < n; ++i) {
         const auto r = rng() % 8;
         const std::uint64_t sign = std::uint64_t{1} << (8 * isz - 1);
-        const std::uint64_t nan = isz == 8 ? 0x7FF8000000000000ull
-                                  : isz == 4 ? 0x7FC00000u
+        const std::uint64_t nan = isz == 8              ? 0x7FF8000000000000ull
+                                  : isz == 4            ? 0x7FC00000u
                                   : t == DType::float16 ? 0x7E00u
-                                                         : 0x7FC0u;
-        const std::uint64_t bits = r < 3 ? nan : r < 5 ? (nan | sign) | (r == 4 ? 1 : 0) : r == 5 ? sign : r == 6 ? 0 : 1;
+                                                        : 0x7FC0u;
+        const std::uint64_t bits = r < 3    ? nan
+                                   : r < 5  ? (nan | sign) | (r == 4 ? 1 : 0)
+                                   : r == 5 ? sign
+                                   : r == 6 ? 0
+                                            : 1;
         std::memcpy(at(i), &bits, isz);
       }
       return b;
@@ -334,10 +338,10 @@ std::vector<std::uint8_t> pattern_bytes(DType t, i64 n, int pattern, std::mt1993
         std::uint8_t* p = at(i);
         const Elem e = elem(t, p);
         if (e.nan || e.v == 0) {
-          const std::uint64_t bits = e.nan ? (isz == 8   ? 0xFFF8000000000000ull
-                                              : isz == 4 ? 0xFFC00000u
+          const std::uint64_t bits = e.nan ? (isz == 8              ? 0xFFF8000000000000ull
+                                              : isz == 4            ? 0xFFC00000u
                                               : t == DType::float16 ? 0xFE00u
-                                                                     : 0xFFC0u)
+                                                                    : 0xFFC0u)
                                            : std::uint64_t{1} << (8 * isz - 1);  // -NaN, -0.0
           std::memcpy(p, &bits, isz);
         }
@@ -380,7 +384,7 @@ struct Threads {
 };
 
 // The radix sort's paths: rows around its thresholds (the merge sort's 128, 8- and 11-bit digits
-// at 2^16, one thread per 2^16 elements, streaming stores from 8 MiB), split over two threads or
+// at 2^16, one thread per 2^16 elements, streaming stores from 4 MiB), split over two threads or
 // one; sorted, reversed, constant rows, rows of NaNs and signed zeros, passes skipped; the values
 // alone, the positions alone and both (packed 64-bit items, (key, position) pairs).
 TEST(Sorting, RadixPathsMatchTheOracle) {
@@ -391,7 +395,7 @@ TEST(Sorting, RadixPathsMatchTheOracle) {
     std::vector<i64> sizes;
   };
   const std::vector<Case> cases = {
-      {DType::float32, {127, 128, 129, 65535, 65536, 65537, 131075, 2100003}},
+      {DType::float32, {127, 128, 129, 65535, 65536, 65537, 131075, 1100003}},
       {DType::int32, {129, 65536, 131075}},
       {DType::uint32, {65537}},
       {DType::float64, {129, 65537, 140001}},
@@ -411,6 +415,7 @@ TEST(Sorting, RadixPathsMatchTheOracle) {
         const auto b = pattern_bytes(c.t, n, pattern, rng);
         const Array a = raw_array(c.t, b, {n});
         for (bool desc : {false, true}) {
+          if (desc && n > 65537 && pattern != 0 && pattern != 4) continue;
           const std::string what = std::string(xp::name(c.t)) + " n " + std::to_string(n) + " pattern " +
                                    std::to_string(pattern) + " desc " + std::to_string(desc);
           const std::vector<i64> want = oracle_argsort(c.t, b, 1, n, desc);

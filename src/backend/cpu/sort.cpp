@@ -13,6 +13,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "backend/backend.hpp"
 #include "backend/sort_keys.hpp"
 #include "runtime/parallel.hpp"
 #include "xp/error.hpp"
@@ -142,30 +143,52 @@ struct PairItems {  // any key, any position
   static i64 index(const Item& x) noexcept { return static_cast<i64>(x.i); }
 };
 
-constexpr i64 kSmallRow = 128;        // rows up to this: std::stable_sort
-constexpr i64 kWideRow = i64{1} << 16;  // rows from this (32- and 64-bit keys): 11-bit digits
-constexpr i64 kThreadRow = i64{1} << 16;  // one thread per this many elements of a row, at most
-constexpr i64 kStreamBytes = i64{8} << 20;  // passes over at least this many bytes: streaming stores
+constexpr i64 kSmallRow = 128;              // rows up to this: std::stable_sort
+constexpr i64 kWideRow = i64{1} << 16;      // rows from this (32- and 64-bit keys): 11-bit digits
+constexpr i64 kThreadRow = i64{1} << 16;    // one thread per this many elements of a row, at most
+constexpr i64 kStreamBytes = i64{4} << 20;  // passes over at least this many bytes: streaming stores
 
-// Memory aligned to a cache line, uninitialized.
+// Uninitialized memory on a cache line's boundary. Big buffers come from the CPU backend's allocator,
+// which puts them on huge pages and keeps freed ones for the next request of the size: a sort called
+// again does not fault its scratch in again.
 template <class T>
-struct Buffer {
-  T* p = nullptr;
-  std::size_t n = 0;
+class Buffer {
+ public:
   Buffer() = default;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { ::operator delete(static_cast<void*>(p), std::align_val_t{64}); }
+  ~Buffer() { reset(); }
   T* get(std::size_t want) {
-    if (want > n) {
-      ::operator delete(static_cast<void*>(p), std::align_val_t{64});
-      p = nullptr;
-      n = 0;
-      p = static_cast<T*>(::operator new(want * sizeof(T), std::align_val_t{64}));
-      n = want;
+    if (want > n_) {
+      reset();
+      const std::size_t bytes = std::max<std::size_t>(want * sizeof(T), 64);
+      if (bytes >= kBig) {
+        a_ = backend_for(Device::cpu()).allocate(bytes);
+        p_ = reinterpret_cast<T*>(a_.data);
+      } else {
+        p_ = static_cast<T*>(::operator new ((bytes + 63) / 64 * 64, std::align_val_t{64}));
+      }
+      n_ = want;
     }
-    return p;
+    return p_;
   }
+  T* data() const noexcept { return p_; }
+
+ private:
+  void reset() noexcept {
+    if (a_.data != nullptr) {
+      if (a_.release != nullptr) a_.release(a_.data, a_.bytes);
+      a_ = Allocation{};
+    } else if (p_ != nullptr) {
+      ::operator delete (static_cast<void*>(p_), std::align_val_t{64});
+    }
+    p_ = nullptr;
+    n_ = 0;
+  }
+  static constexpr std::size_t kBig = std::size_t{1} << 20;
+  Allocation a_;
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
 };
 
 // Float rows' zeros and NaNs, whose keys are shared by several bit patterns: how many, whether their
@@ -222,9 +245,13 @@ inline void stream_line(void* dst, const void* src) noexcept {
   _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
   _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
 }
-inline void stream_fence() noexcept { _mm_sfence(); }
+inline void stream_fence() noexcept {
+  _mm_sfence();
+}
 #else
-inline void stream_line(void* dst, const void* src) noexcept { std::memcpy(dst, src, 64); }
+inline void stream_line(void* dst, const void* src) noexcept {
+  std::memcpy(dst, src, 64);
+}
 inline void stream_fence() noexcept {}
 #endif
 
@@ -345,32 +372,77 @@ class RowSort {
   // The counts of every pass's digit in every chunk of the input (hist_[t][d][b]) and, for floats,
   // the zeros and NaNs.
   void count_digits() {
-    const int P = P_, B = B_, D = D_;
-    const auto mask = static_cast<std::uint32_t>(B - 1);
+    if (D_ == 11)
+      count_digits_as<11>();
+    else
+      count_digits_as<8>();
+  }
+  template <int D>
+  void count_digits_as() {
+    constexpr int P = (static_cast<int>(sizeof(K)) * 8 + D - 1) / D, B = 1 << D;
+    constexpr std::uint32_t mask = B - 1;
     hist_.assign(static_cast<std::size_t>(T_) * P * B, 0);
     std::vector<Shared<K>> sh(static_cast<std::size_t>(T_));
+    std::vector<char> special(static_cast<std::size_t>(T_), 0);
+    const Codec<K, kind> codec = codec_;
+    // Only a float row sorted by its keys alone needs its zeros and NaNs.
+    const bool note = kind == Kind::real && !Tr::kIndexed;
     parallel_for(T_, 1, [&](i64 tb, i64 te) {
-      std::vector<std::uint32_t> c(static_cast<std::size_t>(P) * B);
+      std::vector<std::uint32_t> counts(static_cast<std::size_t>(P) * B * 2);
+      std::uint32_t* __restrict c = counts.data();
+      std::uint32_t* __restrict c2 = c + static_cast<std::size_t>(P) * B;
       for (i64 t = tb; t < te; ++t) {
-        Shared<K> s;
+        const K* __restrict in = in_;
         const i64 hi = chunk_begin(static_cast<int>(t) + 1);
         for (i64 b0 = chunk_begin(static_cast<int>(t)); b0 < hi; b0 += i64{1} << 30) {
-          std::fill(c.begin(), c.end(), 0u);
+          std::fill(counts.begin(), counts.end(), 0u);
           const i64 b1 = std::min(hi, b0 + (i64{1} << 30));
-          for (i64 i = b0; i < b1; ++i) {
-            const K bits = in_[i];
-            const auto k = static_cast<std::uint64_t>(codec_.encode(bits));
-            for (int d = 0; d < P; ++d) ++c[static_cast<std::size_t>(d) * B + ((k >> (d * D)) & mask)];
-            note_shared<K, kind>(s, bits, codec_.inf);
+          // 256 keys at a time: made (and the zeros and NaNs noted) by a loop the compiler
+          // vectorizes, then counted.
+          K keys[256];
+          for (i64 i0 = b0; i0 < b1; i0 += 256) {
+            const int m = static_cast<int>(std::min<i64>(256, b1 - i0));
+            for (int j = 0; j < m; ++j) keys[j] = codec.encode(in[i0 + j]);
+            if (note) {  // any zero or NaN? (counted exactly afterwards where there is one)
+              K any = 0;
+              for (int j = 0; j < m; ++j) {
+                const K k = keys[j] ^ codec.flip;
+                any |= static_cast<K>(k == kTop<K> || k == static_cast<K>(~K{0}));
+              }
+              special[static_cast<std::size_t>(t)] |= any != 0;
+            }
+            // Two tables, even and odd elements: a run of equal digits (the top digit of floats
+            // near one magnitude) then waits on one increment in two.
+            int j = 0;
+            for (; j + 1 < m; j += 2) {
+              const auto k0 = static_cast<std::uint64_t>(keys[j]), k1 = static_cast<std::uint64_t>(keys[j + 1]);
+              for (int d = 0; d < P; ++d) {
+                ++c[d * B + ((k0 >> (d * D)) & mask)];
+                ++c2[d * B + ((k1 >> (d * D)) & mask)];
+              }
+            }
+            if (j < m) {
+              const auto k = static_cast<std::uint64_t>(keys[j]);
+              for (int d = 0; d < P; ++d) ++c[d * B + ((k >> (d * D)) & mask)];
+            }
           }
           i64* h = hist_.data() + static_cast<std::size_t>(t) * P * B;
-          for (std::size_t x = 0; x < c.size(); ++x) h[x] += c[x];
+          for (std::size_t x = 0; x < static_cast<std::size_t>(P) * B; ++x) h[x] += c[x] + c2[x];
         }
-        sh[static_cast<std::size_t>(t)] = s;
       }
     });
     shared_ = Shared<K>{};
-    for (const auto& s : sh) shared_.add(s);
+    if (std::find(special.begin(), special.end(), 1) != special.end()) {
+      parallel_for(T_, 1, [&](i64 tb, i64 te) {
+        for (i64 t = tb; t < te; ++t) {
+          Shared<K> s;
+          for (i64 i = chunk_begin(static_cast<int>(t)); i < chunk_begin(static_cast<int>(t) + 1); ++i)
+            note_shared<K, kind>(s, in_[i], codec.inf);
+          sh[static_cast<std::size_t>(t)] = s;
+        }
+      });
+      for (const auto& s : sh) shared_.add(s);
+    }
     set_shared_bits();
   }
 
@@ -397,7 +469,7 @@ class RowSort {
     i64 running = 0;
     for (int b = 0; b < B; ++b) {
       for (int t = 0; t < T; ++t) {
-        pos_[static_cast<std::size_t>(t) * 2 * B + b] = running;  // where chunk t's next item goes
+        pos_[static_cast<std::size_t>(t) * 2 * B + b] = running;      // where chunk t's next item goes
         pos_[static_cast<std::size_t>(t) * 2 * B + B + b] = running;  // where its range starts
         running += cnt[static_cast<std::size_t>(t) * B + b];
       }
@@ -409,7 +481,7 @@ class RowSort {
       for (i64 t = tb; t < te; ++t) {
         i64* pos = pos_.data() + static_cast<std::size_t>(t) * 2 * B;
         const i64* start = pos + B;
-        Item* wc = wc_.p + static_cast<std::size_t>(t) * B * kLine;
+        Item* wc = wc_.data() + static_cast<std::size_t>(t) * B * kLine;
         i64* next = T > 1 && nd >= 0 ? next_.data() + static_cast<std::size_t>(t) * T * B : nullptr;
         // Writes the buffered items of bucket b for positions [s, e) (within one line).
         auto flush = [&](std::uint32_t b, i64 s, i64 e) {
@@ -432,22 +504,18 @@ class RowSort {
             std::memcpy(static_cast<void*>(dst + s), line + o, static_cast<std::size_t>(e - s) * sizeof(Item));
         };
         const i64 lo = chunk_begin(static_cast<int>(t)), hi = chunk_begin(static_cast<int>(t) + 1);
-        auto step = [&](const Item& x) {
-          const auto b = static_cast<std::uint32_t>((static_cast<std::uint64_t>(Tr::key(x)) >> shift) & mask);
-          const i64 p = pos[b]++;
-          wc[static_cast<std::size_t>(b) * kLine + static_cast<std::size_t>(p & (kLine - 1))] = x;
-          if (((p + 1) & (kLine - 1)) == 0) {
-            const i64 s = p + 1 - kLine;
-            if (s >= start[b])
-              flush(b, s, p + 1);
-            else
-              flush(b, start[b], p + 1);
-          }
-        };
-        if (first) {
-          for (i64 i = lo; i < hi; ++i) step(Tr::make(key_of(i), i));
+        if (D_ == 11) {
+          if (first)
+            scatter_loop<11>(lo, hi, shift, pos, start, wc, flush,
+                             [in = in_, codec = codec_](i64 i) { return Tr::make(codec.encode(in[i]), i); });
+          else
+            scatter_loop<11>(lo, hi, shift, pos, start, wc, flush, [src](i64 i) { return src[i]; });
         } else {
-          for (i64 i = lo; i < hi; ++i) step(src[i]);
+          if (first)
+            scatter_loop<8>(lo, hi, shift, pos, start, wc, flush,
+                            [in = in_, codec = codec_](i64 i) { return Tr::make(codec.encode(in[i]), i); });
+          else
+            scatter_loop<8>(lo, hi, shift, pos, start, wc, flush, [src](i64 i) { return src[i]; });
         }
         for (int b = 0; b < B; ++b) {  // the partial lines left
           const i64 e = pos[b];
@@ -458,6 +526,24 @@ class RowSort {
         if (nt) stream_fence();
       }
     });
+  }
+
+  // Items lo..hi of the source (load(i)) into the line buffers of their digit (bits shift.. of the
+  // key), each full line handed to flush(b, s, e) (positions s..e of the destination).
+  template <int D, class Flush, class Load>
+  static void scatter_loop(i64 lo, i64 hi, int shift, i64* __restrict pos, const i64* __restrict start,
+                           Item* __restrict wc, Flush& flush, Load load) {
+    constexpr std::uint64_t mask = (1u << D) - 1;
+    for (i64 i = lo; i < hi; ++i) {
+      const Item x = load(i);
+      const auto b = static_cast<std::uint32_t>((static_cast<std::uint64_t>(Tr::key(x)) >> shift) & mask);
+      const i64 p = pos[b]++;
+      wc[static_cast<std::size_t>(b) * kLine + static_cast<std::size_t>(p & (kLine - 1))] = x;
+      if (((p + 1) & (kLine - 1)) == 0) [[unlikely]] {
+        const i64 s = p + 1 - kLine;
+        flush(b, s >= start[b] ? s : start[b], p + 1);
+      }
+    }
   }
 
   // An item of the last pass as the output's element: the value's bits, or the position.
