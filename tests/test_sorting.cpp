@@ -298,7 +298,8 @@ TEST(Sorting, OtherAxesViewsEmptyAnd0d) {
 // Rows of `pattern` for the radix sort's paths: 0 random (ties, NaNs of both signs, zeros of both
 // signs), 1 already sorted, 2 reversed, 3 all equal, 4 mostly NaNs (both signs) and zeros of both
 // signs, 5 one NaN and one zero pattern only (the values need no restoring), 6 keys that differ in
-// their lowest byte only (the other digits' passes skipped).
+// their lowest byte only (the other digits' passes skipped), 7 distinct values with a -0.0, a 0.0
+// and two NaNs of different signs far apart.
 std::vector<std::uint8_t> pattern_bytes(DType t, i64 n, int pattern, std::mt19937_64& rng) {
   const std::size_t isz = xp::itemsize(t);
   std::vector<std::uint8_t> b = random_bytes(t, n, rng);
@@ -353,6 +354,23 @@ std::vector<std::uint8_t> pattern_bytes(DType t, i64 n, int pattern, std::mt1993
         std::memset(p, 0, isz);
         p[0] = static_cast<std::uint8_t>(rng() & (t == DType::bool_ ? 1 : 0xFF));
         if (is_float) p[isz - 1] = t == DType::float16 ? 0x3C : 0x3F;  // a normal exponent: no NaNs
+      }
+      return b;
+    case 7:  // distinct values, and a -0.0, a 0.0 and two NaNs far apart (few blocks hold them)
+      if (!is_float) return b;
+      for (i64 i = 0; i < n; ++i) {
+        std::uint8_t* p = at(i);
+        for (std::size_t j = 0; j + 1 < isz; ++j) p[j] = static_cast<std::uint8_t>(rng());
+        p[isz - 1] = static_cast<std::uint8_t>((rng() & 0x80) | (t == DType::float16 ? 0x38 : 0x3E));
+      }
+      for (const i64 where : {n / 3, n / 7, n - 2, i64{5}}) {
+        const std::uint64_t sign = std::uint64_t{1} << (8 * isz - 1);
+        const std::uint64_t nan = isz == 8              ? 0x7FF8000000000000ull
+                                  : isz == 4            ? 0x7FC00000u
+                                  : t == DType::float16 ? 0x7E00u
+                                                        : 0x7FC0u;
+        const std::uint64_t v = where == n - 2 ? sign : where == n / 3 ? 0 : where == 5 ? nan | sign : nan;
+        std::memcpy(at(where), &v, isz);
       }
       return b;
     default:
@@ -410,7 +428,7 @@ TEST(Sorting, RadixPathsMatchTheOracle) {
   for (const Case& c : cases) {
     const i64 isz = static_cast<i64>(xp::itemsize(c.t));
     for (i64 n : c.sizes) {
-      for (int pattern = 0; pattern <= 6; ++pattern) {
+      for (int pattern = 0; pattern <= 7; ++pattern) {
         if (n > 200000 && pattern != 0 && pattern != 4) continue;  // the longest row: two patterns
         const auto b = pattern_bytes(c.t, n, pattern, rng);
         const Array a = raw_array(c.t, b, {n});

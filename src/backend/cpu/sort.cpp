@@ -62,7 +62,12 @@ void unravel(i64 e, int ndim, const i64* shape, i64* ix) noexcept {
 // the count of the next pass's digit per destination chunk made as the lines are written. What is
 // sorted is the key alone where only the values are wanted (the sorted keys turned back into the
 // values' bits), a key and a 32-bit position packed into 64 bits where positions are wanted, else a
-// (key, position) pair. Rows of at most kSmallRow elements are sorted by std::stable_sort instead.
+// (key, position) pair. The first pass reads the input, the last writes the output where it holds
+// what is sorted (values alone; positions alone, turned into int64 as the lines are written): the
+// only scratch is one row. Keys shared by several bit patterns (-0.0 and +0.0, NaNs) are put back to
+// their own bits in input order after a values-only sort, in one more read of the row where the row
+// has more than one pattern of them. Rows of at most kSmallRow elements are sorted by
+// std::stable_sort instead. docs/performance.md has the measurements.
 
 enum class Kind { bits, sign, real };  // bool and unsigned integers; signed integers; floats
 
@@ -221,21 +226,6 @@ void note_shared(Shared<K>& s, K bits, K inf) noexcept {
   }
 }
 
-// Puts the zeros and NaNs of a float row sorted by its keys alone (values, n elements) back to their
-// own bits, in input order: they hold one range each of the sorted row.
-template <class K>
-void restore_shared(const K* in, K* values, i64 n, const Shared<K>& s, K inf, bool descending) {
-  const i64 z0 = descending ? n - s.neg - s.zeros : s.neg;
-  const i64 n0 = descending ? 0 : n - s.nans;
-  i64 z = z0, q = n0;
-  for (i64 i = 0; i < n; ++i) {
-    const K bits = in[i];
-    const K mag = static_cast<K>(bits & static_cast<K>(~kTop<K>));
-    if (mag == 0) values[z++] = bits;
-    if (mag > inf) values[q++] = bits;
-  }
-}
-
 #if defined(__SSE2__)
 inline void stream_line(void* dst, const void* src) noexcept {
   auto* d = static_cast<__m128i*>(dst);
@@ -274,6 +264,8 @@ class RowSort {
     D_ = key_bits >= 32 && n >= kWideRow ? 11 : 8;
     B_ = 1 << D_;
     P_ = (key_bits + D_ - 1) / D_;
+    bounds_.resize(static_cast<std::size_t>(T_) + 1);
+    for (int t = 0; t <= T_; ++t) bounds_[static_cast<std::size_t>(t)] = chunk_begin(t);
     count_digits();
     std::vector<int> active;
     for (int d = 0; d < P_; ++d) {
@@ -314,18 +306,16 @@ class RowSort {
     }
     if (out == nullptr) emit(src, values, indices);
     if constexpr (kind == Kind::real && !Tr::kIndexed) {
-      if (shared_.mixed()) restore_shared<K>(in, values, n, shared_, codec_.inf, codec_.flip != 0);
+      if (shared_.mixed()) restore_shared(values, false);
     }
   }
 
  private:
   K key_of(i64 i) const noexcept { return codec_.encode(in_[i]); }
   i64 chunk_begin(int t) const noexcept { return n_ * t / T_; }
+  // The chunk that position p of a row falls in (bounds_: the chunks' starts, then n).
   int chunk_of(i64 p) const noexcept {
-    int t = static_cast<int>(static_cast<i64>((static_cast<__int128>(p) * T_) / n_));
-    while (t + 1 < T_ && chunk_begin(t + 1) <= p) ++t;
-    while (t > 0 && chunk_begin(t) > p) --t;
-    return t;
+    return static_cast<int>(std::upper_bound(bounds_.begin(), bounds_.end(), p) - bounds_.begin()) - 1;
   }
 
   // Rows of at most kSmallRow: a merge sort of the items.
@@ -341,7 +331,7 @@ class RowSort {
     set_shared_bits();
     emit(items.data(), values, indices);
     if constexpr (kind == Kind::real && !Tr::kIndexed) {
-      if (shared_.mixed()) restore_shared<K>(in_, values, n_, shared_, codec_.inf, codec_.flip != 0);
+      if (shared_.mixed()) restore_shared(values, true);
     }
   }
 
@@ -382,8 +372,7 @@ class RowSort {
     constexpr int P = (static_cast<int>(sizeof(K)) * 8 + D - 1) / D, B = 1 << D;
     constexpr std::uint32_t mask = B - 1;
     hist_.assign(static_cast<std::size_t>(T_) * P * B, 0);
-    std::vector<Shared<K>> sh(static_cast<std::size_t>(T_));
-    std::vector<char> special(static_cast<std::size_t>(T_), 0);
+    flags_.assign(static_cast<std::size_t>(T_), {});
     const Codec<K, kind> codec = codec_;
     // Only a float row sorted by its keys alone needs its zeros and NaNs.
     const bool note = kind == Kind::real && !Tr::kIndexed;
@@ -393,7 +382,9 @@ class RowSort {
       std::uint32_t* __restrict c2 = c + static_cast<std::size_t>(P) * B;
       for (i64 t = tb; t < te; ++t) {
         const K* __restrict in = in_;
-        const i64 hi = chunk_begin(static_cast<int>(t) + 1);
+        const i64 lo = chunk_begin(static_cast<int>(t)), hi = chunk_begin(static_cast<int>(t) + 1);
+        std::vector<std::uint8_t>& flags = flags_[static_cast<std::size_t>(t)];
+        if (note) flags.assign(static_cast<std::size_t>((hi - lo + 255) / 256), 0);
         for (i64 b0 = chunk_begin(static_cast<int>(t)); b0 < hi; b0 += i64{1} << 30) {
           std::fill(counts.begin(), counts.end(), 0u);
           const i64 b1 = std::min(hi, b0 + (i64{1} << 30));
@@ -403,13 +394,13 @@ class RowSort {
           for (i64 i0 = b0; i0 < b1; i0 += 256) {
             const int m = static_cast<int>(std::min<i64>(256, b1 - i0));
             for (int j = 0; j < m; ++j) keys[j] = codec.encode(in[i0 + j]);
-            if (note) {  // any zero or NaN? (counted exactly afterwards where there is one)
+            if (note) {  // any zero or NaN in these 256? (looked at afterwards where there is one)
               K any = 0;
               for (int j = 0; j < m; ++j) {
                 const K k = keys[j] ^ codec.flip;
                 any |= static_cast<K>(k == kTop<K> || k == static_cast<K>(~K{0}));
               }
-              special[static_cast<std::size_t>(t)] |= any != 0;
+              flags[static_cast<std::size_t>((i0 - lo) / 256)] = any != 0;
             }
             // Two tables, even and odd elements: a run of equal digits (the top digit of floats
             // near one magnitude) then waits on one increment in two.
@@ -432,18 +423,52 @@ class RowSort {
       }
     });
     shared_ = Shared<K>{};
-    if (std::find(special.begin(), special.end(), 1) != special.end()) {
-      parallel_for(T_, 1, [&](i64 tb, i64 te) {
-        for (i64 t = tb; t < te; ++t) {
-          Shared<K> s;
-          for (i64 i = chunk_begin(static_cast<int>(t)); i < chunk_begin(static_cast<int>(t) + 1); ++i)
-            note_shared<K, kind>(s, in_[i], codec.inf);
-          sh[static_cast<std::size_t>(t)] = s;
-        }
-      });
-      for (const auto& s : sh) shared_.add(s);
+    if (note) {
+      // The negative numbers: the keys below the zeros' (above, descending). Their top digit's
+      // buckets start at the zeros' key, so the top digit's counts give them.
+      const int top = P - 1;
+      const auto split = static_cast<std::size_t>(static_cast<std::uint64_t>(kTop<K>) >> (top * D));
+      i64 below = 0;
+      for (int t = 0; t < T_; ++t)
+        for (std::size_t b = 0; b < split; ++b) below += hist_[(static_cast<std::size_t>(t) * P + top) * B + b];
+      for_flagged([&](i64 i) { note_shared<K, kind>(shared_, in_[i], codec.inf); });
+      shared_.neg = codec.flip != 0 ? n_ - below : below;
     }
     set_shared_bits();
+  }
+
+  // Calls f(i) for the elements of the blocks of 256 that count_digits saw a zero or NaN in, in order.
+  template <class F>
+  void for_flagged(F&& f) const {
+    for (int t = 0; t < T_; ++t) {
+      const i64 lo = chunk_begin(t), hi = chunk_begin(t + 1);
+      const std::vector<std::uint8_t>& flags = flags_[static_cast<std::size_t>(t)];
+      for (std::size_t k = 0; k < flags.size(); ++k) {
+        if (flags[k] == 0) continue;
+        const i64 b = lo + static_cast<i64>(k) * 256;
+        for (i64 i = b; i < std::min(hi, b + 256); ++i) f(i);
+      }
+    }
+  }
+
+  // Puts the zeros and NaNs of a float row sorted by its keys alone back to their own bits, in input
+  // order: they hold one range each of the sorted row.
+  void restore_shared(K* values, bool all) const {
+    const Shared<K>& s = shared_;
+    const bool descending = codec_.flip != 0;
+    i64 z = descending ? n_ - s.neg - s.zeros : s.neg;
+    i64 q = descending ? 0 : n_ - s.nans;
+    auto put = [&](i64 i) {
+      const K bits = in_[i];
+      const K mag = static_cast<K>(bits & static_cast<K>(~kTop<K>));
+      if (mag == 0) values[z++] = bits;
+      if (mag > codec_.inf) values[q++] = bits;
+    };
+    if (all) {
+      for (i64 i = 0; i < n_; ++i) put(i);
+    } else {
+      for_flagged(put);
+    }
   }
 
   // One pass on digit d (the next pass's: nd, -1 for none): src (null: the input) to dst.
@@ -491,11 +516,17 @@ class RowSort {
             for (int j = o; j < o + static_cast<int>(e - s); ++j) line[j] = finish_item(line[j]);
           } else if (next != nullptr) {
             int c = chunk_of(s);
-            i64 bound = chunk_begin(c + 1);
-            for (i64 p = s; p < e; ++p) {
-              if (p >= bound) bound = chunk_begin(++c + 1);
-              const auto k = static_cast<std::uint64_t>(Tr::key(line[p & (kLine - 1)]));
-              ++next[static_cast<std::size_t>(c) * B + ((k >> nshift) & mask)];
+            const i64 bound = bounds_[static_cast<std::size_t>(c) + 1];
+            if (e <= bound) {  // the whole line in one chunk (all but at most T - 1 lines)
+              i64* h = next + static_cast<std::size_t>(c) * B;
+              for (int j = o; j < o + static_cast<int>(e - s); ++j)
+                ++h[(static_cast<std::uint64_t>(Tr::key(line[j])) >> nshift) & mask];
+            } else {
+              for (i64 p = s; p < e; ++p) {
+                if (p >= bounds_[static_cast<std::size_t>(c) + 1]) ++c;
+                const auto k = static_cast<std::uint64_t>(Tr::key(line[p & (kLine - 1)]));
+                ++next[static_cast<std::size_t>(c) * B + ((k >> nshift) & mask)];
+              }
             }
           }
           if (nt && aligned && e - s == kLine)
@@ -561,7 +592,8 @@ class RowSort {
   const K* in_ = nullptr;
   i64 n_ = 0;
   int T_ = 1, D_ = 8, B_ = 256, P_ = 4;
-  std::vector<i64> hist_, next_, pos_;
+  std::vector<i64> hist_, next_, pos_, bounds_;
+  std::vector<std::vector<std::uint8_t>> flags_;  // count_digits: blocks of 256 with zeros or NaNs
   Shared<K> shared_;
   Buffer<Item> scratch0_, scratch1_, wc_;
 };
