@@ -1,8 +1,10 @@
 // Sorting, searching, sets and advanced indexing (xp/sorting.hpp, Index's array indices): the
 // order against an oracle written here (std::stable_sort with NumPy's comparison), every dtype,
 // rows and other axes, views, empty and 0-d arrays, the errors and that a failed write leaves the
-// array as it was; the CUDA sort program's source compiled with NVRTC (no GPU needed); and, on a
-// GPU (SortingGpu.*, skipped without one), every function on cuda:0 against the CPU bit for bit.
+// array as it was; the CPU radix sort's paths (thresholds, threads, values and/or positions,
+// restored zeros and NaNs), through Backend::sort too; the CUDA sort program's source compiled
+// with NVRTC (no GPU needed); and, on a GPU (SortingGpu.*, skipped without one), every function
+// on cuda:0 against the CPU bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
