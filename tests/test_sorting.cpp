@@ -1,8 +1,10 @@
 // Sorting, searching, sets and advanced indexing (xp/sorting.hpp, Index's array indices): the
 // order against an oracle written here (std::stable_sort with NumPy's comparison), every dtype,
 // rows and other axes, views, empty and 0-d arrays, the errors and that a failed write leaves the
-// array as it was; the CUDA sort program's source compiled with NVRTC (no GPU needed); and, on a
-// GPU (SortingGpu.*, skipped without one), every function on cuda:0 against the CPU bit for bit.
+// array as it was; the CPU radix sort's paths (thresholds, threads, values and/or positions,
+// restored zeros and NaNs), through Backend::sort too; the CUDA sort program's source compiled
+// with NVRTC (no GPU needed); and, on a GPU (SortingGpu.*, skipped without one), every function
+// on cuda:0 against the CPU bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,8 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/sort.hpp"
 #include "backend/cuda/ew_source.hpp"
 #include "backend/cuda/sort_source.hpp"
+#include "runtime/parallel.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -294,6 +298,186 @@ TEST(Sorting, OtherAxesViewsEmptyAnd0d) {
   EXPECT_EQ(xp::argsort(xp::empty({0, 4}, DType::float32, kCpu), 0).dtype(), DType::int64);
   EXPECT_THROW(xp::sort(xp::asarray(std::vector<float>{1}, xp::Shape{}, kCpu)), xp::ValueError);
   EXPECT_THROW(xp::argsort(a, 3), xp::ValueError);
+}
+
+// Rows of `pattern` for the radix sort's paths: 0 random (ties, NaNs of both signs, zeros of both
+// signs), 1 already sorted, 2 reversed, 3 all equal, 4 mostly NaNs (both signs) and zeros of both
+// signs, 5 one NaN and one zero pattern only (the values need no restoring), 6 keys that differ in
+// their lowest byte only (the other digits' passes skipped), 7 distinct values with a -0.0, a 0.0
+// and two NaNs of different signs far apart.
+std::vector<std::uint8_t> pattern_bytes(DType t, i64 n, int pattern, std::mt19937_64& rng) {
+  const std::size_t isz = xp::itemsize(t);
+  std::vector<std::uint8_t> b = random_bytes(t, n, rng);
+  auto at = [&](i64 i) { return b.data() + i * static_cast<i64>(isz); };
+  const bool is_float = t == DType::float16 || t == DType::bfloat16 || t == DType::float32 || t == DType::float64;
+  switch (pattern) {
+    case 1:
+    case 2: {
+      std::vector<i64> ix = oracle_argsort(t, b, 1, n, pattern == 2);
+      std::vector<std::uint8_t> s(b.size());
+      for (i64 i = 0; i < n; ++i) std::memcpy(s.data() + i * static_cast<i64>(isz), at(ix[i]), isz);
+      return s;
+    }
+    case 3:
+      for (i64 i = 1; i < n; ++i) std::memcpy(at(i), at(0), isz);
+      return b;
+    case 4:
+      if (!is_float) return b;
+      for (i64 i = 0; i < n; ++i) {
+        const auto r = rng() % 8;
+        const std::uint64_t sign = std::uint64_t{1} << (8 * isz - 1);
+        const std::uint64_t nan = isz == 8              ? 0x7FF8000000000000ull
+                                  : isz == 4            ? 0x7FC00000u
+                                  : t == DType::float16 ? 0x7E00u
+                                                        : 0x7FC0u;
+        const std::uint64_t bits = r < 3    ? nan
+                                   : r < 5  ? (nan | sign) | (r == 4 ? 1 : 0)
+                                   : r == 5 ? sign
+                                   : r == 6 ? 0
+                                            : 1;
+        std::memcpy(at(i), &bits, isz);
+      }
+      return b;
+    case 5:
+      if (!is_float) return b;
+      for (i64 i = 0; i < n; ++i) {
+        std::uint8_t* p = at(i);
+        const Elem e = elem(t, p);
+        if (e.nan || e.v == 0) {
+          const std::uint64_t bits = e.nan ? (isz == 8              ? 0xFFF8000000000000ull
+                                              : isz == 4            ? 0xFFC00000u
+                                              : t == DType::float16 ? 0xFE00u
+                                                                    : 0xFFC0u)
+                                           : std::uint64_t{1} << (8 * isz - 1);  // -NaN, -0.0
+          std::memcpy(p, &bits, isz);
+        }
+      }
+      return b;
+    case 6:
+      for (i64 i = 0; i < n; ++i) {
+        std::uint8_t* p = at(i);
+        std::memset(p, 0, isz);
+        p[0] = static_cast<std::uint8_t>(rng() & (t == DType::bool_ ? 1 : 0xFF));
+        if (is_float) p[isz - 1] = t == DType::float16 ? 0x3C : 0x3F;  // a normal exponent: no NaNs
+      }
+      return b;
+    case 7:  // distinct values, and a -0.0, a 0.0 and two NaNs far apart (few blocks hold them)
+      if (!is_float) return b;
+      for (i64 i = 0; i < n; ++i) {
+        std::uint8_t* p = at(i);
+        for (std::size_t j = 0; j + 1 < isz; ++j) p[j] = static_cast<std::uint8_t>(rng());
+        p[isz - 1] = static_cast<std::uint8_t>((rng() & 0x80) | (t == DType::float16 ? 0x38 : 0x3E));
+      }
+      for (const i64 where : {n / 3, n / 7, n - 2, i64{5}}) {
+        const std::uint64_t sign = std::uint64_t{1} << (8 * isz - 1);
+        const std::uint64_t nan = isz == 8              ? 0x7FF8000000000000ull
+                                  : isz == 4            ? 0x7FC00000u
+                                  : t == DType::float16 ? 0x7E00u
+                                                        : 0x7FC0u;
+        const std::uint64_t v = where == n - 2 ? sign : where == n / 3 ? 0 : where == 5 ? nan | sign : nan;
+        std::memcpy(at(where), &v, isz);
+      }
+      return b;
+    default:
+      return b;
+  }
+}
+
+// Backend::sort of a row to both outputs at once (as unique's inverse asks for).
+void backend_sort_both(DType t, const std::vector<std::uint8_t>& b, i64 rows, i64 n, bool descending,
+                       std::vector<std::uint8_t>& values, std::vector<i64>& indices) {
+  const i64 isz = static_cast<i64>(xp::itemsize(t));
+  std::vector<std::uint8_t> keys = b;
+  values.assign(b.size(), 0);
+  indices.assign(static_cast<std::size_t>(rows * n), -1);
+  const i64 shape[2] = {rows, n};
+  const i64 kstrides[2] = {n * isz, isz}, istrides[2] = {n * 8, 8};
+  namespace d = xp::detail;
+  const d::View k{reinterpret_cast<std::byte*>(keys.data()), t, 2, shape, kstrides};
+  const d::View v{reinterpret_cast<std::byte*>(values.data()), t, 2, shape, kstrides};
+  const d::View ix{reinterpret_cast<std::byte*>(indices.data()), DType::int64, 2, shape, istrides};
+  d::cpu::sort(k, v, ix, descending);
+}
+
+// The number of CPU threads for a scope.
+struct Threads {
+  int saved = xp::detail::num_threads();
+  explicit Threads(int n) { xp::detail::set_num_threads(n); }
+  ~Threads() { xp::detail::set_num_threads(saved); }
+};
+
+// The radix sort's paths: rows around its thresholds (the merge sort's 128, 8- and 11-bit digits
+// at 2^16, one thread per 2^16 elements, streaming stores from 4 MiB), split over two threads or
+// one; sorted, reversed, constant rows, rows of NaNs and signed zeros, passes skipped; the values
+// alone, the positions alone and both (packed 64-bit items, (key, position) pairs).
+TEST(Sorting, RadixPathsMatchTheOracle) {
+  std::mt19937_64 rng(7);
+  const Threads threads(2);
+  struct Case {
+    DType t;
+    std::vector<i64> sizes;
+  };
+  const std::vector<Case> cases = {
+      {DType::float32, {127, 128, 129, 65535, 65536, 65537, 131075, 1100003}},
+      {DType::int32, {129, 65536, 131075}},
+      {DType::uint32, {65537}},
+      {DType::float64, {129, 65537, 140001}},
+      {DType::int64, {131075}},
+      {DType::uint64, {65537}},
+      {DType::float16, {129, 131075}},
+      {DType::bfloat16, {65537}},
+      {DType::int16, {131075}},
+      {DType::uint8, {131075}},
+      {DType::bool_, {65537}},
+  };
+  for (const Case& c : cases) {
+    const i64 isz = static_cast<i64>(xp::itemsize(c.t));
+    for (i64 n : c.sizes) {
+      for (int pattern = 0; pattern <= 7; ++pattern) {
+        if (n > 200000 && pattern != 0 && pattern != 4) continue;  // the longest row: two patterns
+        const auto b = pattern_bytes(c.t, n, pattern, rng);
+        const Array a = raw_array(c.t, b, {n});
+        for (bool desc : {false, true}) {
+          if (desc && n > 65537 && pattern != 0 && pattern != 4) continue;
+          const std::string what = std::string(xp::name(c.t)) + " n " + std::to_string(n) + " pattern " +
+                                   std::to_string(pattern) + " desc " + std::to_string(desc);
+          const std::vector<i64> want = oracle_argsort(c.t, b, 1, n, desc);
+          ASSERT_EQ(xp::argsort(a, -1, desc).to_vector<i64>(), want) << what;
+          std::vector<std::uint8_t> gathered(b.size());
+          for (i64 i = 0; i < n; ++i)
+            std::memcpy(gathered.data() + i * isz, b.data() + want[static_cast<std::size_t>(i)] * isz,
+                        static_cast<std::size_t>(isz));
+          ASSERT_TRUE(bytes_of(xp::sort(a, 0, desc)) == gathered) << what;
+          std::vector<std::uint8_t> values;
+          std::vector<i64> indices;
+          backend_sort_both(c.t, b, 1, n, desc, values, indices);
+          ASSERT_EQ(indices, want) << what << " (both outputs)";
+          ASSERT_TRUE(values == gathered) << what << " (both outputs)";
+        }
+      }
+    }
+  }
+}
+
+// Many rows at once (each row on one thread, the buffers reused from row to row), of each path.
+TEST(Sorting, ManyRowsReuseTheRowBuffers) {
+  std::mt19937_64 rng(8);
+  const Threads threads(2);
+  for (DType t : {DType::float32, DType::int64, DType::float16}) {
+    for (auto [rows, n] : {std::pair<i64, i64>{40, 129}, {5, 70001}}) {
+      const auto b = random_bytes(t, rows * n, rng);
+      for (bool desc : {false, true}) {
+        const std::vector<i64> want = oracle_argsort(t, b, rows, n, desc);
+        std::vector<std::uint8_t> values;
+        std::vector<i64> indices;
+        backend_sort_both(t, b, rows, n, desc, values, indices);
+        ASSERT_EQ(indices, want) << xp::name(t) << " " << rows << "x" << n;
+        const Array a = raw_array(t, b, {rows, n});
+        ASSERT_EQ(xp::argsort(a, -1, desc).to_vector<i64>(), want) << xp::name(t) << " " << rows << "x" << n;
+        ASSERT_TRUE(bytes_of(xp::sort(a, -1, desc)) == values) << xp::name(t) << " " << rows << "x" << n;
+      }
+    }
+  }
 }
 
 TEST(Searching, NonzeroCountNonzeroAndWhere) {

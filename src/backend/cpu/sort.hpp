@@ -2,9 +2,11 @@
 
 // Sorting and searching on the CPU (sort.cpp): Backend::sort, scatter, flatnonzero and
 // searchsorted of the CPU backend (backend/backend.hpp says what each computes).
-// Sort is a stable least-significant-digit radix sort of the keys of backend/sort_keys.hpp (8-bit
-// digits, digits that every key shares skipped), rows in parallel, one long row split across the
-// threads; short rows use a stable merge sort of the same keys.
+// Sort is a stable least-significant-digit radix sort of the keys of backend/sort_keys.hpp (11-bit
+// digits on long rows of 32- and 64-bit keys, else 8-bit; one counting read for every pass; passes
+// whose digit every key shares skipped; write-combining line buffers), rows in parallel, one long
+// row split across the threads; it moves the keys alone where only the values are wanted, else keys
+// with positions. Short rows use a stable merge sort of the same keys. sort.cpp's comment has more.
 
 #include "backend/ir.hpp"
 
