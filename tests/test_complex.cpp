@@ -204,7 +204,19 @@ TEST(Complex, IndexingMovesWholeElements) {
   EXPECT_THROW(xp::sort(z), xp::TypeError);
   EXPECT_THROW(xp::argsort(z), xp::TypeError);
   EXPECT_THROW(xp::searchsorted(z, z), xp::TypeError);
-  EXPECT_THROW(xp::unique_values(z), xp::TypeError);
+  // unique: equal complex numbers meet in the real-then-imaginary order; each NaN is distinct.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto u = xp::unique_all(vec<c128>({{2, 1}, {1, 5}, {2, 1}, {-0.0, 0}, {0, 0}, {1, -5}, {nan, 0}, {nan, 0}}));
+  const auto uv = u.values.to_vector<c128>();
+  ASSERT_EQ(uv.size(), 6u);
+  EXPECT_EQ(uv[0], c128(0, 0));
+  EXPECT_EQ(uv[1], c128(1, -5));
+  EXPECT_EQ(uv[2], c128(1, 5));
+  EXPECT_EQ(uv[3], c128(2, 1));
+  EXPECT_TRUE(std::isnan(uv[4].real()) && std::isnan(uv[5].real()));
+  EXPECT_EQ(u.counts.to_vector<i64>(), (std::vector<i64>{2, 1, 1, 2, 1, 1}));
+  EXPECT_EQ(u.indices.to_vector<i64>(), (std::vector<i64>{3, 5, 1, 0, 6, 7}));
+  EXPECT_EQ(u.inverse_indices.to_vector<i64>(), (std::vector<i64>{3, 2, 3, 0, 0, 1, 4, 5}));
   EXPECT_EQ(xp::count_nonzero(z).item<i64>(), 4);
 }
 

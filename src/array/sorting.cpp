@@ -199,7 +199,17 @@ UniqueAll unique_impl(const Array& x, bool indices, bool inverse, bool counts) {
     if (inverse) u.inverse_indices = empty(Shape(x.shape().begin(), x.shape().end()), DType::int64, dev);
     return u;
   }
-  const Sorted s = sort_along(flat, 0, false, true, indices || inverse, "unique");
+  Sorted s;
+  if (kind(flat.dtype()) == DTypeKind::complex_floating) {
+    // Complex numbers have no order, but equal ones must meet: sorted by the real part, then the
+    // imaginary part (two stable sorts, NaNs last in each, as NumPy's lexicographic order).
+    const Array by_imag = sort_along(imag(flat), 0, false, false, true, "unique").indices;
+    const Sorted by_real = sort_along(detail::take_unchecked(real(flat), by_imag, 0), 0, false, false, true, "unique");
+    s.indices = detail::take_unchecked(by_imag, by_real.indices, 0);
+    s.values = detail::take_unchecked(flat, s.indices, 0);
+  } else {
+    s = sort_along(flat, 0, false, true, indices || inverse, "unique");
+  }
   // first[i]: s[i] starts a run of equal elements (NaN != NaN: each NaN its own).
   Array first = empty({n}, DType::bool_, dev);
   first.slice({Slice(0, 1)}) = true;

@@ -283,7 +283,8 @@ XP_CM_D xp_complex<T> xp_cm_expm1(xp_complex<T> z) {
     if (R::isinf(x)) return x > 0 ? xp_cm_make(x, R::nan()) : xp_cm_make((T)-1, (T)0);
     return xp_cm_make(R::nan(), R::nan());
   }
-  if (y == 0) return xp_cm_make(R::expm1(x), y);
+  // The standard: expm1(+-0 + 0j) is +0 + 0j (the real function keeps -0's sign; this one does not).
+  if (y == 0) return xp_cm_make(x == 0 ? (T)0 : R::expm1(x), y);
   if (R::isinf(x))
     return x > 0 ? xp_cm_make(R::mul(x, R::cos(y)), R::mul(x, R::sin(y))) : xp_cm_make((T)-1, R::mul((T)0, R::sin(y)));
   if (x > xp_cm_lim<T>::exp_max()) {
@@ -350,8 +351,9 @@ XP_CM_D xp_complex<T> xp_cm_tanh(xp_complex<T> z) {
   const bool fy = !R::isinf(y) && !R::isnan(y);
   if (R::isnan(x)) return y == 0 ? z : xp_cm_make(x, R::nan());
   if (R::isinf(x)) {
-    const T im = fy ? R::copysign((T)0, R::mul(R::sin(y), R::cos(y))) : R::copysign((T)0, y);
-    return xp_cm_make(R::copysign((T)1, x), fy ? im : (T)0);
+    // The standard: tanh(+infinity + bj) is 1 + 0j for a positive finite b (C99 gives 0 the sign
+    // of sin(2b)); a negative b gives -0 by symmetry (tanh(conj(z)) = conj(tanh(z))).
+    return xp_cm_make(R::copysign((T)1, x), fy ? R::copysign((T)0, y) : (T)0);
   }
   if (!fy) return x == 0 ? xp_cm_make(x, R::nan()) : xp_cm_make(R::nan(), R::nan());
   const T ax = R::fabs(x);

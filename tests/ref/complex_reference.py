@@ -135,6 +135,7 @@ def accurate_expm1(z):
     e = np.exp(z.astype(LD))
     r.real = np.where(big, e.real - 1, r.real)
     r.imag = np.where(big, e.imag, r.imag)
+    r.real = np.where((x == 0) & (y == 0), 0, r.real)  # the standard: expm1(+-0 + 0j) = +0 + 0j
     return r
 
 
@@ -167,6 +168,16 @@ def math_reference(op, z, name):
         e = np.exp(z)
         lo = np.empty(z.shape, dtype=ct)
         lo.real, lo.imag = e.real - 1, e.imag
+    if op in ("tanh", "tan"):
+        # The standard, not C99: tanh(+-infinity + bj) for a finite b is +-1 + 0j with the zero of
+        # b's sign (C99 and glibc: the sign of sin(2b)); tan(z) = -i tanh(iz) follows.
+        lo = lo.copy()
+        if op == "tanh":
+            sel = np.isinf(z.real) & np.isfinite(z.imag)
+            lo.imag = np.where(sel, np.copysign(0.0, z.imag), lo.imag)
+        else:
+            sel = np.isinf(z.imag) & np.isfinite(z.real)
+            lo.real = np.where(sel, np.copysign(0.0, z.real), lo.real)
     out = np.where(fin, hi, lo)
     # Signs the standard leaves unspecified (non-finite inputs only).
     x, y = z.real, z.imag
