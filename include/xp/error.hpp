@@ -88,6 +88,21 @@ class XP_API TypeError : public ValueError {
   ~TypeError() override;
 };
 
+// A linear-algebra computation that has no answer for its input: a singular matrix (solve, inv),
+// a matrix that is not positive definite (cholesky), an iteration that did not converge (eigh,
+// svd). Names the function, the batch entry (its index in C order over the leading dimensions; 0
+// for a single matrix) and LAPACK's or cuSOLVER's info code. Derives from ValueError (as NumPy's).
+class XP_API LinAlgError : public ValueError {
+ public:
+  LinAlgError(const std::string& what, std::int64_t batch_index = 0, std::int64_t info = 0);
+  ~LinAlgError() override;
+  std::int64_t batch_index() const noexcept { return batch_index_; }
+  std::int64_t info() const noexcept { return info_; }
+
+ private:
+  std::int64_t batch_index_, info_;
+};
+
 // Arrays on two devices in one operation: names both. Nothing is copied silently.
 class XP_API DeviceMismatch : public ValueError {
  public:

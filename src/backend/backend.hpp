@@ -35,6 +35,24 @@ struct RandomRequest {
   std::int64_t low = 0, high = 0;  // integers: [low, high)
 };
 
+// Dense factorizations (LAPACK on the CPU, cuSOLVER on CUDA): Backend::linalg.
+enum class LinalgOp : std::uint8_t { cholesky, lu, solve, qr, eigh, svd };
+struct LinalgCall {
+  LinalgOp op = LinalgOp::cholesky;
+  bool upper = false;     // cholesky: the upper factor (else the lower)
+  bool complete = false;  // qr: mode "complete"; svd: full_matrices
+  bool vectors = true;    // eigh, svd: the vectors wanted (else the values only)
+};
+
+// Discrete Fourier transforms: Backend::fft.
+enum class FftKind : std::uint8_t { c2c, r2c, c2r };
+struct FftCall {
+  FftKind kind = FftKind::c2c;
+  bool inverse = false;  // c2c: exp(+2 pi i jk / n) (c2r is always inverse, r2c always forward)
+  std::int64_t n = 0;    // the transform's length (the real side's for r2c and c2r)
+  double scale = 1.0;    // multiplies the unnormalized transform
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -86,6 +104,42 @@ class Backend {
   // Fills a C-contiguous view with draw (seed, stream) elements 0 .. n-1 (floats: uniform in
   // [0, 1) or standard normal; integers in [low, high)).
   virtual void fill_random(const RandomRequest& request, const View& out) = 0;
+  // A batch of dense factorizations. Every view is C-contiguous; each holds one matrix (or vector)
+  // per batch entry, the batch being the leading dimensions, equal in every view (the array layer
+  // broadcasts and copies first). dtype float32, float64, complex64 or complex128, one for all
+  // views but the eigenvalues and singular values (the real dtype) and the pivots (int64).
+  //   cholesky  in {a (b.., n, n)}            out {factor (b.., n, n), the other triangle zero};
+  //             only a's triangle named by call.upper is read
+  //   lu        in {a (b.., n, n)}            out {lu (b.., n, n), pivots (b.., n): 0-based, row i
+  //             was swapped with row pivots[i], as getrf's ipiv - 1}; info > 0 (U singular) is
+  //             not an error here: det and slogdet use it
+  //   solve     in {a (b.., n, n), rhs (b.., n, k)}  out {x (b.., n, k)}
+  //   qr        in {a (b.., m, n)}            out {q (b.., m, k), r (b.., k, n)}, k = min(m, n), or
+  //             with call.complete q (b.., m, m) and r (b.., m, n)
+  //   eigh      in {a (b.., n, n)}, lower triangle read
+  //                                           out {w (b.., n) ascending[, v (b.., n, n), columns]}
+  //   svd       in {a (b.., m, n)}            out {s (b.., k) descending[, u (b.., m, m or k),
+  //             vh (b.., n or k, n)]}
+  // info (one per batch entry, C order) is set to 0 where the matrix had an answer and to the
+  // library's positive info code where not (the array layer raises LinAlgError); an argument the
+  // library refuses (a negative info) is thrown as Error. Empty batches and n = 0 do nothing.
+  // Returns false, having done nothing, where this backend cannot compute it (its library is
+  // missing): the array layer then computes on the CPU and copies the results back.
+  virtual bool linalg(const LinalgCall& call, std::span<const View> in, std::span<const View> out,
+                      std::span<std::int64_t> info) {
+    (void)call, (void)in, (void)out, (void)info;
+    return false;
+  }
+  // A batch of 1-D discrete Fourier transforms along the last axis of C-contiguous views (the array
+  // layer moves the axis last): c2c in and out complex of one dtype, (b.., n); r2c in real (b.., n),
+  // out complex (b.., n/2 + 1) of the matching dtype; c2r in complex (b.., n/2 + 1), out real
+  // (b.., n), the imaginary parts of the first element and (n even) of the last ignored. The
+  // unnormalized sum times call.scale, computed in the dtype's precision. in is not modified.
+  // Returns false, having done nothing, where this backend cannot (its library is missing).
+  virtual bool fft(const FftCall& call, const View& in, const View& out) {
+    (void)call, (void)in, (void)out;
+    return false;
+  }
   // Host <-> device copies of contiguous bytes (the CPU backend: memcpy).
   virtual void copy_to_host(const std::byte* src, void* dst, std::size_t bytes) = 0;
   virtual void copy_from_host(const void* src, std::byte* dst, std::size_t bytes) = 0;

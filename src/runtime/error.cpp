@@ -16,6 +16,9 @@ ConfigError::~ConfigError() = default;
 
 ValueError::ValueError(const std::string& what) : Error(what) {}
 ValueError::~ValueError() = default;
+LinAlgError::LinAlgError(const std::string& what, std::int64_t batch_index, std::int64_t info)
+    : ValueError(what), batch_index_(batch_index), info_(info) {}
+LinAlgError::~LinAlgError() = default;
 
 namespace {
 std::string cuda_error_text(int code, const std::string& name, const std::string& message, const std::string& call) {
