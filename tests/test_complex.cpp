@@ -97,7 +97,6 @@ TEST(Complex, OrderingsAndRealOnlyFunctionsAreTypeErrors) {
   EXPECT_THROW(xp::max(z), xp::TypeError);
   EXPECT_THROW(xp::argmin(z), xp::TypeError);
   EXPECT_THROW(xp::var(z), xp::TypeError);
-  EXPECT_THROW(xp::cumulative_prod(z), xp::TypeError);
   EXPECT_THROW(vec<float>({1}) < c128(0, 1), xp::TypeError);
   EXPECT_THROW(xp::conj(xp::asarray({true, false})), xp::TypeError);
   // A complex number does not go into a real array under same_kind.
@@ -177,6 +176,20 @@ TEST(Complex, ReductionsThroughTheParts) {
             (std::vector<c128>{{1, 1}, {3, 0}, {3, 3}}));
   EXPECT_EQ(xp::cumulative_sum(vec<c128>({{1, 1}}), 0, std::nullopt, true).to_vector<c128>(),
             (std::vector<c128>{{0, 0}, {1, 1}}));
+  // cumulative_prod by the doubling scan: Gaussian integers are exact in any grouping, so these are
+  // NumPy's values (np.cumprod) bit for bit; lengths 1 to 5 cross the power-of-two steps.
+  EXPECT_EQ(xp::cumulative_prod(p).to_vector<c128>(), (std::vector<c128>{{1, 1}, {0, 2}, {-2, 2}, {-4, -4}, {-8, -8}}));
+  EXPECT_EQ(xp::cumulative_prod(z, 1).to_vector<c128>(),
+            (std::vector<c128>{{1, 1}, {3, 1}, {8.5, 4.5}, {-4, 2}, {0, 0}, {0, 0}}));
+  EXPECT_EQ(xp::cumulative_prod(z, 0).to_vector<c128>(),
+            (std::vector<c128>{{1, 1}, {2, -1}, {3, 0.5}, {-6, -2}, {0, 0}, {4.5, -8.5}}));
+  EXPECT_EQ(xp::cumulative_prod(vec<c64>({{0, 1}, {0, 1}}), 0, std::nullopt, true).to_vector<c64>(),
+            (std::vector<c64>{{1, 0}, {0, 1}, {-1, 0}}));
+  EXPECT_EQ(xp::cumulative_prod(vec<c64>({{0, 1}}), 0, DType::complex128).dtype(), DType::complex128);
+  const Array empty = xp::cumulative_prod(xp::zeros({2, 0}, DType::complex64), 1);
+  EXPECT_EQ(empty.ndim(), 2);
+  EXPECT_EQ(empty.shape()[0], 2);
+  EXPECT_EQ(empty.size(), 0);
   EXPECT_TRUE(xp::any(vec<c128>({{0, 0}, {0, 1}})).item<bool>());
   EXPECT_FALSE(xp::all(vec<c128>({{0, 0}, {0, 1}})).item<bool>());
   // A transposed view reduces like its copy.

@@ -105,6 +105,8 @@ def test_reductions_and_matmul_match_numpy(dtype):
     close(xp.mean(x, axis=1, keepdims=True), np.mean(a, axis=1, keepdims=True))
     close(xp.prod(x[:, :3], axis=1), np.prod(a[:, :3], axis=1))
     close(xp.cumulative_sum(x, axis=1), np.cumsum(a, axis=1))
+    close(xp.cumulative_prod(x, axis=1), np.cumprod(a, axis=1), ulps=32)  # grouped otherwise than NumPy's
+    close(xp.cumulative_prod(x[0], include_initial=True), np.cumulative_prod(a[0], include_initial=True), ulps=32)
     close(x @ xp.asarray(a.T), a @ a.T, ulps=32)
     close(xp.vecdot(x, x), np.vecdot(a, a), ulps=32)  # conj of the first operand, as the standard
 

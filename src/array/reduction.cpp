@@ -185,10 +185,28 @@ Array cumulative(detail::ReduceOp op, const char* fn, const Array& a_, std::opti
   const bool integer = k == DTypeKind::signed_integer || k == DTypeKind::unsigned_integer;
   const DType t = dtype && integer ? *dtype : sum_dtype(a.dtype());
   if (is_complex(a.dtype())) {
-    // The parts scanned as two real arrays (a running product of complex numbers is not that).
-    if (op != detail::ReduceOp::sum)
-      throw TypeError(std::string(fn) + " is not supported for " + std::string(name(a.dtype())));
-    return from_parts(cumulative(op, fn, as_parts(a), ax, std::nullopt, include_initial));
+    // A sum: the parts scanned as two real arrays. A product (which is not a product of the
+    // parts): the doubling scan, log2(L) steps y[s:] = y[s:] * y[:L - s] of complex multiplication,
+    // so each backend's elementwise multiply computes it (the same bits on every device). Its
+    // products are grouped otherwise than NumPy's left-to-right loop: the results agree within
+    // rounding, not bit for bit (docs/semantics.md).
+    if (op == detail::ReduceOp::sum)
+      return from_parts(cumulative(op, fn, as_parts(a), ax, std::nullopt, include_initial));
+    const std::int64_t L = a.shape()[static_cast<std::size_t>(ax)];
+    const auto part = [&](const Array& y, std::int64_t start, std::int64_t stop) {
+      std::vector<Index> index(static_cast<std::size_t>(nd), Index(Slice()));
+      index[static_cast<std::size_t>(ax)] = Index(Slice(start, stop));
+      return y.slice(index);
+    };
+    Array y = a.copy();
+    for (std::int64_t s = 1; s < L; s *= 2) y = concat({part(y, 0, s), multiply(part(y, s, L), part(y, 0, L - s))}, ax);
+    if (include_initial) {
+      Shape one(a.shape().begin(), a.shape().end());
+      one[static_cast<std::size_t>(ax)] = 1;
+      y = concat({ones(one, a.dtype(), a.device()), y}, ax);
+    }
+    y.eval();
+    return y;
   }
   const ImplPtr& x = impl_of(a);
   detail::materialize(*x);
