@@ -450,16 +450,17 @@ Array trace(const Array& x, std::int64_t offset, std::optional<DType> dtype) {
 Array cross(const Array& x1, const Array& x2, int axis) {
   if (!(x1.device() == x2.device())) throw DeviceMismatch("cross", x1.device().str(), x2.device().str());
   if (x1.ndim() == 0 || x2.ndim() == 0) throw ValueError("cross: the inputs must have at least 1 dimension");
-  const Shape shape = broadcast_shapes(Shape(x1.shape().begin(), x1.shape().end()),
-                                       Shape(x2.shape().begin(), x2.shape().end()));
+  const Shape shape =
+      broadcast_shapes(Shape(x1.shape().begin(), x1.shape().end()), Shape(x2.shape().begin(), x2.shape().end()));
   const int nd = static_cast<int>(shape.size());
   const int ax = detail::normalize_axis(axis, nd, "cross");
   // The vectors' axis is not broadcast (the Array API): 3 elements in each input.
   for (const Array* x : {&x1, &x2}) {
     const int j = ax - (nd - x->ndim());
     if (j < 0 || x->shape(j) != 3) {
-      throw ValueError("cross: axis " + std::to_string(axis) + " must have 3 elements in both inputs; their shapes are " +
-                       detail::shape_str(x1.shape()) + " and " + detail::shape_str(x2.shape()));
+      throw ValueError("cross: axis " + std::to_string(axis) +
+                       " must have 3 elements in both inputs; their shapes are " + detail::shape_str(x1.shape()) +
+                       " and " + detail::shape_str(x2.shape()));
     }
   }
   const Array a = broadcast_to(x1, shape), b = broadcast_to(x2, shape);

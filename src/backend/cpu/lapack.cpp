@@ -165,8 +165,8 @@ int work_size(const T& w) {
 }
 
 [[noreturn]] void refused(const char* routine, char prefix, int info) {
-  throw Error(std::string("LAPACK ") + prefix + routine + " refused its argument " + std::to_string(-info) +
-              " (info " + std::to_string(info) + ")" +
+  throw Error(std::string("LAPACK ") + prefix + routine + " refused its argument " + std::to_string(-info) + " (info " +
+              std::to_string(info) + ")" +
               (std::string(routine) == "gesdd" && info == -4 ? ": the matrix has a NaN" : ": an xp bug"));
 }
 
@@ -377,7 +377,8 @@ class Runner {
     as_int(m_ * ucols, "U's element count");
     as_int(vrows * n_, "Vh's element count");
     std::vector<T> s(static_cast<std::size_t>(m_ * n_));
-    std::vector<T> u(vec ? static_cast<std::size_t>(m_ * ucols) : 1), vt(vec ? static_cast<std::size_t>(vrows * n_) : 1);
+    std::vector<T> u(vec ? static_cast<std::size_t>(m_ * ucols) : 1),
+        vt(vec ? static_cast<std::size_t>(vrows * n_) : 1);
     std::vector<int> iwork(static_cast<std::size_t>(8 * kk));
     // The complex routine's real work array (LAPACK 3.7 and later's sizes, which cover the older ones).
     const std::int64_t mx = std::max(m_, n_);
