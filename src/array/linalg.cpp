@@ -185,7 +185,7 @@ LU lu_factor(const char* fn, const Array& x) {
 // True where the permutation of an LU's pivots is odd (its sign is -1), over the batch.
 Array odd_permutation(const Array& pivots) {
   const std::int64_t n = pivots.shape(-1);
-  const Array swaps = sum(not_equal(pivots, arange(Scalar(n)).to_device(pivots.device())), Axes(-1));
+  const Array swaps = sum(not_equal(pivots, arange(0, n, 1, DType::int64, pivots.device())), Axes(-1));
   return equal(remainder(swaps, 2), 1);
 }
 
