@@ -604,6 +604,76 @@ TEST(Linalg, LapackInfo) {
   EXPECT_NE(info.path.find("openblas"), std::string::npos) << info.path;
 }
 
+// ---- a device whose backend cannot factor (Backend::linalg returns false): the array layer
+// computes on the CPU over host copies and copies the results back, with the same answers and errors.
+
+class NoLinalgBackend final : public xp::detail::Backend {
+ public:
+  xp::detail::Backend& cpu = xp::detail::cpu_backend();
+  const char* name() const noexcept override { return "no-linalg"; }
+  xp::detail::Allocation allocate(std::size_t n) override { return cpu.allocate(n); }
+  void run_fused(const xp::detail::FusedProgram& p) override { cpu.run_fused(p); }
+  void reduce(xp::detail::ReduceOp op, const xp::detail::View& in, std::span<const int> axes,
+              const xp::detail::View& out, double c) override {
+    cpu.reduce(op, in, axes, out, c);
+  }
+  void cumulative(xp::detail::ReduceOp op, const xp::detail::View& in, int axis, const xp::detail::View& out,
+                  bool init) override {
+    cpu.cumulative(op, in, axis, out, init);
+  }
+  void matmul(const xp::detail::View& a, const xp::detail::View& b, const xp::detail::View& out,
+              xp::MatmulPrecision p) override {
+    cpu.matmul(a, b, out, p);
+  }
+  void vecdot(const xp::detail::View& a, const xp::detail::View& b, const xp::detail::View& out) override {
+    cpu.vecdot(a, b, out);
+  }
+  void take(const xp::detail::View& in, const xp::detail::View& ix, int axis, const xp::detail::View& out) override {
+    cpu.take(in, ix, axis, out);
+  }
+  void sort(const xp::detail::View& k, const xp::detail::View& v, const xp::detail::View& i, bool d) override {
+    cpu.sort(k, v, i, d);
+  }
+  void scatter(const xp::detail::View& dst, const xp::detail::View& ix, int axis, const xp::detail::View& v,
+               bool u) override {
+    cpu.scatter(dst, ix, axis, v, u);
+  }
+  std::int64_t count_true(const xp::detail::View& m) override { return cpu.count_true(m); }
+  void flatnonzero(const xp::detail::View& m, const xp::detail::View& v, const xp::detail::View& out) override {
+    cpu.flatnonzero(m, v, out);
+  }
+  void searchsorted(const xp::detail::View& s, const xp::detail::View& q, bool r,
+                    const xp::detail::View& out) override {
+    cpu.searchsorted(s, q, r, out);
+  }
+  void fill_random(const xp::detail::RandomRequest& r, const xp::detail::View& out) override {
+    cpu.fill_random(r, out);
+  }
+  bool linalg(const xp::detail::LinalgCall&, std::span<const xp::detail::View>, std::span<const xp::detail::View>,
+              std::span<std::int64_t>) override {
+    ++refused;
+    return false;
+  }
+  void copy_to_host(const std::byte* s, void* d, std::size_t n) override { cpu.copy_to_host(s, d, n); }
+  void copy_from_host(const void* s, std::byte* d, std::size_t n) override { cpu.copy_from_host(s, d, n); }
+  int refused = 0;
+};
+
+TEST(Linalg, OnTheCpuWhereTheDevicesBackendCannot) {
+  require_lapack();
+  XP_REQUIRE_REFERENCE(cases().ref);
+  NoLinalgBackend backend;
+  const xp::Device other = xp::Device::cuda(0);
+  xp::detail::register_backend(other, &backend);
+  EXPECT_GT(check_all(other), 1000);
+  check_errors(other);
+  EXPECT_GT(backend.refused, 100);
+  const xp::Array x = la::inv(xp::eye(3, std::nullopt, 0, DType::float64, other) * 2.0);
+  EXPECT_EQ(x.device(), other);
+  EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{0.5, 0, 0, 0, 0.5, 0, 0, 0, 0.5}));
+  xp::detail::register_backend(other, nullptr);
+}
+
 // ---- the same on a GPU (cuSOLVER, or the CPU over copies where the backend cannot)
 
 TEST(LinalgGpu, MatchesNumPy) {
