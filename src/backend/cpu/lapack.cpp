@@ -1,14 +1,14 @@
 // LAPACK's dense factorizations for Backend::linalg on the CPU.
 //
-// Routines (s, d, c, z by dtype): cholesky ?potrf; lu ?getrf; solve ?gesv; qr ?geqrf then ?orgqr
+// Routines (s, d, c, z by dtype): cholesky ?potrf; lu ?getrf; solve ?getrf then ?getrs; qr ?geqrf then ?orgqr
 // (real) or ?ungqr (complex); eigh ?syevd (real) or ?heevd (complex); svd ?gesdd. Work sizes are
 // asked for with lwork = -1 once per run of batch entries, and every info is read.
 //
 // Layout: xp's views are C-contiguous (row-major) and LAPACK is column-major. Each matrix is copied
 // transposed into a column-major scratch, factored there, and the results copied back transposed
-// (O(mn) per matrix beside LAPACK's O(mn min(m, n)), as NumPy's own wrappers do). The one exception
-// is cholesky: a row-major Hermitian A read column-major is conj(A) = A^T, whose upper triangle is
-// A's lower one; ?potrf with the other triangle named factors it in place, and its factor read back
+// (O(mn) per matrix beside LAPACK's O(mn min(m, n)), as NumPy's own wrappers do). Two exceptions:
+// solve factors A^T as it lies (below), and cholesky: a row-major Hermitian A read column-major is conj(A) = A^T, whose
+// upper triangle is A's lower one; ?potrf with the other triangle named factors it in place, and its factor read back
 // row-major is the factor of A asked for (upper U with conj(A) = U^H U gives lower L = U^T with
 // A = L L^H), so it runs on the output buffer with no transposes.
 //
@@ -45,8 +45,8 @@ namespace {
 // the complex routines (w, s, rwork) are of the component type.
 using Potrf = void (*)(const char* uplo, const int* n, void* a, const int* lda, int* info, std::size_t uplo_len);
 using Getrf = void (*)(const int* m, const int* n, void* a, const int* lda, int* ipiv, int* info);
-using Gesv = void (*)(const int* n, const int* nrhs, void* a, const int* lda, int* ipiv, void* b, const int* ldb,
-                      int* info);
+using Getrs = void (*)(const char* trans, const int* n, const int* nrhs, const void* a, const int* lda, const int* ipiv,
+                       void* b, const int* ldb, int* info, std::size_t trans_len);
 using Geqrf = void (*)(const int* m, const int* n, void* a, const int* lda, void* tau, void* work, const int* lwork,
                        int* info);
 using Orgqr = void (*)(const int* m, const int* n, const int* k, void* a, const int* lda, const void* tau, void* work,
@@ -68,7 +68,7 @@ using GesddComplex = void (*)(const char* jobz, const int* m, const int* n, void
 struct Routines {
   Potrf potrf = nullptr;
   Getrf getrf = nullptr;
-  Gesv gesv = nullptr;
+  Getrs getrs = nullptr;
   Geqrf geqrf = nullptr;
   Orgqr orgqr = nullptr;  // ?orgqr or ?ungqr
   Syevd syevd = nullptr;
@@ -116,7 +116,7 @@ const LapackLibrary& lapack_library() {
       const bool cplx = t >= 2;
       r.potrf = reinterpret_cast<Potrf>(find(p, "potrf_"));
       r.getrf = reinterpret_cast<Getrf>(find(p, "getrf_"));
-      r.gesv = reinterpret_cast<Gesv>(find(p, "gesv_"));
+      r.getrs = reinterpret_cast<Getrs>(find(p, "getrs_"));
       r.geqrf = reinterpret_cast<Geqrf>(find(p, "geqrf_"));
       r.orgqr = reinterpret_cast<Orgqr>(find(p, cplx ? "ungqr_" : "orgqr_"));
       if (cplx) {
@@ -171,16 +171,22 @@ int work_size(const T& w) {
 }
 
 // dst (cols x rows, column-major: element (i, j) at j * rows + i) from the row-major src (rows x cols).
+// In tiles of 32 x 32, so that both sides of a large matrix are read and written a cache line at a time.
+constexpr std::int64_t kTile = 32;
 template <class T>
 void to_column_major(const T* src, T* dst, std::int64_t rows, std::int64_t cols) {
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+  for (std::int64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (std::int64_t j0 = 0; j0 < cols; j0 += kTile)
+      for (std::int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
+        for (std::int64_t i = i0; i < std::min(rows, i0 + kTile); ++i) dst[j * rows + i] = src[i * cols + j];
 }
 // The row-major dst (rows x cols) from the column-major src with leading dimension ld.
 template <class T>
 void from_column_major(const T* src, std::int64_t ld, T* dst, std::int64_t rows, std::int64_t cols) {
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) dst[i * cols + j] = src[j * ld + i];
+  for (std::int64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (std::int64_t j0 = 0; j0 < cols; j0 += kTile)
+      for (std::int64_t i = i0; i < std::min(rows, i0 + kTile); ++i)
+        for (std::int64_t j = j0; j < std::min(cols, j0 + kTile); ++j) dst[i * cols + j] = src[j * ld + i];
 }
 
 int as_int(std::int64_t v, const char* what) {
@@ -280,6 +286,10 @@ class Runner {
     }
   }
 
+  // A row-major A read column-major is A^T: ?getrf factors that as it lies (no transpose), and
+  // ?getrs with trans = 'T' then solves (A^T)^T X = A X = B. Only B and X are transposed (not at
+  // all for one right-hand side). A is singular exactly where A^T is, so info is the same kind of
+  // answer as ?gesv's on A: a U(i, i) that is exactly zero.
   void solve(std::int64_t b, std::int64_t e) {
     const View& rhs = in_[1];
     const std::int64_t nrhs = rhs.shape[rhs.ndim - 1];
@@ -287,16 +297,26 @@ class Runner {
     const int n = static_cast<int>(n_), k_ = as_int(nrhs, "the number of right-hand sides");
     as_int(n_ * nrhs, "a right-hand side's element count");
     const std::int64_t nn = n_ * n_, nk = n_ * nrhs;
-    std::vector<T> s(static_cast<std::size_t>(nn)), x(static_cast<std::size_t>(nk));
+    const char trans = 'T';
+    std::vector<T> s(static_cast<std::size_t>(nn)), x(nrhs == 1 ? 0 : static_cast<std::size_t>(nk));
     std::vector<int> ipiv(static_cast<std::size_t>(n_));
     for (std::int64_t k = b; k < e; ++k) {
-      to_column_major(at<T>(in_[0], k, nn), s.data(), n_, n_);
-      to_column_major(at<T>(rhs, k, nk), x.data(), n_, nrhs);
+      std::memcpy(s.data(), at<T>(in_[0], k, nn), static_cast<std::size_t>(nn) * sizeof(T));
       int inf = 0;
-      r_.gesv(&n, &k_, s.data(), &n, ipiv.data(), x.data(), &n, &inf);
-      if (inf < 0) refused("gesv", p_, inf);
+      r_.getrf(&n, &n, s.data(), &n, ipiv.data(), &inf);
+      if (inf < 0) refused("getrf", p_, inf);
       info_[static_cast<std::size_t>(k)] = inf;
-      from_column_major(x.data(), n_, at<T>(out_[0], k, nk), n_, nrhs);
+      if (inf > 0) continue;
+      T* out = at<T>(out_[0], k, nk);
+      T* xc = nrhs == 1 ? out : x.data();
+      if (nrhs == 1) {
+        std::memcpy(out, at<T>(rhs, k, nk), static_cast<std::size_t>(n_) * sizeof(T));
+      } else {
+        to_column_major(at<T>(rhs, k, nk), xc, n_, nrhs);
+      }
+      r_.getrs(&trans, &n, &k_, s.data(), &n, ipiv.data(), xc, &n, &inf, 1);
+      if (inf < 0) refused("getrs", p_, inf);
+      if (nrhs != 1) from_column_major(xc, n_, out, n_, nrhs);
     }
   }
 
