@@ -574,6 +574,27 @@ TEST(Linalg, AnyLayoutAndInputsUntouched) {
   EXPECT_EQ(base.to_vector<double>(), before);
 }
 
+// A batch of small matrices runs its entries in parallel on xp's threads: each entry's answer is
+// the one it gets alone, bit for bit (the same LAPACK calls, on one thread each).
+TEST(Linalg, BatchesInParallelMatchEntryByEntry) {
+  require_lapack();
+  auto g = xp::random::Generator(11);
+  const xp::Device cpu = xp::Device::cpu();
+  const xp::Array a =
+      g.uniform({96, 12, 12}, DType::float64, 0, 1, cpu) + xp::eye(12, std::nullopt, 0, DType::float64, cpu) * 12;
+  const xp::Array spd = xp::matmul(a, xp::matrix_transpose(a));
+  const xp::Array inv = la::inv(a), chol = la::cholesky(spd), s = la::svdvals(a);
+  const xp::Array w = la::eigvalsh(spd), r = la::qr(a).R;
+  for (std::int64_t i = 0; i < 96; i += 7) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(inv[i].to_vector<double>(), la::inv(a[i]).to_vector<double>());
+    EXPECT_EQ(chol[i].to_vector<double>(), la::cholesky(spd[i]).to_vector<double>());
+    EXPECT_EQ(s[i].to_vector<double>(), la::svdvals(a[i]).to_vector<double>());
+    EXPECT_EQ(w[i].to_vector<double>(), la::eigvalsh(spd[i]).to_vector<double>());
+    EXPECT_EQ(r[i].to_vector<double>(), la::qr(a[i]).R.to_vector<double>());
+  }
+}
+
 // Without LAPACK (no OpenBLAS on the machine, simulated), the factorizations say what to install.
 TEST(Linalg, WithoutLapackSaysWhatToInstall) {
   xp::detail::cpu::set_lapack_hidden(true);

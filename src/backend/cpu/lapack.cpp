@@ -202,12 +202,13 @@ T* at(const View& v, std::int64_t entry, std::int64_t per_entry) {
   return reinterpret_cast<T*>(v.data) + entry * per_entry;
 }
 
-// Runs body(begin, end) over the batch: in parallel for small matrices, else on this thread.
+// Runs body(begin, end) over the batch: in parallel for small matrices (chunks of about 2^16
+// side^3 operations at least, a few times a thread's start), else on this thread.
 template <class F>
 void over_batch(std::int64_t batch, std::int64_t side, F&& body) {
   if (batch > 1 && side <= kParallelSide && !in_parallel()) {
     const std::int64_t work = std::max<std::int64_t>(1, side * side * side);
-    parallel_for(batch, std::max<std::int64_t>(1, (1 << 18) / work), body);
+    parallel_for(batch, std::max<std::int64_t>(1, (1 << 16) / work), body);
   } else {
     body(0, batch);
   }
