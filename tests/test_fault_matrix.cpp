@@ -465,15 +465,25 @@ TEST_F(FaultMatrix, TheReportHasTheCpuSection) {
   const json& b = c["blas"];
   EXPECT_EQ(b["loaded"].get<bool>(), b["path"].is_string()) << b;
   EXPECT_EQ(b["loaded"].get<bool>(), b["error"].is_null()) << b;
+  const json& l = c["lapack"];
+  EXPECT_EQ(l["loaded"].get<bool>(), l["error"].is_null()) << l;
+  if (!b["loaded"].get<bool>()) {
+    EXPECT_FALSE(l["loaded"].get<bool>()) << c;
+  }
   if (xp_test::env_flag("XP_TEST_REQUIRE_OPENBLAS")) {
     EXPECT_TRUE(b["loaded"].get<bool>()) << b;
     EXPECT_NE(b["config"].get<std::string>().find("OpenBLAS"), std::string::npos) << b;
+    EXPECT_TRUE(l["loaded"].get<bool>()) << l;
   }
   // The text report says the same.
   const auto text = xp_test::run_process({XP_CLI_PATH, "doctor"}, with(fake(), {{"XP_NUM_THREADS", "3"}}), kScrubbed);
   EXPECT_NE(text.out.find("\nCPU\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("xp uses 3 threads"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("vector level in use: reductions " + isa), std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find(l["loaded"].get<bool>() ? "LAPACK (linalg): found in the BLAS library" : "LAPACK (linalg): none"),
+      std::string::npos)
+      << text.out;
 }
 
 // A misspelt variable is not an error (xp never reads it) but a warning that names the nearest

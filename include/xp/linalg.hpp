@@ -53,6 +53,11 @@ using xp::tensordot;
 using xp::vecdot;
 // ord "fro" (Frobenius) or "nuc" (nuclear).
 XP_API Array matrix_norm(const Array& x, bool keepdims = false, std::string_view ord = "fro");
+// matrix_norm(x, false, "nuc"): a string literal would otherwise convert as well to the double
+// overload's arguments (bool to double) as to this one's.
+inline Array matrix_norm(const Array& x, bool keepdims, const char* ord) {
+  return matrix_norm(x, keepdims, std::string_view(ord));
+}
 // ord 1, -1, 2, -2, inf or -inf (as numpy.linalg.norm of a matrix).
 XP_API Array matrix_norm(const Array& x, double ord, bool keepdims = false);
 // x to the n-th power by repeated squaring; n = 0 gives identities, n < 0 the inverse's power.

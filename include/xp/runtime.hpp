@@ -129,6 +129,10 @@ struct CpuReport {
   std::string blas_core;         // the kernel set OpenBLAS uses ("SkylakeX", "Haswell", "Prescott")
   std::string blas_core_reason;  // who chose it: OpenBLAS, OPENBLAS_CORETYPE, or xp from the CPU
   std::string blas_error;        // why no BLAS is used, when none is
+  // LAPACK, which xp::linalg's factorizations use on the CPU: the routines xp calls, found in the
+  // BLAS library above (OpenBLAS carries LAPACK).
+  bool lapack_loaded = false;
+  std::string lapack_error;  // why the factorizations cannot run on the CPU, when they cannot
 };
 XP_API CpuReport cpu_report() noexcept;
 

@@ -148,7 +148,8 @@ json cpu_json(const xp::CpuReport& c) {
             {"threads", c.blas_threads},
             {"core", nullable(c.blas_core)},
             {"core_reason", nullable(c.blas_core_reason)},
-            {"error", nullable(c.blas_error)}}}};
+            {"error", nullable(c.blas_error)}}},
+          {"lapack", {{"loaded", c.lapack_loaded}, {"error", nullable(c.lapack_error)}}}};
 }
 
 // XP_CUBLAS names a cuBLAS that cannot be used: the user asked for it (exit 1, as for XP_NVRTC).

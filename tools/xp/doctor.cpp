@@ -46,6 +46,10 @@ void print_cpu(const xp::CpuReport& c) {
               << ")\n";
   } else
     std::cout << "  BLAS (matmul): none, xp's own loops (" << c.blas_error << ")\n";
+  if (c.lapack_loaded)
+    std::cout << "  LAPACK (linalg): found in the BLAS library\n";
+  else
+    std::cout << "  LAPACK (linalg): none, the factorizations raise an error (" << c.lapack_error << ")\n";
 }
 
 void print_text(const xp::SystemReport& r) {

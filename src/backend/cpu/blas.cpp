@@ -266,6 +266,10 @@ const BlasLibrary* blas_for_call() {
   return &b;
 }
 
+void sync_blas_threads(const BlasLibrary& b) {
+  sync_threads(b);
+}
+
 void count_blas_call() noexcept {
   g_calls.fetch_add(1, std::memory_order_relaxed);
 }

@@ -111,6 +111,10 @@ const BlasLibrary& blas_library();
 // BLAS's threads on top of xp's would oversubscribe the cores).
 const BlasLibrary* blas_for_call();
 
+// Sets OpenBLAS's thread count to num_threads() when xp's count has changed since it was last set
+// (what blas_for_call does): LAPACK's callers (lapack.cpp) run OpenBLAS's threads as matmul does.
+void sync_blas_threads(const BlasLibrary& b);
+
 // Counts gemm calls made through blas_for_call's library (white-box tests check which path ran).
 void count_blas_call() noexcept;
 std::uint64_t blas_call_count() noexcept;

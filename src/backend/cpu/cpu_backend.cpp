@@ -11,6 +11,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/fused.hpp"
+#include "backend/cpu/lapack.hpp"
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/reduce.hpp"
 #include "backend/cpu/sort.hpp"
@@ -231,6 +232,12 @@ class CpuBackend final : public Backend {
   // The CPU has no TF32: every precision computes as float32, bit for bit.
   void matmul(const View& a, const View& b, const View& out, MatmulPrecision) override { cpu::matmul(a, b, out); }
   void vecdot(const View& a, const View& b, const View& out) override { cpu::vecdot(a, b, out); }
+  // LAPACK from OpenBLAS (lapack.cpp); never false: without LAPACK it throws, saying what to install.
+  bool linalg(const LinalgCall& call, std::span<const View> in, std::span<const View> out,
+              std::span<std::int64_t> info) override {
+    cpu::lapack_linalg(call, in, out, info);
+    return true;
+  }
 
   void take(const View& in, const View& indices, int axis, const View& out) override {
     // out = [in's axes before axis][indices' axes][in's axes after axis]

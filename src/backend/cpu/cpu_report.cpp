@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "backend/cpu/lapack.hpp"
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/reduce.hpp"
 #include "backend/cpu/tile_ops.hpp"
@@ -44,6 +45,9 @@ CpuReport cpu_report() noexcept {
     r.blas_core = b.core;
     r.blas_core_reason = b.core_reason;
     r.blas_error = b.error;
+    const detail::cpu::LapackInfo l = detail::cpu::lapack_info();
+    r.lapack_loaded = l.loaded;
+    r.lapack_error = l.error;
   } catch (const std::exception& e) {
     r.blas_error = std::string("the CPU report failed: ") + e.what();
   }
