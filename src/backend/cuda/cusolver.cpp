@@ -3,8 +3,10 @@
 #include "backend/cuda/cusolver.hpp"
 
 #include <climits>
+#include <initializer_list>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/cublas.hpp"
@@ -142,14 +144,19 @@ class Call {
   }
   Allocation scratch(std::size_t bytes) { return be.allocate(bytes == 0 ? 1 : bytes); }
   int* info_at(i64 b) const { return reinterpret_cast<int*>(dinfo.data) + b; }
-  // The device array of batch pointers base + b * stride elements (batched routines take one).
-  Allocation pointers(std::byte* base, i64 stride) {
-    std::vector<std::uint64_t> host(static_cast<std::size_t>(batch));
-    for (i64 b = 0; b < batch; ++b)
-      host[static_cast<std::size_t>(b)] = reinterpret_cast<std::uintptr_t>(base + b * stride * e);
+  // Device arrays of batch pointers, base + b * stride elements, one after the other for each
+  // (base, stride) given (batched routines take them), uploaded at once.
+  Allocation pointers(std::initializer_list<std::pair<std::byte*, i64>> arrays) {
+    std::vector<std::uint64_t> host;
+    host.reserve(static_cast<std::size_t>(batch) * arrays.size());
+    for (const auto& [base, stride] : arrays)
+      for (i64 b = 0; b < batch; ++b) host.push_back(reinterpret_cast<std::uintptr_t>(base + b * stride * e));
     Allocation a = scratch(host.size() * 8);
     be.copy_from_host(host.data(), a.data, host.size() * 8);
     return a;
+  }
+  void** pointer_array(const Allocation& a, int i) const {
+    return reinterpret_cast<void**>(a.data + static_cast<std::size_t>(i * batch) * 8);
   }
   // A contiguous copy of n elements (a fused copy of the bytes' parts).
   void copy(const std::byte* src, std::byte* dst, i64 n) {
@@ -188,9 +195,8 @@ void cholesky(Call& c, Handle h, const LinalgCall& call, const View& a, const Vi
   c.copy(a.data, out.data, c.batch * n * n);
   const int ni = static_cast<int>(n);
   if (c.batch > 1 && n <= 128) {
-    Allocation ptrs = c.pointers(out.data, n * n);
-    check(c.api.potrfBatched[c.ti](h, uplo, ni, reinterpret_cast<void**>(ptrs.data), ni, c.info_at(0),
-                                   static_cast<int>(c.batch)),
+    Allocation ptrs = c.pointers({{out.data, n * n}});
+    check(c.api.potrfBatched[c.ti](h, uplo, ni, c.pointer_array(ptrs, 0), ni, c.info_at(0), static_cast<int>(c.batch)),
           "cusolverDnXpotrfBatched");
   } else {
     int lwork = 0;
@@ -204,17 +210,24 @@ void cholesky(Call& c, Handle h, const LinalgCall& call, const View& a, const Vi
   cuda::copy_matrices(c.be, c.t, c.batch, n, n, o, o, call.upper ? cuda::Triangle::upper : cuda::Triangle::lower);
 }
 
-// getrf of every matrix of `A` (column-major, lda = n) with its pivots in ipiv (n int32 each):
-// cuBLAS's batched getrf for a batch of small matrices (as CuPy), else cuSOLVER's per matrix.
-void getrf_all(Call& c, Handle h, std::byte* A, i64 n, int* ipiv) {
-  const int ni = static_cast<int>(n);
+// Whether a batch of n x n matrices goes to cuBLAS's batched LU (small matrices, as CuPy), with
+// both of its entry points there.
+bool batched_lu(const Call& c, i64 n) {
   const cublas::Library& blas = cublas::library();
-  if (c.batch > 1 && n <= 128 && blas.api != nullptr && blas.api->getrfBatched[c.ti] != nullptr) {
+  return c.batch > 1 && n <= 128 && blas.api != nullptr && blas.api->getrfBatched[c.ti] != nullptr &&
+         blas.api->getrsBatched[c.ti] != nullptr;
+}
+
+// getrf of every matrix of `A` (column-major, lda = n) with its pivots in ipiv (n int32 each):
+// cuBLAS's batched getrf over the matrices' device pointers where given (batched_lu), else
+// cuSOLVER's per matrix.
+void getrf_all(Call& c, Handle h, std::byte* A, i64 n, int* ipiv, void** pointers) {
+  const int ni = static_cast<int>(n);
+  if (pointers != nullptr) {
     cublas::Handle& bh = blas_handle(c.be, c.dev);
-    Allocation ptrs = c.pointers(A, n * n);
     std::lock_guard<std::mutex> lock(bh.mutex);
-    cublas::check(blas.api->getrfBatched[c.ti](bh.handle, ni, reinterpret_cast<void**>(ptrs.data), ni, ipiv,
-                                               c.info_at(0), static_cast<int>(c.batch)),
+    cublas::check(cublas::library().api->getrfBatched[c.ti](bh.handle, ni, pointers, ni, ipiv, c.info_at(0),
+                                                            static_cast<int>(c.batch)),
                   "cublasXgetrfBatched");
     return;
   }
@@ -232,7 +245,10 @@ void lu(Call& c, Handle h, const View& a, const View& lu_out, const View& piv, i
   Allocation A = c.scratch(static_cast<std::size_t>(c.batch * n * n * c.e));
   cuda::copy_matrices(c.be, c.t, c.batch, n, n, cuda::row_major(a.data, n, n), cuda::column_major(A.data, n, n));
   Allocation ipiv = c.scratch(static_cast<std::size_t>(c.batch * n) * sizeof(int));
-  getrf_all(c, h, A.data, n, reinterpret_cast<int*>(ipiv.data));
+  Allocation ptrs;
+  if (batched_lu(c, n)) ptrs = c.pointers({{A.data, n * n}});
+  getrf_all(c, h, A.data, n, reinterpret_cast<int*>(ipiv.data),
+            ptrs.data != nullptr ? c.pointer_array(ptrs, 0) : nullptr);
   cuda::copy_matrices(c.be, c.t, c.batch, n, n, cuda::column_major(A.data, n, n), cuda::row_major(lu_out.data, n, n));
   cuda::pivots_to_int64(c.be, ipiv.data, piv.data, c.batch * n);
 }
@@ -245,7 +261,6 @@ void solve(Call& c, Handle h, const View& a, const View& rhs, const View& x, i64
   c.copy(a.data, A.data, c.batch * n * n);
   Allocation ipiv_mem = c.scratch(static_cast<std::size_t>(c.batch * n) * sizeof(int));
   int* ipiv = reinterpret_cast<int*>(ipiv_mem.data);
-  getrf_all(c, h, A.data, n, ipiv);
   Allocation Bmem;
   std::byte* B = x.data;
   if (k == 1) {
@@ -256,19 +271,20 @@ void solve(Call& c, Handle h, const View& a, const View& rhs, const View& x, i64
     cuda::copy_matrices(c.be, c.t, c.batch, n, k, cuda::row_major(rhs.data, n, k), cuda::column_major(B, n, k));
   }
   const int ni = static_cast<int>(n), ki = static_cast<int>(k);
-  const cublas::Library& blas = cublas::library();
-  if (c.batch > 1 && n <= 128 && blas.api != nullptr && blas.api->getrsBatched[c.ti] != nullptr &&
-      blas.api->getrfBatched[c.ti] != nullptr) {
+  if (batched_lu(c, n)) {
+    // cuBLAS's batched LU, as CuPy's solve: both pointer arrays in one upload.
+    Allocation ptrs = c.pointers({{A.data, n * n}, {B, n * k}});
+    getrf_all(c, h, A.data, n, ipiv, c.pointer_array(ptrs, 0));
     cublas::Handle& bh = blas_handle(c.be, c.dev);
-    Allocation pa = c.pointers(A.data, n * n), pb = c.pointers(B, n * k);
     int host_info = 0;  // getrsBatched's own: an argument refused
     std::lock_guard<std::mutex> lock(bh.mutex);
-    cublas::check(blas.api->getrsBatched[c.ti](
-                      bh.handle, cublas::CUBLAS_OP_T, ni, ki, reinterpret_cast<void**>(pa.data), ni, ipiv,
-                      reinterpret_cast<void**>(pb.data), ni, &host_info, static_cast<int>(c.batch)),
+    cublas::check(cublas::library().api->getrsBatched[c.ti](
+                      bh.handle, cublas::CUBLAS_OP_T, ni, ki, c.pointer_array(ptrs, 0), ni, ipiv,
+                      c.pointer_array(ptrs, 1), ni, &host_info, static_cast<int>(c.batch)),
                   "cublasXgetrsBatched");
     if (host_info < 0) throw Error("cublasXgetrsBatched refused its argument " + std::to_string(-host_info));
   } else {
+    getrf_all(c, h, A.data, n, ipiv, nullptr);
     // getrs writes its own info (0: it checks arguments only): into scratch, so that getrf's stay.
     Allocation rs_info = c.scratch(sizeof(int));
     for (i64 b = 0; b < c.batch; ++b)
