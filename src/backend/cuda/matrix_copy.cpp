@@ -26,12 +26,11 @@ MatrixLayout column_major(std::byte* data, i64 ld, i64 cols) {
 }
 
 void copy_matrices(Backend& backend, DType t, i64 batch, i64 rows, i64 cols, const MatrixLayout& src,
-                   const MatrixLayout& dst, Triangle keep, bool conjugate) {
+                   const MatrixLayout& dst, Triangle keep) {
   if (batch == 0 || rows == 0 || cols == 0) return;
-  const bool complex = is_complex(t);
-  // Without conjugation a complex matrix moves as its parts (a last axis of 2 of the component
-  // dtype): the kernel needs no complex arithmetic.
-  const bool parts = complex && !conjugate;
+  // A complex matrix moves as its parts (a last axis of 2 of the component dtype): the kernel needs
+  // no complex arithmetic.
+  const bool parts = is_complex(t);
   const DType et = parts ? component_dtype(t) : t;
   const i64 e = static_cast<i64>(itemsize(t)), pe = static_cast<i64>(itemsize(et));
   const int nd = parts ? 4 : 3;
@@ -43,7 +42,6 @@ void copy_matrices(Backend& backend, DType t, i64 batch, i64 rows, i64 cols, con
   p.shape = shape;
   p.inputs.push_back(View{src.data, et, nd, shape, ss});
   p.code.push_back(Instr{Op::load, et, -1, -1, -1, 0});
-  if (conjugate && complex) p.code.push_back(Instr{Op::conj, t, 0, -1, -1, 0});
   Allocation mask;
   const i64 ms[4] = {0, cols, 1, 0};
   if (keep != Triangle::all) {
@@ -56,13 +54,8 @@ void copy_matrices(Backend& backend, DType t, i64 batch, i64 rows, i64 cols, con
     p.inputs.push_back(View{mask.data, DType::bool_, nd, shape, ms});
     const auto x = static_cast<std::int32_t>(p.code.size() - 1);
     p.code.push_back(Instr{Op::load, DType::bool_, -1, -1, -1, 1});
-    const DType zt = component_dtype(et);
-    p.code.push_back(Instr{Op::constant, zt, -1, -1, -1, 0});
-    auto zero = static_cast<std::int32_t>(p.code.size() - 1);
-    if (is_complex(et)) {
-      p.code.push_back(Instr{Op::complex, et, zero, zero, -1, 0});
-      zero = static_cast<std::int32_t>(p.code.size() - 1);
-    }
+    p.code.push_back(Instr{Op::constant, et, -1, -1, -1, 0});
+    const auto zero = static_cast<std::int32_t>(p.code.size() - 1);
     p.code.push_back(Instr{Op::where, et, x + 1, x, zero, 0});
   }
   p.outputs.push_back(View{dst.data, et, nd, shape, ds});

@@ -2,8 +2,8 @@
 
 // The device-side moves around cuSOLVER and cuFFT calls, each one fused elementwise program run by
 // the backend (run_fused: generated, cached and launched on xp's stream like any array operation):
-// batched matrix copies between storage orders with a triangle kept, conjugation, a scale, int32
-// pivots made 0-based int64.
+// batched matrix copies between storage orders with a triangle kept, a scale, int32 pivots made
+// 0-based int64, zeros.
 
 #include <cstdint>
 
@@ -22,11 +22,10 @@ MatrixLayout column_major(std::byte* data, std::int64_t ld, std::int64_t cols);
 
 enum class Triangle : std::uint8_t { all, upper, lower };  // upper: i <= j kept, the rest written 0
 
-// dst = src (or conj(src)) over batch x rows x cols of dtype t, the other triangle zero. dst may be
-// src itself (elementwise in place). A triangle is a bool mask made on the host and broadcast.
+// dst = src over batch x rows x cols of dtype t, the other triangle zero. dst may be src itself
+// (elementwise in place). A triangle is a bool mask made on the host and broadcast.
 void copy_matrices(Backend& backend, DType t, std::int64_t batch, std::int64_t rows, std::int64_t cols,
-                   const MatrixLayout& src, const MatrixLayout& dst, Triangle keep = Triangle::all,
-                   bool conjugate = false);
+                   const MatrixLayout& src, const MatrixLayout& dst, Triangle keep = Triangle::all);
 
 // count elements of dtype t at data multiplied by factor (rounded to t's precision), in place; a
 // complex value's parts both.
