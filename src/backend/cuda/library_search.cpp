@@ -6,6 +6,7 @@
 
 #include "runtime/driver.hpp"
 #include "runtime/environment.hpp"
+#include "runtime/log.hpp"
 #include "runtime/site_packages.hpp"
 #include "xp/config.hpp"
 
@@ -139,6 +140,15 @@ LibrarySearch search_library(const LibrarySpec& spec, const LibrarySearchInputs&
                  " to its path, or install the CUDA toolkit or the " + spec.wheel + " wheel)";
     }
     // The others found are closed again: only the one used stays loaded.
+    if (log_enabled(LogLevel::info)) {
+      if (r.chosen >= 0) {
+        const LibraryInfo& f = r.found[static_cast<std::size_t>(r.chosen)];
+        log(LogLevel::info,
+            std::string(spec.title) + ": " + f.path + " (" + f.version + ", found by " + f.found_by + ")");
+      } else {
+        log(LogLevel::info, std::string(spec.title) + ": none (" + r.reason + ")");
+      }
+    }
     return std::move(s.result);
   } catch (const std::exception& e) {
     LibrarySearch r;
