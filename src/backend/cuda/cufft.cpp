@@ -158,6 +158,9 @@ const Library& library() noexcept {
         std::string missing;
         static Api api;
         api = table_of(l.search.lib, missing);
+        // Loaded for the life of the process: handles and plans may be used until exit, and the
+        // library's own allocations must stay reachable.
+        l.search.lib.release();
         if (missing.empty()) {
           l.api = &api;
         } else {

@@ -41,7 +41,7 @@ struct LibrarySearch {
   std::vector<std::string> tried;  // the places that had none
   int chosen = -1;
   std::string reason;  // why none is used; empty when one is
-  DynLib lib;          // the chosen library, loaded (its symbols resolve the entry points)
+  DynLib lib;          // the chosen library, open (its symbols resolve the entry points; closed with this object)
 };
 
 // The inputs of this process: config()'s value of spec.variable and the foreign environment.
