@@ -5,7 +5,8 @@
 //   newer than the driver, the fakes found with their versions, the toolkit's own (every entry point
 //   resolves) where it is installed, and `xp doctor` (text and JSON) reporting each;
 // - Backend::linalg's translation to cuSOLVER's column-major calls (routine, dtype, m, n, lda, ldb,
-//   uplo, trans, jobz, jobu), per batch entry or batched, the stream set, the work area from the
+//   uplo, trans, jobz, jobu), per batch entry or batched (potrfBatched, syevjBatched, cuBLAS's
+//   getrfBatched and getrsBatched), the stream set, the work area from the
 //   allocator, the info words read back (positive: reported per entry; negative: an Error);
 // - Backend::fft's plans (one per shape, cached, bounded), their arguments, the work area from the
 //   allocator with cuFFT's own allocation off, the stream, c2r reading a copy;
@@ -158,6 +159,7 @@ TEST(CudaSolverSearch, DISABLED_ToolkitLibraries) {
   const auto& s = xp::detail::cusolver::library();
   ASSERT_NE(s.api, nullptr) << s.search.reason;
   EXPECT_EQ(s.search.found[static_cast<std::size_t>(s.search.chosen)].version_number / 1000, 12);
+  for (int i = 0; i < 4; ++i) EXPECT_NE(s.api->syevjBatched[i], nullptr) << "the optional batched Jacobi eigh";
   const auto& f = xp::detail::cufft::library();
   ASSERT_NE(f.api, nullptr) << f.search.reason;
   // Both loaded, beside the cuBLAS they brought: no false CUDA major mismatch (cuSOLVER 12 and
@@ -315,6 +317,18 @@ TEST(CudaSolverFake, DISABLED_Calls) {
     c.vectors = false;
     (void)run_linalg(c, {a.view()}, {w.view()}, 1);
     EXPECT_EQ(arg("syevd", 0), 0);
+    // A batch of small matrices: one heevjBatched over the batch, as CuPy's.
+    DeviceArray ab(be, {6, 4, 4}, DType::complex64), wb(be, {6, 4}, DType::float32),
+        vb(be, {6, 4, 4}, DType::complex64);
+    c.vectors = true;
+    const long syevd_calls = calls("syevd");
+    (void)run_linalg(c, {ab.view()}, {wb.view(), vb.view()}, 6);
+    EXPECT_EQ(calls("syevd"), syevd_calls);
+    EXPECT_EQ(calls("syevjBatched"), 1);
+    EXPECT_EQ(dtype_letter("syevjBatched"), 'C');
+    EXPECT_EQ((std::vector<long long>{arg("syevjBatched", 0), arg("syevjBatched", 1), arg("syevjBatched", 2),
+                                      arg("syevjBatched", 3), arg("syevjBatched", 5)}),
+              (std::vector<long long>{1, 0, 4, 4, 6}));
   }
   // svd: gesvd needs m >= n. A (3, 5) is factored as its buffer, a^T (5 x 3): m = 5, n = 3,
   // lda = ldu = 5, ldvt = 3, jobs 'S'; a (5, 3) is moved to column-major: the same numbers; full

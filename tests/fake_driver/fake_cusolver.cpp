@@ -165,6 +165,33 @@ FAKE_ROUTINES(S, orgqr)
 FAKE_ROUTINES(D, orgqr)
 FAKE_ROUTINES(C, ungqr)
 FAKE_ROUTINES(Z, ungqr)
+#define FAKE_EIGJ(X, E)                                                                                       \
+  FAKE_API int cusolverDn##X##E##Batched_bufferSize(void*, int jobz, int uplo, int n, const void*, int lda,   \
+                                                    const void*, int* lwork, void*, int batch) {              \
+    record("syevjBatched_bufferSize", #X[0], {jobz, uplo, n, lda, batch});                                    \
+    *lwork = 1000;                                                                                            \
+    return 0;                                                                                                 \
+  }                                                                                                           \
+  FAKE_API int cusolverDn##X##E##Batched(void*, int jobz, int uplo, int n, void*, int lda, void*, void* work, \
+                                         int lwork, int* info, void*, int batch) {                            \
+    record("syevjBatched", #X[0], {jobz, uplo, n, lda, lwork, batch}, work);                                  \
+    write_info(info, batch);                                                                                  \
+    return 0;                                                                                                 \
+  }
+
+FAKE_API int cusolverDnCreateSyevjInfo(void** info) {
+  static int storage;
+  *info = &storage;
+  return 0;
+}
+FAKE_API int cusolverDnDestroySyevjInfo(void*) {
+  return 0;
+}
+
+FAKE_EIGJ(S, syevj)
+FAKE_EIGJ(D, syevj)
+FAKE_EIGJ(C, heevj)
+FAKE_EIGJ(Z, heevj)
 FAKE_EIG(S, syevd)
 FAKE_EIG(D, syevd)
 FAKE_EIG(C, heevd)

@@ -61,6 +61,15 @@ Api table_of(const DynLib& lib, std::string& missing) {
   resolve4(lib, "gesvd", "gesvd", a.gesvd, missing);
   std::string optional;
   resolve(lib, "cusolverDnDestroy", a.cusolverDnDestroy, optional);
+  std::string jacobi;  // the batched Jacobi eigh: all of it, or none
+  resolve(lib, "cusolverDnCreateSyevjInfo", a.cusolverDnCreateSyevjInfo, jacobi);
+  resolve(lib, "cusolverDnDestroySyevjInfo", a.cusolverDnDestroySyevjInfo, jacobi);
+  resolve4(lib, "syevjBatched_bufferSize", "heevjBatched_bufferSize", a.syevjBatched_bufferSize, jacobi);
+  resolve4(lib, "syevjBatched", "heevjBatched", a.syevjBatched, jacobi);
+  if (!jacobi.empty()) {
+    a.cusolverDnCreateSyevjInfo = nullptr;
+    for (auto& f : a.syevjBatched) f = nullptr;
+  }
   return a;
 }
 
@@ -334,22 +343,52 @@ void qr(Call& c, Handle h, const LinalgCall& call, const View& a, const View& q,
   cuda::copy_matrices(c.be, c.t, c.batch, m, qcols, src, cuda::row_major(q.data, m, qcols));
 }
 
+// syevd / heevd of each matrix of A (column-major, lower triangle), eigenvalues into W.
+void syevd_all(Call& c, Handle h, int jobz, std::byte* A, std::byte* W, i64 n) {
+  const int ni = static_cast<int>(n);
+  const i64 we = static_cast<i64>(itemsize(component_dtype(c.t)));
+  int lwork = 0;
+  check(c.api.syevd_bufferSize[c.ti](h, jobz, CUBLAS_FILL_MODE_LOWER, ni, A, ni, W, &lwork),
+        "cusolverDnXsyevd_bufferSize");
+  Allocation work = c.scratch(static_cast<std::size_t>(lwork) * static_cast<std::size_t>(c.e));
+  for (i64 b = 0; b < c.batch; ++b)
+    check(c.api.syevd[c.ti](h, jobz, CUBLAS_FILL_MODE_LOWER, ni, A + b * n * n * c.e, ni, W + b * n * we, work.data,
+                            lwork, c.info_at(b)),
+          "cusolverDnXsyevd");
+}
+
 // eigh: syevd / heevd of a moved to column-major with the lower triangle (the one the contract
-// reads); the eigenvalues are written in place in w, the eigenvectors (columns) moved back.
+// reads), or for a batch of matrices of at most 32 rows syevjBatched / heevjBatched (as CuPy); the
+// eigenvalues are written in place in w, the eigenvectors (columns) moved back.
 void eigh(Call& c, Handle h, const LinalgCall& call, const View& a, const View& w, const View* v, i64 n) {
   Allocation A = c.scratch(static_cast<std::size_t>(c.batch * n * n * c.e));
   cuda::copy_matrices(c.be, c.t, c.batch, n, n, cuda::row_major(a.data, n, n), cuda::column_major(A.data, n, n));
   const int jobz = call.vectors && v != nullptr ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const int ni = static_cast<int>(n);
-  const i64 we = static_cast<i64>(itemsize(component_dtype(c.t)));
-  int lwork = 0;
-  check(c.api.syevd_bufferSize[c.ti](h, jobz, CUBLAS_FILL_MODE_LOWER, ni, A.data, ni, w.data, &lwork),
-        "cusolverDnXsyevd_bufferSize");
-  Allocation work = c.scratch(static_cast<std::size_t>(lwork) * static_cast<std::size_t>(c.e));
-  for (i64 b = 0; b < c.batch; ++b)
-    check(c.api.syevd[c.ti](h, jobz, CUBLAS_FILL_MODE_LOWER, ni, A.data + b * n * n * c.e, ni, w.data + b * n * we,
-                            work.data, lwork, c.info_at(b)),
-          "cusolverDnXsyevd");
+  if (c.batch > 1 && n <= 32 && c.api.syevjBatched[c.ti] != nullptr && c.api.cusolverDnCreateSyevjInfo != nullptr) {
+    // A batch of small matrices: one Jacobi call over all of them, eigenvalues ascending (the
+    // parameters' default), the info word of each matrix set (> 0: no convergence).
+    syevjInfo_t params = nullptr;
+    check(c.api.cusolverDnCreateSyevjInfo(&params), "cusolverDnCreateSyevjInfo");
+    try {
+      const int bi = static_cast<int>(c.batch);
+      int lwork = 0;
+      check(c.api.syevjBatched_bufferSize[c.ti](h, jobz, CUBLAS_FILL_MODE_LOWER, ni, A.data, ni, w.data, &lwork, params,
+                                                bi),
+            "cusolverDnXsyevjBatched_bufferSize");
+      Allocation work = c.scratch(static_cast<std::size_t>(lwork) * static_cast<std::size_t>(c.e));
+      check(c.api.syevjBatched[c.ti](h, jobz, CUBLAS_FILL_MODE_LOWER, ni, A.data, ni, w.data, work.data, lwork,
+                                     c.info_at(0), params, bi),
+            "cusolverDnXsyevjBatched");
+    } catch (...) {
+      c.api.cusolverDnDestroySyevjInfo(params);
+      throw;
+    }
+    // The parameters are read when the call is made; the work runs on the stream.
+    c.api.cusolverDnDestroySyevjInfo(params);
+  } else {
+    syevd_all(c, h, jobz, A.data, w.data, n);
+  }
   if (jobz == CUSOLVER_EIG_MODE_VECTOR)
     cuda::copy_matrices(c.be, c.t, c.batch, n, n, cuda::column_major(A.data, n, n), cuda::row_major(v->data, n, n));
 }

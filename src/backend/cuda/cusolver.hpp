@@ -57,6 +57,11 @@ using PFN_syevd_bufferSize = cusolverStatus_t (*)(Handle, int jobz, int uplo, in
                                                   const void* W, int* lwork);
 using PFN_syevd = cusolverStatus_t (*)(Handle, int jobz, int uplo, int n, void* A, int lda, void* W, void* work,
                                        int lwork, int* info);
+using syevjInfo_t = struct syevjInfo*;
+using PFN_syevjBatched_bufferSize = cusolverStatus_t (*)(Handle, int jobz, int uplo, int n, const void* A, int lda,
+                                                         const void* W, int* lwork, syevjInfo_t params, int batch);
+using PFN_syevjBatched = cusolverStatus_t (*)(Handle, int jobz, int uplo, int n, void* A, int lda, void* W, void* work,
+                                              int lwork, int* info, syevjInfo_t params, int batch);
 using PFN_gesvd_bufferSize = cusolverStatus_t (*)(Handle, int m, int n, int* lwork);
 using PFN_gesvd = cusolverStatus_t (*)(Handle, signed char jobu, signed char jobvt, int m, int n, void* A, int lda,
                                        void* S, void* U, int ldu, void* VT, int ldvt, void* work, int lwork,
@@ -83,6 +88,12 @@ struct Api {
   PFN_syevd syevd[4] = {};
   PFN_gesvd_bufferSize gesvd_bufferSize[4] = {};
   PFN_gesvd gesvd[4] = {};
+  // Optional (all or none): Jacobi eigh of a batch of small matrices in one call, as CuPy's eigh
+  // (syevjBatched / heevjBatched, its parameters' defaults: eigenvalues sorted ascending).
+  cusolverStatus_t (*cusolverDnCreateSyevjInfo)(syevjInfo_t*) = nullptr;
+  cusolverStatus_t (*cusolverDnDestroySyevjInfo)(syevjInfo_t) = nullptr;
+  PFN_syevjBatched_bufferSize syevjBatched_bufferSize[4] = {};
+  PFN_syevjBatched syevjBatched[4] = {};
 };
 
 // How cuSOLVER is searched: libcusolver.so.12 (CUDA 13), .11 (CUDA 12), the wheels nvidia/cu13/lib
