@@ -35,6 +35,8 @@ struct Config {
   std::string cuda_driver;                                 // XP_CUDA_DRIVER, empty when unset
   std::string nvrtc;                                       // XP_NVRTC
   std::string cublas;                                      // XP_CUBLAS
+  std::string cusolver;                                    // XP_CUSOLVER
+  std::string cufft;                                       // XP_CUFFT
   std::string cache_dir;                                   // XP_CACHE_DIR or its default, resolved
   std::uint64_t cache_max_bytes = std::uint64_t{1} << 30;  // XP_CACHE_MAX_BYTES
   std::optional<MemoryLimit> gpu_memory_limit;             // XP_GPU_MEMORY_LIMIT

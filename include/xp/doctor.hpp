@@ -16,7 +16,7 @@ namespace xp {
 XP_API SystemReport doctor_report() noexcept;
 
 // 0 when xp can run on some device, 1 when the user asked for something that is not there
-// (XP_DEVICE, XP_CUDA_DRIVER, XP_NVRTC, XP_CUBLAS), 2 when a variable is malformed.
+// (XP_DEVICE, XP_CUDA_DRIVER, XP_NVRTC, XP_CUBLAS, XP_CUSOLVER, XP_CUFFT), 2 when a variable is malformed.
 XP_API int doctor_exit_code(const SystemReport& report) noexcept;
 
 // The document `xp doctor --json` prints, indented by two spaces, without a final newline:

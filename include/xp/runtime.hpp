@@ -79,7 +79,10 @@ struct Problem {
 struct LoadedCudaLibrary {
   std::string name;  // "libcudart", "libcublas", "libnvrtc", ...
   std::string path;  // as mapped (/proc/self/maps)
-  int major = 0;     // from the soname: libcudart.so.12 -> 12
+  // The CUDA major the soname tells: libcudart.so.12 -> 12, libcufft.so.12 -> 13 (cuFFT's majors run
+  // one behind CUDA's), libcusolver.so.12 -> 13; 0 where the soname does not tell (libcusolver.so.11
+  // came with CUDA 11 and 12, libcusparse.so.12 with CUDA 12 and 13, libcurand.so.10 with all).
+  int major = 0;
 };
 
 // Every CUDA library of the toolkit's families (cudart, cublas, cublasLt, nvrtc, cufft, cusolver,
@@ -139,11 +142,21 @@ XP_API CpuReport cpu_report() noexcept;
 // cuBLAS, which matmul and vecdot use on a GPU, found as NVRTC is (XP_CUBLAS first; the order of
 // docs/design.md, "Finding libraries") and opened at run time; it needs no GPU to be found.
 // Searched once per process, on first use. Never throws.
+// One more CUDA library of the same search (cuSOLVER, cuFFT).
+struct CudaLibraryReport {
+  std::vector<LibraryInfo> found;  // every one found; the one used has chosen = true
+  std::vector<std::string> tried;  // the places looked at that had none
+  std::string unavailable;         // why it cannot be used; empty when it can
+};
+// cuSOLVER (linalg's factorizations on a GPU: XP_CUSOLVER first) and cuFFT (xp::fft on a GPU:
+// XP_CUFFT first) are searched the same way; without them those functions compute on the CPU.
 struct BlasReport {
   std::vector<LibraryInfo> cublas;  // every libcublas found; the one used has chosen = true
   LibraryInfo cublas_lt;            // the libcublasLt the used libcublas loaded (found = false: none used)
   std::vector<std::string> tried;   // the places looked at that had none
   std::string unavailable;          // why GPU matmul cannot use cuBLAS; empty when it can
+  CudaLibraryReport cusolver;
+  CudaLibraryReport cufft;
 };
 XP_API BlasReport blas_report() noexcept;
 

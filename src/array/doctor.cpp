@@ -122,6 +122,17 @@ json kernels_json(const xp::CompilerInfo& c, const xp::KernelCacheInfo& k) {
             {"max_bytes", k.max_bytes}}}};
 }
 
+// cuSOLVER or cuFFT: every one found (the one used with chosen = true), the places tried, why none.
+json cuda_library_json(const xp::CudaLibraryReport& r) {
+  json found = json::array();
+  for (const auto& l : r.found) {
+    json one = library_json(l);
+    one["chosen"] = l.chosen;
+    found.push_back(one);
+  }
+  return {{"found", found}, {"tried", r.tried}, {"unavailable", nullable(r.unavailable)}};
+}
+
 json blas_json(const xp::BlasReport& b) {
   json found = json::array();
   for (const auto& l : b.cublas) {
@@ -132,7 +143,8 @@ json blas_json(const xp::BlasReport& b) {
   return {{"cublas", found},
           {"cublaslt", library_json(b.cublas_lt)},
           {"tried", b.tried},
-          {"unavailable", nullable(b.unavailable)}};
+          {"unavailable", nullable(b.unavailable)},
+          {"cusolver", cuda_library_json(b.cusolver)}};
 }
 
 json cpu_json(const xp::CpuReport& c) {
@@ -152,14 +164,28 @@ json cpu_json(const xp::CpuReport& c) {
           {"lapack", {{"loaded", c.lapack_loaded}, {"error", nullable(c.lapack_error)}}}};
 }
 
-// XP_CUBLAS names a cuBLAS that cannot be used: the user asked for it (exit 1, as for XP_NVRTC).
+// XP_CUBLAS, XP_CUSOLVER or XP_CUFFT names a library that cannot be used: the user asked for it
+// (exit 1, as for XP_NVRTC).
 void add_cublas_problem(xp::SystemReport& r, const xp::BlasReport& b) {
   for (const auto& v : r.config) {
-    if (v.name != "XP_CUBLAS" || !v.set || b.unavailable.empty()) continue;
-    r.problems.push_back({"cublas_unusable", "error", b.unavailable,
-                          "point XP_CUBLAS at a libcublas.so.N whose libcublasLt.so.N the loader finds, or unset it "
-                          "to search CUDA_PATH, CUDA_HOME, the nvidia-cublas wheel and the system"});
-    r.user_demand_unmet = true;
+    if (!v.set) continue;
+    if (v.name == "XP_CUBLAS" && !b.unavailable.empty()) {
+      r.problems.push_back({"cublas_unusable", "error", b.unavailable,
+                            "point XP_CUBLAS at a libcublas.so.N whose libcublasLt.so.N the loader finds, or unset "
+                            "it to search CUDA_PATH, CUDA_HOME, the nvidia-cublas wheel and the system"});
+      r.user_demand_unmet = true;
+    } else if (v.name == "XP_CUSOLVER" && !b.cusolver.unavailable.empty()) {
+      r.problems.push_back({"cusolver_unusable", "error", b.cusolver.unavailable,
+                            "point XP_CUSOLVER at a libcusolver.so.N whose libcublas and libcusparse the loader "
+                            "finds, or unset it to search CUDA_PATH, CUDA_HOME, the nvidia-cusolver wheel and the "
+                            "system"});
+      r.user_demand_unmet = true;
+    } else if (v.name == "XP_CUFFT" && !b.cufft.unavailable.empty()) {
+      r.problems.push_back({"cufft_unusable", "error", b.cufft.unavailable,
+                            "point XP_CUFFT at a libcufft.so.N, or unset it to search CUDA_PATH, CUDA_HOME, the "
+                            "nvidia-cufft wheel and the system"});
+      r.user_demand_unmet = true;
+    }
   }
 }
 
@@ -196,7 +222,9 @@ std::string doctor_json() noexcept {
     const SystemReport r = doctor_report();
     json j = report_json(r);
     j["kernels"] = kernels_json(compiler_info(), kernel_cache_info());
-    j["linear_algebra"] = blas_json(blas_report());
+    const BlasReport b = blas_report();
+    j["linear_algebra"] = blas_json(b);
+    j["fft"] = {{"cufft", cuda_library_json(b.cufft)}};
     j["cpu"] = cpu_json(cpu_report());
     return j.dump(2);
   } catch (const std::exception& e) {

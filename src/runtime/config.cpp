@@ -171,6 +171,8 @@ constexpr VariableSpec kVariables[] = {
     {"XP_CUDA_DRIVER", "path of the CUDA driver library", "a path to libcuda.so.1"},
     {"XP_NVRTC", "path of the NVRTC library", "a path to libnvrtc.so.N"},
     {"XP_CUBLAS", "path of the cuBLAS library", "a path to libcublas.so.N"},
+    {"XP_CUSOLVER", "path of the cuSOLVER library", "a path to libcusolver.so.N"},
+    {"XP_CUFFT", "path of the cuFFT library", "a path to libcufft.so.N"},
     {"XP_CACHE_DIR", "kernel cache folder",
      "a folder path; a relative one is taken from the current folder, and ~ is not expanded (write $HOME)"},
     {"XP_CACHE_MAX_BYTES", "disk cache cap", "bytes, optionally with K, M, G, T (x1024) or KB, MB, GB, TB (x1000)"},
@@ -214,6 +216,10 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
     cfg.nvrtc = value;
   } else if (name == "XP_CUBLAS") {
     cfg.cublas = value;
+  } else if (name == "XP_CUSOLVER") {
+    cfg.cusolver = value;
+  } else if (name == "XP_CUFFT") {
+    cfg.cufft = value;
   } else if (name == "XP_CACHE_DIR") {
     // "~/x" in quotes reaches xp unexpanded: a folder named ~ in the current one is never meant.
     if (value[0] == '~') return "malformed";

@@ -120,6 +120,17 @@ void nvrtc_problems(SystemReport& r, const detail::DriverProbe& d, const detail:
   }
 }
 
+// The CUDA major of a library's soname major (LoadedCudaLibrary::major): the same for the runtime,
+// cuBLAS, NVRTC and nvJitLink; cuFFT's runs one behind (10: CUDA 11, 11: 12, 12: 13); cuSOLVER 12 is
+// CUDA 13's, 11 served CUDA 11 and 12; cuSPARSE 12 serves CUDA 12 and 13, cuRAND 10 every CUDA.
+int cuda_major_of(const std::string& family, int soname_major) {
+  if (family == "libcufft") return soname_major + 1;
+  if (family == "libcusolver") return soname_major >= 12 ? soname_major + 1 : 0;
+  if (family == "libcusparse") return soname_major <= 11 ? soname_major : 0;
+  if (family == "libcurand") return 0;
+  return soname_major;
+}
+
 }  // namespace
 
 std::vector<LoadedCudaLibrary> loaded_cuda_libraries() noexcept {
@@ -145,7 +156,7 @@ std::vector<LoadedCudaLibrary> loaded_cuda_libraries() noexcept {
         while (i < file.size() && std::isdigit(static_cast<unsigned char>(file[i])) != 0 && major < 1000)
           major = major * 10 + (file[i++] - '0');
         if (i == stem.size()) continue;
-        out.push_back({family, path, major});
+        out.push_back({family, path, cuda_major_of(family, major)});
         break;
       }
     }
@@ -203,11 +214,12 @@ SystemReport system_report() noexcept {
     }
     r.loaded_cuda = loaded_cuda_libraries();
     std::set<int> majors;
-    for (const LoadedCudaLibrary& l : r.loaded_cuda) majors.insert(l.major);
+    for (const LoadedCudaLibrary& l : r.loaded_cuda)
+      if (l.major > 0) majors.insert(l.major);
     if (majors.size() > 1) {
       std::string list;
       for (const LoadedCudaLibrary& l : r.loaded_cuda)
-        list += (list.empty() ? "" : ", ") + l.name + " (CUDA " + std::to_string(l.major) + ")";
+        if (l.major > 0) list += (list.empty() ? "" : ", ") + l.name + " (CUDA " + std::to_string(l.major) + ")";
       add(r, "cuda_major_mismatch", "warning", "this process holds CUDA libraries of more than one major: " + list,
           "install every package's CUDA wheels for one CUDA major (for example all -cu12 or all CUDA 13), so "
           "that one runtime, cuBLAS and NVRTC serve the process");

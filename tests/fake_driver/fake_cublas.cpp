@@ -4,7 +4,9 @@
 // CUBLAS_STATUS_EXECUTION_FAILED (13). Reports CUDA 13.0. Counters for the tests:
 // xp_fake_cublas_creates(), _destroys(), _gemms(), _workspace_bytes() (of the last handle set up),
 // and the last gemm's arguments: _last_gemm(what) with what 0 transa, 1 transb, 2 Atype,
-// 3 computeType.
+// 3 computeType. The batched LU (cublas<t>getrfBatched, getrsBatched) writes 0 info words and
+// records: xp_fake_cublas_batched(what) with what 0 getrfBatched calls, 1 getrsBatched calls, 2 the
+// last n, 3 the last batch count, 4 getrs's trans, 5 getrs's nrhs, 6 getrs's ldb.
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
@@ -61,6 +63,43 @@ FAKE_API int cublasGemmStridedBatchedEx(void*, int transa, int transb, int, int,
   g_last_gemm[2] = a_type;
   g_last_gemm[3] = compute_type;
   return 0;
+}
+
+namespace {
+std::atomic<long long> g_batched[7] = {};
+int getrf_batched(int n, int lda, int* info, int batch) {
+  ++g_batched[0];
+  g_batched[2] = n;
+  g_batched[3] = batch;
+  (void)lda;
+  for (int i = 0; i < batch; ++i) info[i] = 0;  // hollow memory is host memory
+  return 0;
+}
+int getrs_batched(int trans, int n, int nrhs, int ldb, int* info, int batch) {
+  ++g_batched[1];
+  g_batched[2] = n;
+  g_batched[3] = batch;
+  g_batched[4] = trans;
+  g_batched[5] = nrhs;
+  g_batched[6] = ldb;
+  *info = 0;
+  return 0;
+}
+}  // namespace
+#define FAKE_BATCHED(X)                                                                                             \
+  FAKE_API int cublas##X##getrfBatched(void*, int n, void**, int lda, int*, int* info, int batch) {                 \
+    return getrf_batched(n, lda, info, batch);                                                                      \
+  }                                                                                                                 \
+  FAKE_API int cublas##X##getrsBatched(void*, int trans, int n, int nrhs, void**, int, const int*, void**, int ldb, \
+                                       int* info, int batch) {                                                      \
+    return getrs_batched(trans, n, nrhs, ldb, info, batch);                                                         \
+  }
+FAKE_BATCHED(S)
+FAKE_BATCHED(D)
+FAKE_BATCHED(C)
+FAKE_BATCHED(Z)
+FAKE_API long long xp_fake_cublas_batched(int what) {
+  return what >= 0 && what < 7 ? g_batched[what].load() : -1;
 }
 
 FAKE_API long xp_fake_cublas_creates() {

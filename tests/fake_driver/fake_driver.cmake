@@ -20,6 +20,18 @@ set_target_properties(xp_fake_cublas PROPERTIES
 target_link_libraries(xp_fake_cublas PRIVATE xp_flags)
 target_link_options(xp_fake_cublas PRIVATE -Wl,--no-undefined)
 
+# libxp_fake_cusolver.so and libxp_fake_cufft.so: the cuSOLVER and cuFFT entry points xp resolves,
+# recording their calls (nothing is computed): see fake_cusolver.cpp and fake_cufft.cpp.
+foreach(lib cusolver cufft)
+  add_library(xp_fake_${lib} SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_${lib}.cpp)
+  set_target_properties(xp_fake_${lib} PROPERTIES
+    OUTPUT_NAME xp_fake_${lib}
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  target_link_libraries(xp_fake_${lib} PRIVATE xp_flags)
+  target_link_options(xp_fake_${lib} PRIVATE -Wl,--no-undefined)
+endforeach()
+
 # Each case runs `xp doctor --json` in a process of its own with the fault it names.
 xp_add_test(test_fault_matrix SOURCES test_fault_matrix.cpp)
 
@@ -58,3 +70,14 @@ xp_fake_driver_env(test_hollow_gpu "devices=2,hollow,memory=1073741824")
 # The preload of recently used kernels, on the same hollow devices (white box: it reads the report).
 xp_add_test(test_kernel_preload WHITEBOX SOURCES test_kernel_preload.cpp)
 xp_fake_driver_env(test_kernel_preload "devices=2,hollow,memory=1073741824")
+
+# cuSOLVER and cuFFT in the CUDA backend on the hollow devices, against the fakes above (white box:
+# the hooks, the searches and the plan cache).
+xp_add_test(test_cuda_solver_fft WHITEBOX SOURCES test_cuda_solver_fft.cpp)
+target_link_libraries(test_cuda_solver_fft PRIVATE ${CMAKE_DL_LIBS})
+target_compile_definitions(test_cuda_solver_fft PRIVATE
+  XP_FAKE_CUSOLVER_PATH="$<TARGET_FILE:xp_fake_cusolver>"
+  XP_FAKE_CUFFT_PATH="$<TARGET_FILE:xp_fake_cufft>"
+  XP_FAKE_CUBLAS_PATH="$<TARGET_FILE:xp_fake_cublas>")
+add_dependencies(test_cuda_solver_fft xp_fake_cusolver xp_fake_cufft xp_fake_cublas)
+xp_fake_driver_env(test_cuda_solver_fft "devices=2,hollow,memory=1073741824")

@@ -127,13 +127,24 @@ void print_text(const xp::SystemReport& r) {
             << "\n";
   // Matmul and vecdot on a GPU: cuBLAS, found without a GPU.
   const xp::BlasReport b = xp::blas_report();
-  std::cout << "\nLinear algebra (GPU matmul, vecdot)\n";
+  std::cout << "\nLinear algebra (GPU matmul, vecdot; factorizations)\n";
   for (const auto& l : b.cublas) print_library("cuBLAS:   ", l);
   if (b.cublas_lt.found) print_library("cuBLASLt: ", b.cublas_lt);
   if (!b.unavailable.empty()) {
     std::cout << "  cuBLAS:   none used (" << b.unavailable << ")\n";
     for (const auto& t : b.tried) std::cout << "      tried " << t << "\n";
   }
+  // The factorizations (cuSOLVER) and transforms (cuFFT) on a GPU; without them, on the CPU.
+  const auto print_other = [](const char* label, const xp::CudaLibraryReport& r) {
+    for (const auto& l : r.found) print_library(label, l);
+    if (!r.unavailable.empty()) {
+      std::cout << "  " << label << "none used (" << r.unavailable << ")\n";
+      for (const auto& t : r.tried) std::cout << "      tried " << t << "\n";
+    }
+  };
+  print_other("cuSOLVER: ", b.cusolver);
+  std::cout << "\nFFT (GPU)\n";
+  print_other("cuFFT:    ", b.cufft);
   if (!r.problems.empty()) {
     std::cout << "\nProblems\n";
     for (const auto& p : r.problems) {

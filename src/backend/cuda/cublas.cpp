@@ -1,6 +1,8 @@
 // Finds and opens cuBLAS, and keeps one handle per device.
 #include "backend/cuda/cublas.hpp"
 
+#include "backend/cuda/library_search.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -43,6 +45,11 @@ Api table_of(const DynLib& lib, std::string& missing) {
   std::string optional;
   resolve(lib, "cublasGetStatusName", api.cublasGetStatusName, optional);
   resolve(lib, "cublasDestroy_v2", api.cublasDestroy_v2, optional);
+  for (int i = 0; i < 4; ++i) {
+    const std::string x(1, "SDCZ"[i]);
+    resolve(lib, ("cublas" + x + "getrfBatched").c_str(), api.getrfBatched[i], optional);
+    resolve(lib, ("cublas" + x + "getrsBatched").c_str(), api.getrsBatched[i], optional);
+  }
   return api;
 }
 
@@ -310,6 +317,8 @@ BlasReport blas_report() noexcept {
     r.cublas = s.found;
     r.tried = s.tried;
     r.unavailable = s.reason;
+    r.cusolver = detail::cuda::cusolver_report();
+    r.cufft = detail::cuda::cufft_report();
     r.cublas_lt.name = "libcublasLt";
     if (s.chosen >= 0 && static_cast<std::size_t>(s.chosen) < s.lt.size()) {
       r.cublas_lt = s.lt[s.chosen];

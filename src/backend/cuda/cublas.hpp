@@ -74,7 +74,14 @@ using PFN_cublasGemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, int tr
                                                           int ldc, long long strideC, int batchCount, int computeType,
                                                           int algo);
 
-// The entry points xp calls; all required.
+// The batched LU of cuBLAS (linalg's solve and lu of a batch of small matrices, cusolver.cpp), per
+// dtype S, D, C, Z; matrices by device arrays of pointers.
+using PFN_getrfBatched = cublasStatus_t (*)(cublasHandle_t, int n, void** A, int lda, int* pivots, int* info,
+                                            int batch);
+using PFN_getrsBatched = cublasStatus_t (*)(cublasHandle_t, int trans, int n, int nrhs, void** A, int lda,
+                                            const int* pivots, void** B, int ldb, int* info, int batch);
+
+// The entry points xp calls; all required but the last four.
 struct Api {
   PFN_cublasGetProperty cublasGetProperty = nullptr;
   PFN_cublasCreate_v2 cublasCreate_v2 = nullptr;
@@ -84,6 +91,8 @@ struct Api {
   PFN_cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx = nullptr;
   PFN_cublasGetStatusName cublasGetStatusName = nullptr;  // optional (names come from xp's table otherwise)
   PFN_cublasDestroy_v2 cublasDestroy_v2 = nullptr;        // optional: only a handle whose setup failed is destroyed
+  PFN_getrfBatched getrfBatched[4] = {};  // optional: cublasSgetrfBatched .. Z (without: cuSOLVER's getrf per matrix)
+  PFN_getrsBatched getrsBatched[4] = {};  // optional: cublasSgetrsBatched .. Z
 };
 
 // Where to look: the explicit path (XP_CUBLAS) and the foreign variables, as read from config().

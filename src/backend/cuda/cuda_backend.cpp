@@ -3,7 +3,8 @@
 // source (ew_source.cpp), reductions and scans (reduce_plan.cpp, reduce_source.cpp) and Philox random
 // numbers (random_source.cpp) and `take` (take_source.cpp) compiled by NVRTC, found through the
 // device's kernel cache (kernel_cache.cpp),
-// matmul through cuBLAS or xp's exact integer kernel (cublas.cpp, linalg.cpp); all on xp's stream of
+// matmul through cuBLAS or xp's exact integer kernel (cublas.cpp, linalg.cpp), factorizations in
+// cuSOLVER (cusolver.cpp) and transforms in cuFFT (cufft.cpp); all on xp's stream of
 // the device. The rare layouts the kernels do not take run on the host (the data goes to the CPU
 // backend and back).
 
@@ -16,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/cufft.hpp"
+#include "backend/cuda/cusolver.hpp"
 #include "backend/cuda/ew_source.hpp"
 #include "backend/cuda/kernel_cache.hpp"
 #include "backend/cuda/linalg.hpp"
@@ -365,6 +368,15 @@ class CudaBackend final : public Backend {
     HostMirror ha = mirror(a, true), hb = mirror(b, true), hout = mirror(out, true);
     cpu_backend().vecdot(ha.view, hb.view, hout.view);
     write_back(hout, out);
+  }
+  // Factorizations in cuSOLVER (cusolver.hpp); false without it: the array layer uses the CPU.
+  bool linalg(const LinalgCall& call, std::span<const View> in, std::span<const View> out,
+              std::span<std::int64_t> info) override {
+    return cusolver::device_linalg(*this, device_, call, in, out, info);
+  }
+  // Transforms in cuFFT (cufft.hpp); false without it.
+  bool fft(const FftCall& call, const View& in, const View& out) override {
+    return cufft::device_fft(*this, device_, call, in, out);
   }
   // A gather kernel per element size (take_source.hpp), on the device's stream.
   void take(const View& in, const View& indices, int axis, const View& out) override {
