@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/fft.hpp"
 #include "backend/cpu/fused.hpp"
 #include "backend/cpu/linalg.hpp"
 #include "backend/cpu/reduce.hpp"
@@ -231,6 +232,10 @@ class CpuBackend final : public Backend {
   // The CPU has no TF32: every precision computes as float32, bit for bit.
   void matmul(const View& a, const View& b, const View& out, MatmulPrecision) override { cpu::matmul(a, b, out); }
   void vecdot(const View& a, const View& b, const View& out) override { cpu::vecdot(a, b, out); }
+  bool fft(const FftCall& call, const View& in, const View& out) override {
+    cpu::fft(call, in, out);
+    return true;
+  }
 
   void take(const View& in, const View& indices, int axis, const View& out) override {
     // out = [in's axes before axis][indices' axes][in's axes after axis]
