@@ -64,10 +64,11 @@ void unit_root(std::int64_t k, std::int64_t n, double& re, double& im) {
   im = neg_sin ? s : -s;
 }
 
-// The factors of m in the order the passes take them: 4s, a 2, 3s, 5s, then larger primes.
+// The factors of m in the order the passes take them: 8s, a 4, a 2, 3s, 5s, then larger primes.
 std::vector<std::int64_t> factorize(std::int64_t m) {
   std::vector<std::int64_t> f;
-  while (m % 4 == 0) f.push_back(4), m /= 4;
+  while (m % 8 == 0) f.push_back(8), m /= 8;
+  if (m % 4 == 0) f.push_back(4), m /= 4;
   if (m % 2 == 0) f.push_back(2), m /= 2;
   for (std::int64_t p = 3; p * p <= m; p += 2)
     while (m % p == 0) f.push_back(p), m /= p;
@@ -81,14 +82,15 @@ std::vector<std::int64_t> factorize(std::int64_t m) {
 std::int64_t largest_factor(std::int64_t m) {
   const auto f = factorize(m);
   std::int64_t p = 1;
-  for (auto x : f) p = std::max(p, x == 4 ? 2 : x);
+  for (auto x : f) p = std::max(p, x == 4 || x == 8 ? 2 : x);
   return p;
 }
 
 // A rough count of the work per element of a column transform of length m (the passes' butterflies).
 double cost_per_element(std::int64_t m) {
   double c = 0;
-  for (auto p : factorize(m)) c += p == 2 ? 3.0 : p == 3 ? 4.5 : p == 4 ? 5.0 : p == 5 ? 7.0 : 1.2 * double(p);
+  for (auto p : factorize(m))
+    c += p == 2 ? 3.0 : p == 3 ? 4.5 : p == 4 ? 5.0 : p == 8 ? 7.0 : p == 5 ? 7.0 : 1.2 * double(p);
   return c;
 }
 
@@ -168,7 +170,7 @@ ColPlan<T> make_col_plan(std::int64_t m) {
         plan.tw.push_back(static_cast<T>(re));
         plan.tw.push_back(static_cast<T>(im));
       }
-    if (p > 5) {
+    if (p > 5 && p != 8) {
       ps.roots = plan.tw.size();
       for (std::int64_t u = 0; u < p; ++u) {
         double re, im;
@@ -227,8 +229,9 @@ std::shared_ptr<const RealPlan<T>> real_plan_for(std::int64_t n) {
 
 // ---- buffers of each thread ----
 
-// Slot 0 and 1: the column blocks; 2: the four-step's intermediate row; 3: Bluestein's rows;
-// 4: the real transforms' complex rows. Kept for the next transform (up to 256 MiB a slot).
+// Slots 0 to 3: column blocks (the four-step moves 4 at once), 4: their Stockham partner; 5: the
+// four-step's intermediate row; 6: Bluestein's rows; 7: the real transforms' complex rows. Kept for the next transform
+// (up to 256 MiB a slot).
 struct ThreadBuffer {
   void* data = nullptr;
   std::size_t bytes = 0;
@@ -238,7 +241,7 @@ constexpr std::size_t kKeptBytes = std::size_t{256} << 20;
 
 template <class U>
 U* thread_buffer(int slot, std::size_t count) {
-  thread_local ThreadBuffer buffers[5];
+  thread_local ThreadBuffer buffers[8];
   ThreadBuffer& b = buffers[slot];
   const std::size_t bytes = std::max<std::size_t>(64, (count * sizeof(U) + 63) / 64 * 64);
   if (b.bytes < bytes || (b.bytes > kKeptBytes && b.bytes > 2 * bytes)) {
@@ -305,7 +308,7 @@ Isa current_isa() noexcept {
 
 template <class T>
 void dispatch_execute(const Plan<T>& plan, std::int64_t batch, const T* in, std::int64_t is, T* out, std::int64_t os,
-             bool inverse, T scale) {
+                      bool inverse, T scale) {
   switch (current_isa()) {
 #ifdef XP_FFT_X86
     case Isa::avx512:

@@ -18,6 +18,83 @@ struct Vec<float> {
   typedef float unaligned __attribute__((vector_size(64), aligned(4)));
 };
 
+// Lane permutations: even and odd elements of two vectors (complex numbers split into their
+// parts), their inverse (lo, hi), and the stages of an L x L transpose (t<S>: blocks of S swapped).
+template <class T>
+struct Shuffles;
+template <>
+struct Shuffles<double> {
+  typedef long long M __attribute__((vector_size(64)));
+  static constexpr M even = {0, 2, 4, 6, 8, 10, 12, 14};
+  static constexpr M odd = {1, 3, 5, 7, 9, 11, 13, 15};
+  static constexpr M lo = {0, 8, 1, 9, 2, 10, 3, 11};
+  static constexpr M hi = {4, 12, 5, 13, 6, 14, 7, 15};
+  static constexpr M t1_a = {0, 8, 2, 10, 4, 12, 6, 14};
+  static constexpr M t1_b = {1, 9, 3, 11, 5, 13, 7, 15};
+  static constexpr M t2_a = {0, 1, 8, 9, 4, 5, 12, 13};
+  static constexpr M t2_b = {2, 3, 10, 11, 6, 7, 14, 15};
+  static constexpr M t4_a = {0, 1, 2, 3, 8, 9, 10, 11};
+  static constexpr M t4_b = {4, 5, 6, 7, 12, 13, 14, 15};
+};
+template <>
+struct Shuffles<float> {
+  typedef int M __attribute__((vector_size(64)));
+  static constexpr M even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  static constexpr M odd = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+  static constexpr M lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+  static constexpr M hi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  static constexpr M t1_a = {0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30};
+  static constexpr M t1_b = {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31};
+  static constexpr M t2_a = {0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29};
+  static constexpr M t2_b = {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31};
+  static constexpr M t4_a = {0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27};
+  static constexpr M t4_b = {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31};
+  static constexpr M t8_a = {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
+  static constexpr M t8_b = {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31};
+};
+
+template <class T>
+using V = typename Vec<T>::type;
+
+// L complex numbers, interleaved, into their real and imaginary parts (exchanged when swap).
+template <class T>
+XP_FFT_INLINE void load_split(const T* s, bool swap, V<T>& re, V<T>& im) {
+  using U = typename Vec<T>::unaligned;
+  const V<T> a = *reinterpret_cast<const U*>(s), b = *reinterpret_cast<const U*>(s + kLanes<T>);
+  re = __builtin_shuffle(a, b, Shuffles<T>::even);
+  im = __builtin_shuffle(a, b, Shuffles<T>::odd);
+  if (swap) std::swap(re, im);
+}
+
+// The inverse of load_split.
+template <class T>
+XP_FFT_INLINE void store_split(T* d, bool swap, const V<T>& re, const V<T>& im) {
+  using U = typename Vec<T>::unaligned;
+  const V<T>& r = swap ? im : re;
+  const V<T>& i = swap ? re : im;
+  *reinterpret_cast<U*>(d) = __builtin_shuffle(r, i, Shuffles<T>::lo);
+  *reinterpret_cast<U*>(d + kLanes<T>) = __builtin_shuffle(r, i, Shuffles<T>::hi);
+}
+
+template <class T, int S>
+XP_FFT_INLINE void transpose_stage(V<T>* r, const typename Shuffles<T>::M& ma, const typename Shuffles<T>::M& mb) {
+  for (int i = 0; i < kLanes<T>; ++i)
+    if ((i & S) == 0) {
+      const V<T> a = r[i], b = r[i + S];
+      r[i] = __builtin_shuffle(a, b, ma);
+      r[i + S] = __builtin_shuffle(a, b, mb);
+    }
+}
+
+// r[i][j] <- r[j][i] for the L x L matrix of L vectors.
+template <class T>
+XP_FFT_INLINE void transpose(V<T>* r) {
+  transpose_stage<T, 1>(r, Shuffles<T>::t1_a, Shuffles<T>::t1_b);
+  transpose_stage<T, 2>(r, Shuffles<T>::t2_a, Shuffles<T>::t2_b);
+  transpose_stage<T, 4>(r, Shuffles<T>::t4_a, Shuffles<T>::t4_b);
+  if constexpr (kLanes<T> == 16) transpose_stage<T, 8>(r, Shuffles<T>::t8_a, Shuffles<T>::t8_b);
+}
+
 // One row of a column block: the real parts of its L lanes, then the imaginary parts.
 template <class T>
 struct Cell {
@@ -66,6 +143,43 @@ void pass4(std::int64_t m, std::int64_t ns, const T* tw, const Cell<T>* __restri
       d[ns] = {t1r + t3i, t1i - t3r};  // t1 - i t3
       d[2 * ns] = {t0r - t2r, t0i - t2i};
       d[3 * ns] = {t1r - t3i, t1i + t3r};  // t1 + i t3
+    }
+}
+
+template <class T, bool First>
+void pass8(std::int64_t m, std::int64_t ns, const T* tw, const Cell<T>* __restrict src, Cell<T>* __restrict dst) {
+  const std::int64_t s = m / 8, groups = s / ns;
+  const T c = T(0.7071067811865475244008443621048490);  // sqrt(1/2)
+  for (std::int64_t j = 0; j < groups; ++j)
+    for (std::int64_t k = 0; k < ns; ++k) {
+      const std::int64_t i = j * ns + k;
+      Cell<T> a[8];
+      for (int q = 0; q < 8; ++q) a[q] = src[i + q * s];
+      if (!First) {
+        const T* w = tw + 14 * k;
+        for (int q = 1; q < 8; ++q) twiddle(a[q], w[2 * q - 2], w[2 * q - 1]);
+      }
+      // Two transforms of 4 (even and odd inputs), then y[k] = E[k] + w8^k O[k], y[k+4] = E[k] - w8^k O[k].
+      const auto e0r = a[0].re + a[4].re, e0i = a[0].im + a[4].im, e1r = a[0].re - a[4].re, e1i = a[0].im - a[4].im;
+      const auto e2r = a[2].re + a[6].re, e2i = a[2].im + a[6].im, e3r = a[2].re - a[6].re, e3i = a[2].im - a[6].im;
+      const auto E0r = e0r + e2r, E0i = e0i + e2i, E2r = e0r - e2r, E2i = e0i - e2i;
+      const auto E1r = e1r + e3i, E1i = e1i - e3r, E3r = e1r - e3i, E3i = e1i + e3r;
+      const auto o0r = a[1].re + a[5].re, o0i = a[1].im + a[5].im, o1r = a[1].re - a[5].re, o1i = a[1].im - a[5].im;
+      const auto o2r = a[3].re + a[7].re, o2i = a[3].im + a[7].im, o3r = a[3].re - a[7].re, o3i = a[3].im - a[7].im;
+      const auto O0r = o0r + o2r, O0i = o0i + o2i, O2r = o0r - o2r, O2i = o0i - o2i;
+      const auto O1r = o1r + o3i, O1i = o1i - o3r, O3r = o1r - o3i, O3i = o1i + o3r;
+      const auto W1r = (O1r + O1i) * c, W1i = (O1i - O1r) * c;   // w8 O1
+      const auto W2r = O2i, W2i = -O2r;                          // -i O2
+      const auto W3r = (O3i - O3r) * c, W3i = -(O3r + O3i) * c;  // w8^3 O3
+      Cell<T>* d = dst + j * ns * 8 + k;
+      d[0] = {E0r + O0r, E0i + O0i};
+      d[4 * ns] = {E0r - O0r, E0i - O0i};
+      d[ns] = {E1r + W1r, E1i + W1i};
+      d[5 * ns] = {E1r - W1r, E1i - W1i};
+      d[2 * ns] = {E2r + W2r, E2i + W2i};
+      d[6 * ns] = {E2r - W2r, E2i - W2i};
+      d[3 * ns] = {E3r + W3r, E3i + W3i};
+      d[7 * ns] = {E3r - W3r, E3i - W3i};
     }
 }
 
@@ -171,6 +285,9 @@ Cell<T>* run_columns(const ColPlan<T>& plan, Cell<T>* a, Cell<T>* b) {
     const T* tw = plan.tw.data() + ps.tw;
     const bool first = ps.ns == 1;
     switch (ps.p) {
+      case 8:
+        first ? pass8<T, true>(plan.m, 1, tw, a, b) : pass8<T, false>(plan.m, ps.ns, tw, a, b);
+        break;
       case 4:
         first ? pass4<T, true>(plan.m, 1, tw, a, b) : pass4<T, false>(plan.m, ps.ns, tw, a, b);
         break;
@@ -204,10 +321,7 @@ void gather(const T* src, std::int64_t m, std::int64_t ts, int nl, std::int64_t 
       const T* s = src + 2 * t * ts;
       T* d = c + 2 * L * t;
       if (nl == L) {
-        for (int l = 0; l < L; ++l) {
-          d[ro + l] = s[2 * l];
-          d[io + l] = s[2 * l + 1];
-        }
+        load_split(s, swap, cells[t].re, cells[t].im);
       } else {
         for (int l = 0; l < nl; ++l) {
           d[ro + l] = s[2 * l];
@@ -216,9 +330,19 @@ void gather(const T* src, std::int64_t m, std::int64_t ts, int nl, std::int64_t 
       }
     }
   } else {
+    std::int64_t t0 = 0;
+    if (nl == L && ts == 1) {  // L x L tiles: L numbers of each row, transposed in registers
+      for (; t0 + L <= m; t0 += L) {
+        V<T> re[L], im[L];
+        for (int l = 0; l < L; ++l) load_split(src + 2 * (l * ls + t0), swap, re[l], im[l]);
+        transpose<T>(re);
+        transpose<T>(im);
+        for (int k = 0; k < L; ++k) cells[t0 + k] = {re[k], im[k]};
+      }
+    }
     for (int l = 0; l < nl; ++l) {
       const T* s = src + 2 * l * ls;
-      for (std::int64_t t = 0; t < m; ++t) {
+      for (std::int64_t t = t0; t < m; ++t) {
         c[2 * L * t + ro + l] = s[2 * t * ts];
         c[2 * L * t + io + l] = s[2 * t * ts + 1];
       }
@@ -238,17 +362,7 @@ void scatter(const Cell<T>* cells, T* dst, std::int64_t m, std::int64_t ts, int 
       const T* s = c + 2 * L * t;
       T* d = dst + 2 * t * ts;
       if (nl == L) {
-        if (scale == T(1)) {
-          for (int l = 0; l < L; ++l) {
-            d[2 * l] = s[ro + l];
-            d[2 * l + 1] = s[io + l];
-          }
-        } else {
-          for (int l = 0; l < L; ++l) {
-            d[2 * l] = s[ro + l] * scale;
-            d[2 * l + 1] = s[io + l] * scale;
-          }
-        }
+        store_split(d, swap, cells[t].re * scale, cells[t].im * scale);
       } else {
         for (int l = 0; l < nl; ++l) {
           d[2 * l] = s[ro + l] * scale;
@@ -257,9 +371,19 @@ void scatter(const Cell<T>* cells, T* dst, std::int64_t m, std::int64_t ts, int 
       }
     }
   } else {
+    std::int64_t t0 = 0;
+    if (nl == L && ts == 1) {
+      for (; t0 + L <= m; t0 += L) {
+        V<T> re[L], im[L];
+        for (int k = 0; k < L; ++k) re[k] = cells[t0 + k].re * scale, im[k] = cells[t0 + k].im * scale;
+        transpose<T>(re);
+        transpose<T>(im);
+        for (int l = 0; l < L; ++l) store_split(dst + 2 * (l * ls + t0), swap, re[l], im[l]);
+      }
+    }
     for (int l = 0; l < nl; ++l) {
       T* d = dst + 2 * l * ls;
-      for (std::int64_t t = 0; t < m; ++t) {
+      for (std::int64_t t = t0; t < m; ++t) {
         d[2 * t * ts] = c[2 * L * t + ro + l] * scale;
         d[2 * t * ts + 1] = c[2 * L * t + io + l] * scale;
       }
@@ -280,7 +404,7 @@ void run_lanes(const Plan<T>& plan, std::int64_t batch, const T* in, std::int64_
   const std::int64_t grain = std::max<std::int64_t>(1, 65536 / (n * L));
   parallel_for(groups, grain, [&](std::int64_t g0, std::int64_t g1) {
     auto* a = thread_buffer<Cell<T>>(0, static_cast<std::size_t>(n));
-    auto* b = thread_buffer<Cell<T>>(1, static_cast<std::size_t>(n));
+    auto* b = thread_buffer<Cell<T>>(4, static_cast<std::size_t>(n));
     for (std::int64_t g = g0; g < g1; ++g) {
       const std::int64_t r0 = g * L;
       const int nl = static_cast<int>(std::min<std::int64_t>(L, batch - r0));
@@ -291,43 +415,122 @@ void run_lanes(const Plan<T>& plan, std::int64_t batch, const T* in, std::int64_
   });
 }
 
+// How many column blocks the four-step moves together: W * L complex numbers (512 bytes) of each row
+// read or written at once, not L (128 bytes) pages apart.
+constexpr int kWide = 4;
+
 // One row by the four-step algorithm: x as n1 rows of n2; the columns transformed (length n1), the
-// twiddle w^(k1 j2), the rows transformed (length n2) and written transposed.
+// twiddle w^(k1 j2), the rows transformed (length n2) and written transposed. Between the two
+// steps the row blocks are kept as cells (L rows of k1 in the lanes, one cell per j2), so that the
+// second step reads them in place.
 template <class T>
 void run_four_step(const Plan<T>& plan, const T* in, T* out, bool inverse, T scale) {
   constexpr int L = kLanes<T>;
+  using U = typename Vec<T>::unaligned;
   const std::int64_t n1 = plan.n1, n2 = plan.n2;
-  T* scratch = thread_buffer<T>(2, static_cast<std::size_t>(2 * plan.n));
   const std::int64_t blocks_a = (n2 + L - 1) / L, blocks_b = (n1 + L - 1) / L;
-  parallel_for(blocks_a, std::max<std::int64_t>(1, 16384 / (n1 * L)), [&](std::int64_t c0, std::int64_t c1) {
-    auto* a = thread_buffer<Cell<T>>(0, static_cast<std::size_t>(n1));
-    auto* b = thread_buffer<Cell<T>>(1, static_cast<std::size_t>(n1));
-    for (std::int64_t cb = c0; cb < c1; ++cb) {
-      const int nl = static_cast<int>(std::min<std::int64_t>(L, n2 - cb * L));
-      gather(in + 2 * cb * L, n1, n2, nl, 1, inverse, a);
-      Cell<T>* r = run_columns(plan.c1, a, b);
-      const T* lane = plan.tw_lane.data();
-      const T* block = plan.tw_block.data() + 2 * cb * n1;
-      for (std::int64_t k1 = 0; k1 < n1; ++k1) {
-        using U = typename Vec<T>::unaligned;
-        Cell<T> w = {*reinterpret_cast<const U*>(lane + 2 * L * k1),
-                     *reinterpret_cast<const U*>(lane + 2 * L * k1 + L)};
-        twiddle(w, block[2 * k1], block[2 * k1 + 1]);
-        const auto re = r[k1].re * w.re - r[k1].im * w.im;
-        r[k1].im = r[k1].re * w.im + r[k1].im * w.re;
-        r[k1].re = re;
+  Cell<T>* scratch = thread_buffer<Cell<T>>(5, static_cast<std::size_t>(blocks_b * n2));
+  if (n1 % L != 0)  // the lanes past n1 of the last row block: zeros, never garbage
+    std::memset(static_cast<void*>(scratch + (blocks_b - 1) * n2), 0, sizeof(Cell<T>) * static_cast<std::size_t>(n2));
+  const std::int64_t groups_a = (blocks_a + kWide - 1) / kWide, groups_b = (blocks_b + kWide - 1) / kWide;
+  parallel_for(groups_a, 1, [&](std::int64_t g0, std::int64_t g1) {
+    Cell<T>* a[kWide];
+    for (int w = 0; w < kWide; ++w) a[w] = thread_buffer<Cell<T>>(w, static_cast<std::size_t>(n1));
+    auto* b = thread_buffer<Cell<T>>(4, static_cast<std::size_t>(n1));
+    for (std::int64_t g = g0; g < g1; ++g) {
+      const std::int64_t cb0 = g * kWide;
+      const int wide = static_cast<int>(std::min<std::int64_t>(kWide, blocks_a - cb0));
+      int nl[kWide];
+      for (int w = 0; w < wide; ++w) nl[w] = static_cast<int>(std::min<std::int64_t>(L, n2 - (cb0 + w) * L));
+      // Gather: each row's wide * L numbers in one sweep.
+      const int ro = inverse ? L : 0, io = inverse ? 0 : L;
+      for (int w = 0; w < wide; ++w)
+        if (nl[w] < L) std::memset(static_cast<void*>(a[w]), 0, sizeof(Cell<T>) * static_cast<std::size_t>(n1));
+      const std::int64_t line_bytes = static_cast<std::int64_t>(2 * sizeof(T)) * wide * L;
+      for (std::int64_t j1 = 0; j1 < n1; ++j1) {
+        const T* src = in + 2 * (j1 * n2 + cb0 * L);
+        if (j1 + 8 < n1)  // rows are pages apart: the hardware does not see this stream coming
+          for (std::int64_t b0 = 0; b0 < line_bytes; b0 += 64)
+            __builtin_prefetch(reinterpret_cast<const char*>(src + 2 * 8 * n2) + b0);
+        for (int w = 0; w < wide; ++w) {
+          T* d = reinterpret_cast<T*>(a[w] + j1);
+          const T* sw = src + 2 * w * L;
+          if (nl[w] == L) {
+            load_split(sw, inverse, a[w][j1].re, a[w][j1].im);
+          } else {
+            for (int l = 0; l < nl[w]; ++l) {
+              d[ro + l] = sw[2 * l];
+              d[io + l] = sw[2 * l + 1];
+            }
+          }
+        }
       }
-      scatter(r, scratch + 2 * cb * L, n1, n2, nl, 1, false, T(1));
+      for (int w = 0; w < wide; ++w) {
+        const std::int64_t cb = cb0 + w;
+        Cell<T>* r = run_columns(plan.c1, a[w], b);
+        const T* lane = plan.tw_lane.data();
+        const T* block = plan.tw_block.data() + 2 * cb * n1;
+        for (std::int64_t k1 = 0; k1 < n1; ++k1) {
+          Cell<T> t = {*reinterpret_cast<const U*>(lane + 2 * L * k1),
+                       *reinterpret_cast<const U*>(lane + 2 * L * k1 + L)};
+          twiddle(t, block[2 * k1], block[2 * k1 + 1]);
+          const auto re = r[k1].re * t.re - r[k1].im * t.im;
+          r[k1].im = r[k1].re * t.im + r[k1].im * t.re;
+          r[k1].re = re;
+        }
+        // Transposed into the row blocks: cell (rb, j2) holds k1 = rb L + lane.
+        const T* rs = reinterpret_cast<const T*>(r);
+        for (std::int64_t rb = 0; rb < blocks_b; ++rb) {
+          const int kn = static_cast<int>(std::min<std::int64_t>(L, n1 - rb * L));
+          if (kn == L && nl[w] == L) {
+            V<T> re[L], im[L];
+            for (int k = 0; k < L; ++k) re[k] = r[rb * L + k].re, im[k] = r[rb * L + k].im;
+            transpose<T>(re);
+            transpose<T>(im);
+            for (int l = 0; l < L; ++l) scratch[rb * n2 + cb * L + l] = {re[l], im[l]};
+            continue;
+          }
+          T* dst = reinterpret_cast<T*>(scratch + rb * n2 + cb * L);
+          for (int l = 0; l < nl[w]; ++l) {
+            T* d = dst + 2 * L * l;
+            for (int k = 0; k < kn; ++k) {
+              d[k] = rs[2 * L * (rb * L + k) + l];
+              d[L + k] = rs[2 * L * (rb * L + k) + L + l];
+            }
+          }
+        }
+      }
     }
   });
-  parallel_for(blocks_b, std::max<std::int64_t>(1, 16384 / (n2 * L)), [&](std::int64_t b0, std::int64_t b1) {
-    auto* a = thread_buffer<Cell<T>>(0, static_cast<std::size_t>(n2));
-    auto* b = thread_buffer<Cell<T>>(1, static_cast<std::size_t>(n2));
-    for (std::int64_t rb = b0; rb < b1; ++rb) {
-      const int nl = static_cast<int>(std::min<std::int64_t>(L, n1 - rb * L));
-      gather(scratch + 2 * rb * L * n2, n2, 1, nl, n2, false, a);
-      const Cell<T>* r = run_columns(plan.c2, a, b);
-      scatter(r, out + 2 * rb * L, n2, n1, nl, 1, inverse, scale);
+  parallel_for(groups_b, 1, [&](std::int64_t g0, std::int64_t g1) {
+    Cell<T>* partner[kWide];
+    for (int w = 0; w < kWide; ++w) partner[w] = thread_buffer<Cell<T>>(w, static_cast<std::size_t>(n2));
+    for (std::int64_t g = g0; g < g1; ++g) {
+      const std::int64_t rb0 = g * kWide;
+      const int wide = static_cast<int>(std::min<std::int64_t>(kWide, blocks_b - rb0));
+      const Cell<T>* r[kWide];
+      int nl[kWide];
+      for (int w = 0; w < wide; ++w) {
+        nl[w] = static_cast<int>(std::min<std::int64_t>(L, n1 - (rb0 + w) * L));
+        r[w] = run_columns(plan.c2, scratch + (rb0 + w) * n2, partner[w]);
+      }
+      // Scatter: X[k1 + n1 k2], each k2's wide * L numbers in one sweep.
+      const int ro = inverse ? L : 0, io = inverse ? 0 : L;
+      for (std::int64_t k2 = 0; k2 < n2; ++k2) {
+        T* dst = out + 2 * (k2 * n1 + rb0 * L);
+        for (int w = 0; w < wide; ++w) {
+          const T* sc = reinterpret_cast<const T*>(r[w] + k2);
+          T* d = dst + 2 * w * L;
+          if (nl[w] == L) {
+            store_split(d, inverse, r[w][k2].re * scale, r[w][k2].im * scale);
+          } else {
+            for (int l = 0; l < nl[w]; ++l) {
+              d[2 * l] = sc[ro + l] * scale;
+              d[2 * l + 1] = sc[io + l] * scale;
+            }
+          }
+        }
+      }
     }
   });
 }
@@ -339,7 +542,7 @@ void run_bluestein(const Plan<T>& plan, std::int64_t batch, const T* in, std::in
                    bool inverse, T scale) {
   const std::int64_t n = plan.n, M = plan.M;
   const std::int64_t chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(batch, (std::int64_t{1} << 20) / M));
-  T* w = thread_buffer<T>(3, static_cast<std::size_t>(2 * chunk * M));
+  T* w = thread_buffer<T>(6, static_cast<std::size_t>(2 * chunk * M));
   const T* c = plan.chirp.data();
   const T* bh = plan.bhat.data();
   for (std::int64_t r0 = 0; r0 < batch; r0 += chunk) {
@@ -408,7 +611,7 @@ void real_forward(const RealPlan<T>& rp, std::int64_t batch, const T* in, T* out
   const std::int64_t n = rp.n, h = n / 2;
   if (n % 2 == 1) {
     const std::int64_t chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(batch, (std::int64_t{1} << 20) / n));
-    T* w = thread_buffer<T>(4, static_cast<std::size_t>(2 * chunk * n));
+    T* w = thread_buffer<T>(7, static_cast<std::size_t>(2 * chunk * n));
     for (std::int64_t r0 = 0; r0 < batch; r0 += chunk) {
       const std::int64_t rows = std::min(chunk, batch - r0);
       for (std::int64_t e = 0; e < rows * n; ++e) {
@@ -462,7 +665,7 @@ void real_inverse(const RealPlan<T>& rp, std::int64_t batch, const T* in, T* out
   const std::int64_t n = rp.n, h = n / 2;
   if (n % 2 == 1) {
     const std::int64_t chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(batch, (std::int64_t{1} << 20) / n));
-    T* w = thread_buffer<T>(4, static_cast<std::size_t>(2 * chunk * n));
+    T* w = thread_buffer<T>(7, static_cast<std::size_t>(2 * chunk * n));
     for (std::int64_t r0 = 0; r0 < batch; r0 += chunk) {
       const std::int64_t rows = std::min(chunk, batch - r0);
       for (std::int64_t r = 0; r < rows; ++r) {
