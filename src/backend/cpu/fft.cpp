@@ -27,6 +27,9 @@ constexpr int kMaxGeneric = 199;
 // The longest length whose L columns are transformed in one block (two blocks of 2 * L * n reals
 // each, 1 MiB in all): longer rows go through the four-step algorithm.
 constexpr std::int64_t kLanesMax = 4096;
+// The least work (complex numbers) a thread of parallel_for is given: each parallel region costs
+// the wake-up of the other threads, which on a busy machine can take milliseconds.
+constexpr std::int64_t kParallelMin = std::int64_t{1} << 18;
 template <class T>
 constexpr int kLanes = static_cast<int>(64 / sizeof(T));
 

@@ -401,7 +401,7 @@ void run_lanes(const Plan<T>& plan, std::int64_t batch, const T* in, std::int64_
                bool inverse, T scale) {
   constexpr int L = kLanes<T>;
   const std::int64_t n = plan.n, groups = (batch + L - 1) / L;
-  const std::int64_t grain = std::max<std::int64_t>(1, 65536 / (n * L));
+  const std::int64_t grain = std::max<std::int64_t>(1, kParallelMin / (n * L));
   parallel_for(groups, grain, [&](std::int64_t g0, std::int64_t g1) {
     auto* a = thread_buffer<Cell<T>>(0, static_cast<std::size_t>(n));
     auto* b = thread_buffer<Cell<T>>(4, static_cast<std::size_t>(n));
@@ -433,7 +433,9 @@ void run_four_step(const Plan<T>& plan, const T* in, T* out, bool inverse, T sca
   if (n1 % L != 0)  // the lanes past n1 of the last row block: zeros, never garbage
     std::memset(static_cast<void*>(scratch + (blocks_b - 1) * n2), 0, sizeof(Cell<T>) * static_cast<std::size_t>(n2));
   const std::int64_t groups_a = (blocks_a + kWide - 1) / kWide, groups_b = (blocks_b + kWide - 1) / kWide;
-  parallel_for(groups_a, 1, [&](std::int64_t g0, std::int64_t g1) {
+  // Below kParallelMin numbers a row is done on the calling thread: waking other threads costs more.
+  const std::int64_t grain_a = plan.n < kParallelMin ? groups_a : 1, grain_b = plan.n < kParallelMin ? groups_b : 1;
+  parallel_for(groups_a, grain_a, [&](std::int64_t g0, std::int64_t g1) {
     Cell<T>* a[kWide];
     for (int w = 0; w < kWide; ++w) a[w] = thread_buffer<Cell<T>>(w, static_cast<std::size_t>(n1));
     auto* b = thread_buffer<Cell<T>>(4, static_cast<std::size_t>(n1));
@@ -502,7 +504,7 @@ void run_four_step(const Plan<T>& plan, const T* in, T* out, bool inverse, T sca
       }
     }
   });
-  parallel_for(groups_b, 1, [&](std::int64_t g0, std::int64_t g1) {
+  parallel_for(groups_b, grain_b, [&](std::int64_t g0, std::int64_t g1) {
     Cell<T>* partner[kWide];
     for (int w = 0; w < kWide; ++w) partner[w] = thread_buffer<Cell<T>>(w, static_cast<std::size_t>(n2));
     for (std::int64_t g = g0; g < g1; ++g) {
@@ -547,7 +549,7 @@ void run_bluestein(const Plan<T>& plan, std::int64_t batch, const T* in, std::in
   const T* bh = plan.bhat.data();
   for (std::int64_t r0 = 0; r0 < batch; r0 += chunk) {
     const std::int64_t rows = std::min(chunk, batch - r0);
-    parallel_for(rows * M, 32768, [&](std::int64_t e0, std::int64_t e1) {
+    parallel_for(rows * M, kParallelMin, [&](std::int64_t e0, std::int64_t e1) {
       for (std::int64_t e = e0; e < e1; ++e) {
         const std::int64_t r = e / M, j = e % M;
         T* d = w + 2 * e;
@@ -562,7 +564,7 @@ void run_bluestein(const Plan<T>& plan, std::int64_t batch, const T* in, std::in
       }
     });
     execute(*plan.inner, rows, w, M, w, M, false, T(1));
-    parallel_for(rows * M, 32768, [&](std::int64_t e0, std::int64_t e1) {
+    parallel_for(rows * M, kParallelMin, [&](std::int64_t e0, std::int64_t e1) {
       for (std::int64_t e = e0; e < e1; ++e) {
         const std::int64_t j = e % M;
         T* d = w + 2 * e;
@@ -573,7 +575,7 @@ void run_bluestein(const Plan<T>& plan, std::int64_t batch, const T* in, std::in
       }
     });
     execute(*plan.inner, rows, w, M, w, M, false, T(1));
-    parallel_for(rows * n, 32768, [&](std::int64_t e0, std::int64_t e1) {
+    parallel_for(rows * n, kParallelMin, [&](std::int64_t e0, std::int64_t e1) {
       for (std::int64_t e = e0; e < e1; ++e) {
         const std::int64_t r = e / n, k = e % n;
         const T* s = w + 2 * (r * M + k);
@@ -636,7 +638,7 @@ void real_forward(const RealPlan<T>& rp, std::int64_t batch, const T* in, T* out
     x[1] = T(0);
     x[2 * h] = (z0r - z0i) * scale;
     x[2 * h + 1] = T(0);
-    parallel_for(h / 2, 16384, [&](std::int64_t k0, std::int64_t k1) {
+    parallel_for(h / 2, kParallelMin / 2, [&](std::int64_t k0, std::int64_t k1) {
       for (std::int64_t k = k0 + 1; k <= k1; ++k) {
         const T ar = x[2 * k], ai = x[2 * k + 1], br = x[2 * (h - k)], bi = x[2 * (h - k) + 1];
         const T wr = tw[2 * k], wi = tw[2 * k + 1];
@@ -695,7 +697,7 @@ void real_inverse(const RealPlan<T>& rp, std::int64_t batch, const T* in, T* out
     const T x0 = x[0], xh = x[2 * h];
     z[0] = x0 + xh;
     z[1] = x0 - xh;
-    parallel_for(h / 2, 16384, [&](std::int64_t k0, std::int64_t k1) {
+    parallel_for(h / 2, kParallelMin / 2, [&](std::int64_t k0, std::int64_t k1) {
       for (std::int64_t k = k0 + 1; k <= k1; ++k) {
         const T ar = x[2 * k], ai = x[2 * k + 1], br = x[2 * (h - k)], bi = x[2 * (h - k) + 1];
         const T wr = tw[2 * k], wi = -tw[2 * k + 1];  // conj(w^k)
