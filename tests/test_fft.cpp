@@ -6,7 +6,8 @@
 //   along any axis; axes lists, s cutting and padding (and -1); empty inputs; under each
 //   instruction set the CPU kernels have here. The result's dtype and shape are NumPy's; its values
 //   agree with NumPy's long double answer within kC * eps * log2(N) * ||X||_2 per element (eps of the
-//   dtype's parts, N the length of the whole transform, X the exact result);
+//   dtype's parts, N the length of the whole transform, X the exact result); the instruction sets
+//   give the same bits;
 // - fftfreq and rfftfreq give NumPy's bits; fftshift and ifftshift NumPy's order;
 // - round trips ifft(fft(x)), irfft(rfft(x)) give x back, up to 2^20 and a prime length of 10^6;
 // - bad input: typed errors;
@@ -184,6 +185,27 @@ TEST(Fft, MatchesNumPy) {
     std::printf("%s: %d cases, the largest error %.3g eps log2(N) ||X||_2 (bound %g)\n", isa.c_str(), total, worst, kC);
   }
   cpu::set_fft_isa_for_testing(nullptr);
+}
+
+// Every instruction set computes the same operations in the same order: the same bits.
+TEST(Fft, InstructionSetsAgreeBitForBit) {
+  xp::random::Generator g(13);
+  const Array z = (g.normal({3, 1000}) + g.normal({3, 1000}) * std::complex<double>(0, 1)).astype(DType::complex128);
+  const Array zf = z.astype(DType::complex64);
+  const Array big = g.normal({i64{1} << 18});
+  std::vector<std::vector<cd>> results;
+  for (const auto& isa : cpu::fft_isas_available()) {
+    ASSERT_TRUE(cpu::set_fft_isa_for_testing(isa.c_str()));
+    std::vector<cd> r = xp::fft::fft(z).to_vector<cd>();
+    for (const cd& v : xp::fft::ifft(zf, 1009).astype(DType::complex128).to_vector<cd>()) r.push_back(v);
+    for (const cd& v : xp::fft::rfft(big).to_vector<cd>()) r.push_back(v);
+    for (const cd& v : xp::fft::fft(z, std::nullopt, 0).to_vector<cd>()) r.push_back(v);
+    results.push_back(std::move(r));
+  }
+  cpu::set_fft_isa_for_testing(nullptr);
+  for (std::size_t i = 1; i < results.size(); ++i)
+    EXPECT_EQ(0, std::memcmp(results[0].data(), results[i].data(), results[0].size() * sizeof(cd)))
+        << cpu::fft_isas_available()[i];
 }
 
 TEST(Fft, FrequenciesAreNumPys) {
