@@ -10,6 +10,7 @@
 //   give the same bits;
 // - fftfreq and rfftfreq give NumPy's bits; fftshift and ifftshift NumPy's order;
 // - round trips ifft(fft(x)), irfft(rfft(x)) give x back, up to 2^20 and a prime length of 10^6;
+// - callers on several threads get the same bits as one;
 // - bad input: typed errors;
 // - a device whose backend cannot transform (Backend::fft returns false): computed on the CPU;
 // - FftGpu.*: the same transforms on a GPU agree with the CPU's.
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -286,6 +288,28 @@ TEST(Fft, RoundTrips) {
   expect_close(b, xp::fft::ifftn(xp::fft::fftn(b)), 2 * kC);
   const Array r = g.normal({6, 50, 10}, DType::float32);
   expect_close(r, xp::fft::irfftn(xp::fft::rfftn(r), std::vector<i64>{6, 50, 10}), 2 * kC);
+}
+
+// Plans are shared between threads (a cache under a lock), buffers are each thread's own: callers on
+// several threads get the answers of one caller.
+TEST(Fft, ConcurrentCallers) {
+  xp::random::Generator g(17);
+  std::vector<Array> inputs;
+  for (i64 n : {i64{1000}, i64{4096}, i64{20014}, i64{3 * 211}, i64{1} << 16})
+    inputs.push_back(g.normal({2, n}).astype(DType::complex128));
+  std::vector<std::vector<cd>> serial;
+  for (const Array& x : inputs) serial.push_back(xp::fft::fft(x).to_vector<cd>());
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep)
+        for (std::size_t i = 0; i < inputs.size(); ++i)
+          if (xp::fft::fft(inputs[(i + t) % inputs.size()]).to_vector<cd>() != serial[(i + t) % inputs.size()])
+            ++mismatches[t];
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
 TEST(Fft, Methods) {
