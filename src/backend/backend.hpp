@@ -134,7 +134,8 @@ class Backend {
   // layer moves the axis last): c2c in and out complex of one dtype, (b.., n); r2c in real (b.., n),
   // out complex (b.., n/2 + 1) of the matching dtype; c2r in complex (b.., n/2 + 1), out real
   // (b.., n), the imaginary parts of the first element and (n even) of the last ignored. The
-  // unnormalized sum times call.scale, computed in the dtype's precision. in is not modified.
+  // unnormalized sum times call.scale, computed in the dtype's precision. in is not modified; in and
+  // out do not overlap; n >= 1 and out holds at least one element (the array layer sees to both).
   // Returns false, having done nothing, where this backend cannot (its library is missing).
   virtual bool fft(const FftCall& call, const View& in, const View& out) {
     (void)call, (void)in, (void)out;

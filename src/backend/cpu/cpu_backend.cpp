@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/fft.hpp"
 #include "backend/cpu/fused.hpp"
 #include "backend/cpu/lapack.hpp"
 #include "backend/cpu/linalg.hpp"
@@ -236,6 +237,10 @@ class CpuBackend final : public Backend {
   bool linalg(const LinalgCall& call, std::span<const View> in, std::span<const View> out,
               std::span<std::int64_t> info) override {
     cpu::lapack_linalg(call, in, out, info);
+    return true;
+  }
+  bool fft(const FftCall& call, const View& in, const View& out) override {
+    cpu::fft(call, in, out);
     return true;
   }
 
