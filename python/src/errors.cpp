@@ -22,6 +22,7 @@ PyObject* g_cuda_error = nullptr;
 PyObject* g_compile_error = nullptr;
 PyObject* g_out_of_memory = nullptr;
 PyObject* g_file_error = nullptr;
+PyObject* g_linalg_error = nullptr;
 
 PyObject* make(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases, const char* doc) {
   nb::list b;
@@ -49,6 +50,9 @@ void register_errors(nb::module_& m) {
   g_config_error =
       make(m, "ConfigError", {g_value_error}, "A malformed XP_* variable: .variable, .value and .accepted forms.");
   g_index_error = make(m, "IndexError", {g_value_error, PyExc_IndexError}, "An index out of range.");
+  g_linalg_error = make(m, "LinAlgError", {g_value_error},
+                        "A matrix with no answer (singular, not positive definite, no convergence): .batch_index "
+                        "names the batch entry, .info is the library's info code.");
   g_type_error = make(m, "TypeError", {g_value_error, PyExc_TypeError}, "An operation the dtypes do not support.");
   g_device_mismatch = make(m, "DeviceMismatch", {g_value_error}, "Arrays on two devices in one operation.");
   g_device_unavailable = make(m, "DeviceUnavailable", {g_error, PyExc_RuntimeError},
@@ -73,6 +77,8 @@ void register_errors(nb::module_& m) {
       raise(g_index_error, e.what());
     } catch (const xp::TypeError& e) {
       raise(g_type_error, e.what());
+    } catch (const xp::LinAlgError& e) {
+      raise(g_linalg_error, e.what(), {{"batch_index", nb::int_(e.batch_index())}, {"info", nb::int_(e.info())}});
     } catch (const xp::DeviceMismatch& e) {
       raise(g_device_mismatch, e.what());
     } catch (const xp::ValueError& e) {

@@ -13,4 +13,5 @@ NB_MODULE(_xp, m) {
   xp_py::register_numpy_extras(m);
   xp_py::register_interop(m);
   xp_py::register_kernels(m);
+  xp_py::register_linalg_fft(m);
 }
