@@ -498,6 +498,22 @@ void check_errors(const xp::Device& device) {
   EXPECT_EQ(e4.info(), 3);
   EXPECT_NE(std::string(e4.what()).find("cholesky: the matrix is not positive definite"), std::string::npos)
       << e4.what();
+  // A NaN in entry 1: svd and svdvals fail to converge there, as NumPy's LAPACK says; an infinity
+  // gives NaNs and no error (NumPy's answers), on every device.
+  std::vector<std::vector<double>> d5(3, {1.0, 2.0});
+  d5[1][0] = std::nan("");
+  for (const char* fn : {"svd", "svdvals"}) {
+    SCOPED_TRACE(fn);
+    const xp::LinAlgError e5 = linalg_error([&] {
+      const xp::Array m = diag_matrices(d5, device);
+      std::string(fn) == "svd" ? la::svd(m).S : la::svdvals(m);
+    });
+    EXPECT_EQ(e5.batch_index(), 1);
+    EXPECT_NE(std::string(e5.what()).find(std::string(fn) + ": the SVD did not converge"), std::string::npos)
+        << e5.what();
+  }
+  d5[1][0] = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(std::isnan(la::svdvals(diag_matrices(d5, device)).to_vector<double>()[2]));
   // Singular matrices are no error for det and slogdet.
   EXPECT_EQ(la::det(a).to_vector<double>(), (std::vector<double>{24, 24, 24, 0, 24}));
   const auto sl = la::slogdet(a);

@@ -159,6 +159,24 @@ void check_info(const char* fn, const char* what, const std::vector<std::int64_t
   }
 }
 
+// LAPACK's gesdd refuses a matrix that holds a NaN (LAPACK 3.10 and later), which NumPy reports as
+// an SVD that did not converge; cuSOLVER's gesvd has no such check. So the array layer looks for
+// NaNs first (one reduction, small beside the SVD), and every device raises NumPy's error for the
+// first such entry (info 1). An infinity is no error: its SVD is NaNs, on every device as in NumPy.
+void refuse_nan(const char* fn, const Array& x, const Shape& batch) {
+  const Array nan = isnan(x);
+  if (!any(nan).item<bool>()) return;
+  const std::vector<std::int8_t> per_entry =
+      reshape(any(nan, Axes(std::vector<int>{-2, -1})), {-1}).astype(DType::int8).to_vector<std::int8_t>();
+  std::vector<std::int64_t> info(per_entry.size(), 0);
+  for (std::size_t i = 0; i < per_entry.size(); ++i) {
+    if (per_entry[i] == 0) continue;
+    info[i] = 1;
+    break;
+  }
+  check_info(fn, "the SVD did not converge (the matrix holds a NaN)", info, batch);
+}
+
 // identity matrices (rows x cols) of dtype t, broadcast over batch (a new array).
 Array identities(const Shape& batch, std::int64_t rows, std::int64_t cols, DType t, const Device& device) {
   return broadcast_to(eye(rows, cols, 0, t, device), join(batch, {rows, cols})).copy();
@@ -416,6 +434,7 @@ SVDResult svd(const Array& x, bool full_matrices) {
     return {identities(batch, m, ucols, t, x.device()), zeros(join(batch, {k}), real_dtype(t), x.device()),
             identities(batch, vrows, n, t, x.device())};
   }
+  refuse_nan("svd", x, batch);
   detail::LinalgCall call;
   call.op = detail::LinalgOp::svd;
   call.complete = full_matrices;
@@ -433,6 +452,8 @@ Array svdvals(const Array& x) {
   const DType t = compute_dtype("svdvals", x.dtype());
   const Shape batch = batch_of(x);
   const std::int64_t k = std::min(x.shape(-2), x.shape(-1));
+  if (x.size() == 0) return zeros(join(batch, {k}), real_dtype(t), x.device());
+  refuse_nan("svdvals", x, batch);
   detail::LinalgCall call;
   call.op = detail::LinalgOp::svd;
   call.vectors = false;

@@ -426,6 +426,10 @@ class Runner {
     for (std::int64_t k = b; k < e; ++k) {
       to_column_major(at<T>(in_[0], k, m_ * n_), s.data(), m_, n_);
       call(work.data());
+      // gesdd refuses a matrix holding a NaN (its argument 4, A: info -4, LAPACK 3.10 and later):
+      // no SVD exists there, which NumPy reports as a failure to converge, so it is one here (info
+      // 1: the array layer raises LinAlgError naming the entry), not a refused argument.
+      if (inf == -4) inf = 1;
       if (inf < 0) refused("gesdd", p_, inf);
       info_[static_cast<std::size_t>(k)] = inf;
       std::memcpy(at<R>(out_[0], k, kk), sv.data(), static_cast<std::size_t>(kk) * sizeof(R));
