@@ -23,11 +23,13 @@ echo "xp --version: $($B/tools/xp/xp --version)" | tee -a $OUT/machine.txt
 $B/tools/xp/xp doctor > $OUT/doctor.txt 2>&1; grep -iE "cusolver|cufft|lapack" $OUT/doctor.txt
 export XP_TEST_REQUIRE_GPU=1 XP_TEST_REQUIRE_NVRTC=1 XP_TEST_REQUIRE_NUMPY=1
 s=$SECONDS
-timeout 200 ctest --test-dir $B -L gpu -j12 -R "${TESTS:-Linalg|Fft|Solver|Complex|NumpyExtrasGpu|CudaMathGpu|SortingGpu}" \
-  --timeout 190 > $OUT/ctest_gpu.txt 2>&1
+left=$((${DEADLINE_S:-570} - SECONDS + t0)); ct=$((left / 2 < 200 ? left / 2 : 200))
+timeout $ct ctest --test-dir $B -L gpu -j12 -R "${TESTS:-Linalg|Fft|Solver|Complex|NumpyExtrasGpu|CudaMathGpu|SortingGpu}" \
+  --timeout $((ct - 10)) > $OUT/ctest_gpu.txt 2>&1
 echo "ctest: rc=$? $((SECONDS - s)) s"; grep -E "tests passed|\(Failed\)|\(Timeout\)|Skipped\)|Not Run" $OUT/ctest_gpu.txt | tail -25
 s=$SECONDS
-PYTHONPATH=$B/python:$PYTHONPATH timeout 120 $PY bench/python/linalg_fft_gpu.py > $OUT/linalg_fft_gpu.txt 2>&1
+left=$((${DEADLINE_S:-570} - SECONDS + t0))
+PYTHONPATH=$B/python:$PYTHONPATH timeout $((left - 20 < 120 ? left - 20 : 120)) $PY bench/python/linalg_fft_gpu.py > $OUT/linalg_fft_gpu.txt 2>&1
 echo "bench: rc=$? $((SECONDS - s)) s"; cat $OUT/linalg_fft_gpu.txt | tail -20
 left=$((${DEADLINE_S:-570} - SECONDS + t0))
 if [ $left -gt 30 ]; then
