@@ -4,6 +4,8 @@
 # linalg and fft extensions (cuSOLVER, cuFFT, the public functions on cuda:0 against the CPU) and of
 # complex numbers and the NumPy extras (never run on a GPU before); xp against CuPy
 # (bench/python/linalg_fft_gpu.py); then the Python tests with a GPU required, for the time left.
+# TARGETS (optional): build only these targets (a short call: the tests named in TESTS must be among
+# them); PYTEST=0 leaves the Python tests out.
 R=$PWD; t0=$SECONDS; B=$R/build/gpu
 PY=$(command -v python3)
 mkdir -p $R/.carry/pylib
@@ -17,7 +19,7 @@ export PYTHONPATH=$R/.carry/pylib
 mkdir -p .venv/bin
 printf '#!/bin/sh\nexec %s "$@"\n' "$PY" > .venv/bin/python; chmod +x .venv/bin/python
 cmake -S $R -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DXP_BENCH_NVCC=OFF -DXP_PYTHON=ON -DPython_EXECUTABLE=$PY > $OUT/configure.log 2>&1 &&
-  cmake --build $B -j16 > $OUT/build.log 2>&1 || { tail -30 $OUT/configure.log $OUT/build.log; echo BUILD FAILED; exit 1; }
+  cmake --build $B -j16 ${TARGETS:+--target $TARGETS} > $OUT/build.log 2>&1 || { tail -30 $OUT/configure.log $OUT/build.log; echo BUILD FAILED; exit 1; }
 echo "build $((SECONDS - t0)) s, warnings: $(grep -c 'warning:' $OUT/build.log)"
 echo "xp --version: $($B/tools/xp/xp --version)" | tee -a $OUT/machine.txt
 $B/tools/xp/xp doctor > $OUT/doctor.txt 2>&1; grep -iE "cusolver|cufft|lapack" $OUT/doctor.txt
@@ -32,7 +34,7 @@ left=$((${DEADLINE_S:-570} - SECONDS + t0))
 PYTHONPATH=$B/python:$PYTHONPATH timeout $((left - 20 < 120 ? left - 20 : 120)) $PY bench/python/linalg_fft_gpu.py > $OUT/linalg_fft_gpu.txt 2>&1
 echo "bench: rc=$? $((SECONDS - s)) s"; cat $OUT/linalg_fft_gpu.txt | tail -20
 left=$((${DEADLINE_S:-570} - SECONDS + t0))
-if [ $left -gt 30 ]; then
+if [ $left -gt 30 ] && [ "${PYTEST:-1}" != 0 ]; then
   s=$SECONDS
   (cd python/tests && PYTHONPATH=$B/python:$PYTHONPATH timeout $((left - 5)) $PY -m pytest -q -p no:cacheprovider test_linalg_fft.py test_complex.py test_numpy_extras.py ${PYTEST_ARGS:-}) > $OUT/pytest_gpu.txt 2>&1
   echo "pytest (GPU): rc=$? $((SECONDS - s)) s"; tail -15 $OUT/pytest_gpu.txt
