@@ -430,6 +430,35 @@ void compare_output(const std::string& what, const FusedProgram& p, std::size_t 
   msg << what << ": output " << o << " (" << xp::detail::op_name(ins.op) << " -> " << xp::name(ins.dtype)
       << ", stored as " << xp::name(d) << "): " << bad << " of " << n
       << " elements differ from the CPU's; the first at " << first;
+  // The first one's parts, GPU then CPU, and its complex operands (when loaded), as hex floats.
+  const auto parts_of = [&](const std::byte* data, DType t) {
+    std::ostringstream os;
+    os << std::hexfloat;
+    const DType c = is_complex(t) ? xp::detail::component_dtype(t) : t;
+    const int k = is_complex(t) ? 2 : 1;
+    for (int q = 0; q < k; ++q) {
+      if (c == DType::float32) {
+        float v;
+        std::memcpy(&v, data + q * 4, 4);
+        os << (q ? ", " : "") << v;
+      } else if (c == DType::float64) {
+        double v;
+        std::memcpy(&v, data + q * 8, 8);
+        os << (q ? ", " : "") << v;
+      } else {
+        os << "(" << xp::name(t) << ")";
+      }
+    }
+    return os.str();
+  };
+  const std::size_t fi = static_cast<std::size_t>(first);
+  msg << "\n  gpu (" << parts_of(got.data() + fi * item, d) << ")  cpu (" << parts_of(want.data() + fi * item, d)
+      << ")";
+  for (const int operand_index : {ins.a, ins.b}) {
+    if (operand_index < 0 || p.code[operand_index].op != Op::load) continue;
+    const DType t = p.inputs[p.code[operand_index].imm].dtype;
+    msg << "  operand (" << parts_of(in[p.code[operand_index].imm].data() + fi * xp::itemsize(t), t) << ")";
+  }
   ADD_FAILURE() << msg.str();
 }
 
