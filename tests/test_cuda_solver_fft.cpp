@@ -25,6 +25,7 @@
 #include "backend/cuda/cufft.hpp"
 #include "backend/cuda/cusolver.hpp"
 #include "backend/cuda/library_search.hpp"
+#include "backend/cuda/matrix_copy.hpp"
 #include "runtime/dynlib.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
@@ -488,3 +489,34 @@ TEST(CudaFftFake, DISABLED_Work) {
 }
 
 }  // namespace
+
+// The fused copies around cuSOLVER are programs of the backend contract: run on the CPU backend
+// here, they must keep exactly the triangle asked for, transpose between storage orders, and move
+// complex elements whole (the GPU runs the same programs in CudaSolverGpu.*).
+TEST(CudaMatrixCopy, TrianglesAndStorageOrdersOnTheCpuBackend) {
+  using xp::detail::cuda::Triangle;
+  xp::detail::Backend& cpu = xp::detail::cpu_backend();
+  const std::int64_t batch = 2, rows = 3, cols = 4;
+  for (const xp::DType t : {xp::DType::float64, xp::DType::complex64}) {
+    const std::size_t e = xp::itemsize(t), n = static_cast<std::size_t>(batch * rows * cols);
+    std::vector<std::byte> src(n * e), dst(n * e);
+    for (std::size_t i = 0; i < n * e; ++i) src[i] = static_cast<std::byte>(i % 251 + 1);
+    for (const Triangle keep : {Triangle::all, Triangle::upper, Triangle::lower}) {
+      std::fill(dst.begin(), dst.end(), std::byte{0xEE});
+      // Row-major source to column-major destination (leading dimension rows).
+      xp::detail::cuda::copy_matrices(cpu, t, batch, rows, cols, xp::detail::cuda::row_major(src.data(), rows, cols),
+                                      xp::detail::cuda::column_major(dst.data(), rows, cols), keep);
+      for (std::int64_t b = 0; b < batch; ++b)
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j) {
+            const bool kept = keep == Triangle::all || (keep == Triangle::upper ? i <= j : i >= j);
+            const std::byte* from = src.data() + static_cast<std::size_t>((b * rows + i) * cols + j) * e;
+            const std::byte* to = dst.data() + static_cast<std::size_t>(b * rows * cols + j * rows + i) * e;
+            std::vector<std::byte> want(from, from + e);
+            if (!kept) std::fill(want.begin(), want.end(), std::byte{0});
+            EXPECT_EQ(std::memcmp(to, want.data(), e), 0)
+                << xp::name(t) << " keep " << static_cast<int>(keep) << " at " << b << ", " << i << ", " << j;
+          }
+    }
+  }
+}

@@ -1,6 +1,7 @@
 // Fused copies around cuSOLVER and cuFFT (matrix_copy.hpp).
 #include "backend/cuda/matrix_copy.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <vector>
 
@@ -42,21 +43,25 @@ void copy_matrices(Backend& backend, DType t, i64 batch, i64 rows, i64 cols, con
   p.shape = shape;
   p.inputs.push_back(View{src.data, et, nd, shape, ss});
   p.code.push_back(Instr{Op::load, et, -1, -1, -1, 0});
-  Allocation mask;
-  const i64 ms[4] = {0, cols, 1, 0};
+  // The triangle kept: element (i, j) where i <= j (upper) or i >= j (lower), compared on the
+  // device from one int64 vector 0, 1, ..., max(rows, cols) - 1 read twice, once along the rows and
+  // once along the columns (max(rows, cols) elements uploaded, not a rows x cols mask).
+  Allocation index;
+  const i64 rs[4] = {0, 8, 0, 0}, cs[4] = {0, 0, 8, 0};
   if (keep != Triangle::all) {
-    std::vector<std::uint8_t> host(static_cast<std::size_t>(rows * cols));
-    for (i64 i = 0; i < rows; ++i)
-      for (i64 j = 0; j < cols; ++j)
-        host[static_cast<std::size_t>(i * cols + j)] = keep == Triangle::upper ? i <= j : i >= j;
-    mask = backend.allocate(host.size());
-    backend.copy_from_host(host.data(), mask.data, host.size());
-    p.inputs.push_back(View{mask.data, DType::bool_, nd, shape, ms});
+    std::vector<i64> host(static_cast<std::size_t>(std::max(rows, cols)));
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<i64>(i);
+    index = backend.allocate(host.size() * sizeof(i64));
+    backend.copy_from_host(host.data(), index.data, host.size() * sizeof(i64));
+    p.inputs.push_back(View{index.data, DType::int64, nd, shape, rs});
+    p.inputs.push_back(View{index.data, DType::int64, nd, shape, cs});
     const auto x = static_cast<std::int32_t>(p.code.size() - 1);
-    p.code.push_back(Instr{Op::load, DType::bool_, -1, -1, -1, 1});
+    p.code.push_back(Instr{Op::load, DType::int64, -1, -1, -1, 1});
+    p.code.push_back(Instr{Op::load, DType::int64, -1, -1, -1, 2});
+    p.code.push_back(
+        Instr{keep == Triangle::upper ? Op::less_equal : Op::greater_equal, DType::bool_, x + 1, x + 2, -1, 0});
     p.code.push_back(Instr{Op::constant, et, -1, -1, -1, 0});
-    const auto zero = static_cast<std::int32_t>(p.code.size() - 1);
-    p.code.push_back(Instr{Op::where, et, x + 1, x, zero, 0});
+    p.code.push_back(Instr{Op::where, et, x + 3, x, x + 4, 0});
   }
   p.outputs.push_back(View{dst.data, et, nd, shape, ds});
   p.output_instr.push_back(static_cast<std::int32_t>(p.code.size() - 1));

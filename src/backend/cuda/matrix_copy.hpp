@@ -23,7 +23,7 @@ MatrixLayout column_major(std::byte* data, std::int64_t ld, std::int64_t cols);
 enum class Triangle : std::uint8_t { all, upper, lower };  // upper: i <= j kept, the rest written 0
 
 // dst = src over batch x rows x cols of dtype t, the other triangle zero. dst may be src itself
-// (elementwise in place). A triangle is a bool mask made on the host and broadcast.
+// (elementwise in place). A triangle is kept by comparing row and column indices on the device.
 void copy_matrices(Backend& backend, DType t, std::int64_t batch, std::int64_t rows, std::int64_t cols,
                    const MatrixLayout& src, const MatrixLayout& dst, Triangle keep = Triangle::all);
 
