@@ -156,27 +156,6 @@ struct Real<std::complex<R>> {
 template <class T>
 constexpr bool kComplex = !std::is_same_v<T, typename Real<T>::type>;
 
-// Every buffer handed to LAPACK: a std::vector whose allocation runs kSlackBytes past its end.
-// OpenBLAS's vector kernels may read a little past the last element they use (0.3.21's cgemv_n for
-// SkylakeX, under cgesdd, read 24 bytes past a buffer's end into an unmapped page: a SEGV under
-// AddressSanitizer's allocator); what they read there never reaches a result.
-constexpr std::size_t kSlackBytes = 256;
-template <class V>
-struct SlackAllocator {
-  using value_type = V;
-  SlackAllocator() = default;
-  template <class U>
-  SlackAllocator(const SlackAllocator<U>&) noexcept {}  // NOLINT: rebinding, as std::allocator
-  V* allocate(std::size_t n) { return static_cast<V*>(::operator new(n * sizeof(V) + kSlackBytes)); }
-  void deallocate(V* p, std::size_t) noexcept { ::operator delete(p); }
-  template <class U>
-  bool operator==(const SlackAllocator<U>&) const noexcept {
-    return true;
-  }
-};
-template <class V>
-using Buffer = std::vector<V, SlackAllocator<V>>;
-
 // A work size LAPACK reported in work[0] (a float for the single-precision routines, whose large
 // sizes may have rounded down: one more element is asked for).
 template <class T>
@@ -294,8 +273,8 @@ class Runner {
   void lu(std::int64_t b, std::int64_t e) {
     const int n = static_cast<int>(n_);
     const std::int64_t nn = n_ * n_;
-    Buffer<T> s(static_cast<std::size_t>(nn));
-    Buffer<int> ipiv(static_cast<std::size_t>(n_));
+    std::vector<T> s(static_cast<std::size_t>(nn));
+    std::vector<int> ipiv(static_cast<std::size_t>(n_));
     for (std::int64_t k = b; k < e; ++k) {
       to_column_major(at<T>(in_[0], k, nn), s.data(), n_, n_);
       int inf = 0;
@@ -320,8 +299,8 @@ class Runner {
     as_int(n_ * nrhs, "a right-hand side's element count");
     const std::int64_t nn = n_ * n_, nk = n_ * nrhs;
     const char trans = 'T';
-    Buffer<T> s(static_cast<std::size_t>(nn)), x(nrhs == 1 ? 0 : static_cast<std::size_t>(nk));
-    Buffer<int> ipiv(static_cast<std::size_t>(n_));
+    std::vector<T> s(static_cast<std::size_t>(nn)), x(nrhs == 1 ? 0 : static_cast<std::size_t>(nk));
+    std::vector<int> ipiv(static_cast<std::size_t>(n_));
     for (std::int64_t k = b; k < e; ++k) {
       std::memcpy(s.data(), at<T>(in_[0], k, nn), static_cast<std::size_t>(nn) * sizeof(T));
       int inf = 0;
@@ -350,14 +329,14 @@ class Runner {
     // The scratch holds m x max(n, qcols): geqrf's result, then the columns orgqr makes Q of.
     const std::int64_t width = std::max(n_, qcols);
     as_int(m_ * width, "a matrix's element count");
-    Buffer<T> s(static_cast<std::size_t>(m_ * width)), tau(static_cast<std::size_t>(kk));
+    std::vector<T> s(static_cast<std::size_t>(m_ * width)), tau(static_cast<std::size_t>(kk));
     int lwork = -1, inf = 0;
     T q1{}, q2{};
     r_.geqrf(&m, &n, s.data(), &m, tau.data(), &q1, &lwork, &inf);
     if (inf < 0) refused("geqrf", p_, inf);
     r_.orgqr(&m, &qc, &k, s.data(), &m, tau.data(), &q2, &lwork, &inf);
     if (inf < 0) refused(kComplex<T> ? "ungqr" : "orgqr", p_, inf);
-    Buffer<T> work(static_cast<std::size_t>(std::max(work_size(q1), work_size(q2))));
+    std::vector<T> work(static_cast<std::size_t>(std::max(work_size(q1), work_size(q2))));
     lwork = static_cast<int>(work.size());
     for (std::int64_t t = b; t < e; ++t) {
       to_column_major(at<T>(in_[0], t, m_ * n_), s.data(), m_, n_);
@@ -377,7 +356,7 @@ class Runner {
     const int n = static_cast<int>(n_);
     const std::int64_t nn = n_ * n_;
     const char jobz = call_.vectors ? 'V' : 'N', uplo = 'L';
-    Buffer<T> s(static_cast<std::size_t>(nn));
+    std::vector<T> s(static_cast<std::size_t>(nn));
     int lwork = -1, lrwork = -1, liwork = -1, inf = 0;
     T qw{};
     R qr{}, qwv{};
@@ -388,9 +367,9 @@ class Runner {
       r_.syevd(&jobz, &uplo, &n, s.data(), &n, &qwv, &qw, &lwork, &qi, &liwork, &inf, 1, 1);
     }
     if (inf < 0) refused(kComplex<T> ? "heevd" : "syevd", p_, inf);
-    Buffer<T> work(static_cast<std::size_t>(work_size(qw)));
-    Buffer<R> rwork(static_cast<std::size_t>(kComplex<T> ? work_size(qr) : 1));
-    Buffer<int> iwork(static_cast<std::size_t>(std::max(1, qi)));
+    std::vector<T> work(static_cast<std::size_t>(work_size(qw)));
+    std::vector<R> rwork(static_cast<std::size_t>(kComplex<T> ? work_size(qr) : 1));
+    std::vector<int> iwork(static_cast<std::size_t>(std::max(1, qi)));
     lwork = static_cast<int>(work.size());
     lrwork = static_cast<int>(rwork.size());
     liwork = static_cast<int>(iwork.size());
@@ -418,16 +397,17 @@ class Runner {
     const int ldu = m, ldvt = static_cast<int>(vec ? vrows : 1);
     as_int(m_ * ucols, "U's element count");
     as_int(vrows * n_, "Vh's element count");
-    Buffer<T> s(static_cast<std::size_t>(m_ * n_));
-    Buffer<T> u(vec ? static_cast<std::size_t>(m_ * ucols) : 1), vt(vec ? static_cast<std::size_t>(vrows * n_) : 1);
-    Buffer<int> iwork(static_cast<std::size_t>(8 * kk));
+    std::vector<T> s(static_cast<std::size_t>(m_ * n_));
+    std::vector<T> u(vec ? static_cast<std::size_t>(m_ * ucols) : 1),
+        vt(vec ? static_cast<std::size_t>(vrows * n_) : 1);
+    std::vector<int> iwork(static_cast<std::size_t>(8 * kk));
     // The complex routine's real work array (LAPACK 3.7 and later's sizes, which cover the older ones).
     const std::int64_t mx = std::max(m_, n_);
     const std::int64_t lrwork = !kComplex<T> ? 1
                                 : vec        ? std::max(5 * kk * kk + 5 * kk, 2 * mx * kk + 2 * kk * kk + kk)
                                              : 7 * kk;
-    Buffer<R> rwork(static_cast<std::size_t>(lrwork));
-    Buffer<R> sv(static_cast<std::size_t>(kk));
+    std::vector<R> rwork(static_cast<std::size_t>(lrwork));
+    std::vector<R> sv(static_cast<std::size_t>(kk));
     int lwork = -1, inf = 0;
     T qw{};
     const auto call = [&](T* work) {
@@ -441,7 +421,7 @@ class Runner {
     };
     call(&qw);
     if (inf < 0) refused("gesdd", p_, inf);
-    Buffer<T> work(static_cast<std::size_t>(work_size(qw)));
+    std::vector<T> work(static_cast<std::size_t>(work_size(qw)));
     lwork = static_cast<int>(work.size());
     for (std::int64_t k = b; k < e; ++k) {
       to_column_major(at<T>(in_[0], k, m_ * n_), s.data(), m_, n_);
