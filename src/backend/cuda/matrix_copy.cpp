@@ -46,7 +46,16 @@ void copy_matrices(Backend& backend, DType t, i64 batch, i64 rows, i64 cols, con
   // The triangle kept: element (i, j) where i <= j (upper) or i >= j (lower), compared on the
   // device from one int64 vector 0, 1, ..., max(rows, cols) - 1 read twice, once along the rows and
   // once along the columns (max(rows, cols) elements uploaded, not a rows x cols mask).
-  Allocation index;
+  // Freed when the copy returns: through its owner where the backend gives one (CUDA: a
+  // stream-ordered block), else through its release function (the CPU backend, whose run_fused has
+  // finished by then).
+  struct Held {
+    Allocation a;
+    ~Held() {
+      if (!a.owner && a.release != nullptr) a.release(a.data, a.bytes);
+    }
+  } held;
+  Allocation& index = held.a;
   const i64 rs[4] = {0, 8, 0, 0}, cs[4] = {0, 0, 8, 0};
   if (keep != Triangle::all) {
     std::vector<i64> host(static_cast<std::size_t>(std::max(rows, cols)));
