@@ -102,10 +102,6 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 if [ -f "$XP_ROOT/tests/lsan.supp" ]; then
   export LSAN_OPTIONS="suppressions=$XP_ROOT/tests/lsan.supp:print_suppressions=0"
 fi
-# Two tests of xp::linalg are left out of this stage (CMakePresets.json) while a SEGV inside
-# OpenBLAS's cgemv_n (under cgesdd: a complex64 svdvals of matrix_rank's cases) under AddressSanitizer's
-# allocator is open (it reads an address past what ASan has mapped, with SkylakeX and Haswell kernels
-# alike); the release stage runs them, and this stage runs the other linalg tests.
 run_preset sanitize
 
 # --- tsan -----------------------------------------------------------------------------------------

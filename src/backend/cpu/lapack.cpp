@@ -253,28 +253,40 @@ class Runner {
   }
 
  private:
+  // OpenBLAS 0.3.21's gemv kernels (Haswell, SkylakeX) read past the end of the matrix they are
+  // given, up to a few columns beyond its last one (OpenBLAS issues 4013 and 5000; here ?gesdd's
+  // ?gebrd reads 67 elements past a 70 x 100 complex64 A, found by valgrind and AddressSanitizer):
+  // where an array ends at the end of a mapped page, that read is a SEGV. So every array LAPACK
+  // sees is scratch of xp's with four columns of the largest side and 64 elements more than it
+  // needs, never the caller's memory; the work sizes given to LAPACK stay the sizes it asked for.
+  template <class U>
+  std::vector<U> scratch(std::int64_t n) const {
+    return std::vector<U>(static_cast<std::size_t>(n + 4 * std::max(m_, n_) + 64));
+  }
+
   void cholesky(std::int64_t b, std::int64_t e) {
     const int n = static_cast<int>(n_);
     const std::int64_t nn = n_ * n_;
     const char uplo = call_.upper ? 'L' : 'U';  // the other triangle: see the top of this file
+    std::vector<T> s = scratch<T>(nn);
     for (std::int64_t k = b; k < e; ++k) {
-      T* f = at<T>(out_[0], k, nn);
-      std::memcpy(f, at<T>(in_[0], k, nn), static_cast<std::size_t>(nn) * sizeof(T));
+      std::memcpy(s.data(), at<T>(in_[0], k, nn), static_cast<std::size_t>(nn) * sizeof(T));
       int inf = 0;
-      r_.potrf(&uplo, &n, f, &n, &inf, 1);
+      r_.potrf(&uplo, &n, s.data(), &n, &inf, 1);
       if (inf < 0) refused("potrf", p_, inf);
       info_[static_cast<std::size_t>(k)] = inf;
       for (std::int64_t i = 0; i < n_; ++i)  // zero the triangle not asked for
         for (std::int64_t j = 0; j < n_; ++j)
-          if (call_.upper ? j < i : j > i) f[i * n_ + j] = T(0);
+          if (call_.upper ? j < i : j > i) s[static_cast<std::size_t>(i * n_ + j)] = T(0);
+      std::memcpy(at<T>(out_[0], k, nn), s.data(), static_cast<std::size_t>(nn) * sizeof(T));
     }
   }
 
   void lu(std::int64_t b, std::int64_t e) {
     const int n = static_cast<int>(n_);
     const std::int64_t nn = n_ * n_;
-    std::vector<T> s(static_cast<std::size_t>(nn));
-    std::vector<int> ipiv(static_cast<std::size_t>(n_));
+    std::vector<T> s = scratch<T>(nn);
+    std::vector<int> ipiv = scratch<int>(n_);
     for (std::int64_t k = b; k < e; ++k) {
       to_column_major(at<T>(in_[0], k, nn), s.data(), n_, n_);
       int inf = 0;
@@ -299,8 +311,8 @@ class Runner {
     as_int(n_ * nrhs, "a right-hand side's element count");
     const std::int64_t nn = n_ * n_, nk = n_ * nrhs;
     const char trans = 'T';
-    std::vector<T> s(static_cast<std::size_t>(nn)), x(nrhs == 1 ? 0 : static_cast<std::size_t>(nk));
-    std::vector<int> ipiv(static_cast<std::size_t>(n_));
+    std::vector<T> s = scratch<T>(nn), x = scratch<T>(nk);
+    std::vector<int> ipiv = scratch<int>(n_);
     for (std::int64_t k = b; k < e; ++k) {
       std::memcpy(s.data(), at<T>(in_[0], k, nn), static_cast<std::size_t>(nn) * sizeof(T));
       int inf = 0;
@@ -309,15 +321,19 @@ class Runner {
       info_[static_cast<std::size_t>(k)] = inf;
       if (inf > 0) continue;
       T* out = at<T>(out_[0], k, nk);
-      T* xc = nrhs == 1 ? out : x.data();
+      T* xc = x.data();
       if (nrhs == 1) {
-        std::memcpy(out, at<T>(rhs, k, nk), static_cast<std::size_t>(n_) * sizeof(T));
+        std::memcpy(xc, at<T>(rhs, k, nk), static_cast<std::size_t>(n_) * sizeof(T));
       } else {
         to_column_major(at<T>(rhs, k, nk), xc, n_, nrhs);
       }
       r_.getrs(&trans, &n, &k_, s.data(), &n, ipiv.data(), xc, &n, &inf, 1);
       if (inf < 0) refused("getrs", p_, inf);
-      if (nrhs != 1) from_column_major(xc, n_, out, n_, nrhs);
+      if (nrhs == 1) {
+        std::memcpy(out, xc, static_cast<std::size_t>(n_) * sizeof(T));
+      } else {
+        from_column_major(xc, n_, out, n_, nrhs);
+      }
     }
   }
 
@@ -329,15 +345,15 @@ class Runner {
     // The scratch holds m x max(n, qcols): geqrf's result, then the columns orgqr makes Q of.
     const std::int64_t width = std::max(n_, qcols);
     as_int(m_ * width, "a matrix's element count");
-    std::vector<T> s(static_cast<std::size_t>(m_ * width)), tau(static_cast<std::size_t>(kk));
+    std::vector<T> s = scratch<T>(m_ * width), tau = scratch<T>(kk);
     int lwork = -1, inf = 0;
     T q1{}, q2{};
     r_.geqrf(&m, &n, s.data(), &m, tau.data(), &q1, &lwork, &inf);
     if (inf < 0) refused("geqrf", p_, inf);
     r_.orgqr(&m, &qc, &k, s.data(), &m, tau.data(), &q2, &lwork, &inf);
     if (inf < 0) refused(kComplex<T> ? "ungqr" : "orgqr", p_, inf);
-    std::vector<T> work(static_cast<std::size_t>(std::max(work_size(q1), work_size(q2))));
-    lwork = static_cast<int>(work.size());
+    lwork = std::max(work_size(q1), work_size(q2));
+    std::vector<T> work = scratch<T>(lwork);
     for (std::int64_t t = b; t < e; ++t) {
       to_column_major(at<T>(in_[0], t, m_ * n_), s.data(), m_, n_);
       r_.geqrf(&m, &n, s.data(), &m, tau.data(), work.data(), &lwork, &inf);
@@ -356,7 +372,8 @@ class Runner {
     const int n = static_cast<int>(n_);
     const std::int64_t nn = n_ * n_;
     const char jobz = call_.vectors ? 'V' : 'N', uplo = 'L';
-    std::vector<T> s(static_cast<std::size_t>(nn));
+    std::vector<T> s = scratch<T>(nn);
+    std::vector<R> w = scratch<R>(n_);
     int lwork = -1, lrwork = -1, liwork = -1, inf = 0;
     T qw{};
     R qr{}, qwv{};
@@ -367,21 +384,21 @@ class Runner {
       r_.syevd(&jobz, &uplo, &n, s.data(), &n, &qwv, &qw, &lwork, &qi, &liwork, &inf, 1, 1);
     }
     if (inf < 0) refused(kComplex<T> ? "heevd" : "syevd", p_, inf);
-    std::vector<T> work(static_cast<std::size_t>(work_size(qw)));
-    std::vector<R> rwork(static_cast<std::size_t>(kComplex<T> ? work_size(qr) : 1));
-    std::vector<int> iwork(static_cast<std::size_t>(std::max(1, qi)));
-    lwork = static_cast<int>(work.size());
-    lrwork = static_cast<int>(rwork.size());
-    liwork = static_cast<int>(iwork.size());
+    lwork = work_size(qw);
+    lrwork = kComplex<T> ? work_size(qr) : 1;
+    liwork = std::max(1, qi);
+    std::vector<T> work = scratch<T>(lwork);
+    std::vector<R> rwork = scratch<R>(lrwork);
+    std::vector<int> iwork = scratch<int>(liwork);
     for (std::int64_t k = b; k < e; ++k) {
       to_column_major(at<T>(in_[0], k, nn), s.data(), n_, n_);
-      R* w = at<R>(out_[0], k, n_);
       if constexpr (kComplex<T>) {
-        r_.heevd(&jobz, &uplo, &n, s.data(), &n, w, work.data(), &lwork, rwork.data(), &lrwork, iwork.data(), &liwork,
-                 &inf, 1, 1);
+        r_.heevd(&jobz, &uplo, &n, s.data(), &n, w.data(), work.data(), &lwork, rwork.data(), &lrwork, iwork.data(),
+                 &liwork, &inf, 1, 1);
       } else {
-        r_.syevd(&jobz, &uplo, &n, s.data(), &n, w, work.data(), &lwork, iwork.data(), &liwork, &inf, 1, 1);
+        r_.syevd(&jobz, &uplo, &n, s.data(), &n, w.data(), work.data(), &lwork, iwork.data(), &liwork, &inf, 1, 1);
       }
+      std::memcpy(at<R>(out_[0], k, n_), w.data(), static_cast<std::size_t>(n_) * sizeof(R));
       if (inf < 0) refused(kComplex<T> ? "heevd" : "syevd", p_, inf);
       info_[static_cast<std::size_t>(k)] = inf;
       if (call_.vectors && inf == 0) from_column_major(s.data(), n_, at<T>(out_[1], k, nn), n_, n_);
@@ -397,17 +414,16 @@ class Runner {
     const int ldu = m, ldvt = static_cast<int>(vec ? vrows : 1);
     as_int(m_ * ucols, "U's element count");
     as_int(vrows * n_, "Vh's element count");
-    std::vector<T> s(static_cast<std::size_t>(m_ * n_));
-    std::vector<T> u(vec ? static_cast<std::size_t>(m_ * ucols) : 1),
-        vt(vec ? static_cast<std::size_t>(vrows * n_) : 1);
-    std::vector<int> iwork(static_cast<std::size_t>(8 * kk));
+    std::vector<T> s = scratch<T>(m_ * n_);
+    std::vector<T> u = scratch<T>(vec ? m_ * ucols : 1), vt = scratch<T>(vec ? vrows * n_ : 1);
+    std::vector<int> iwork = scratch<int>(8 * kk);
     // The complex routine's real work array (LAPACK 3.7 and later's sizes, which cover the older ones).
     const std::int64_t mx = std::max(m_, n_);
     const std::int64_t lrwork = !kComplex<T> ? 1
                                 : vec        ? std::max(5 * kk * kk + 5 * kk, 2 * mx * kk + 2 * kk * kk + kk)
                                              : 7 * kk;
-    std::vector<R> rwork(static_cast<std::size_t>(lrwork));
-    std::vector<R> sv(static_cast<std::size_t>(kk));
+    std::vector<R> rwork = scratch<R>(lrwork);
+    std::vector<R> sv = scratch<R>(kk);
     int lwork = -1, inf = 0;
     T qw{};
     const auto call = [&](T* work) {
@@ -421,8 +437,8 @@ class Runner {
     };
     call(&qw);
     if (inf < 0) refused("gesdd", p_, inf);
-    std::vector<T> work(static_cast<std::size_t>(work_size(qw)));
-    lwork = static_cast<int>(work.size());
+    lwork = work_size(qw);
+    std::vector<T> work = scratch<T>(lwork);
     for (std::int64_t k = b; k < e; ++k) {
       to_column_major(at<T>(in_[0], k, m_ * n_), s.data(), m_, n_);
       call(work.data());
