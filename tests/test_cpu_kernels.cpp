@@ -119,6 +119,16 @@ extern "C" __global__ void stencil(const float* in, float* out, int w, int h) {
   }
   out[i] = 0.2f * (in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
 }
+// A transpose through a shared tile: 2-D blocks that synchronise.
+extern "C" __global__ void transpose(const float* in, float* out, int w, int h) {
+  __shared__ float tile[16][17];
+  int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+  if (x < w && y < h) tile[threadIdx.y][threadIdx.x] = in[y * w + x];
+  __syncthreads();
+  x = blockIdx.y * 16 + threadIdx.x;
+  y = blockIdx.x * 16 + threadIdx.y;
+  if (x < h && y < w) out[y * h + x] = tile[threadIdx.x][threadIdx.y];
+}
 template <class T>
 __global__ void axpy(T a, const T* x, T* y, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -216,6 +226,18 @@ TEST(CpuKernels, Stencil2D) {
                           : 0.2f * ((((in[i] + in[i - 1]) + in[i + 1]) + in[i - w]) + in[i + w]);
       ASSERT_EQ(bits(out[i]), bits(e)) << x << ", " << y;
     }
+}
+
+TEST(CpuKernels, TransposeWithTwoDimensionalBlocksThatSynchronise) {
+  XP_REQUIRE_HOST_CXX();
+  const int w = 50, h = 37;
+  const auto in = random_floats(w * h, 9);
+  std::vector<float> out(in.size(), 0.0f);
+  basics()
+      .kernel("transpose", kCpu)
+      .launch({.grid = Dim3((w + 15) / 16, (h + 15) / 16), .block = Dim3(16, 16)}, in.data(), out.data(), w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) ASSERT_EQ(bits(out[x * h + y]), bits(in[y * w + x])) << x << ", " << y;
 }
 
 TEST(CpuKernels, TemplateKernelThroughANameExpression) {

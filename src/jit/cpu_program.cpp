@@ -274,7 +274,7 @@ void* load_bytes(const std::vector<char>& bytes, std::string& error) {
 
 // The module's kernels, from its table; false (and the handle closed) when it is not one of
 // xp's CPU programs of this ABI.
-bool read_table(CpuModule& m, const std::string& program, bool fibers, std::string& error) {
+bool read_table(CpuModule& m, const std::string& program, std::string& error) {
   auto fn = reinterpret_cast<xp_cpu_kernels_fn>(::dlsym(m.handle, XP_CPU_KERNELS_SYMBOL));
   if (fn == nullptr) {
     error = "the shared object has no kernel table";
@@ -292,7 +292,6 @@ bool read_table(CpuModule& m, const std::string& program, bool fibers, std::stri
     k->program = program;
     k->entry = table[i].entry;
     k->param_sizes.assign(table[i].param_sizes, table[i].param_sizes + table[i].param_count);
-    k->fibers = fibers;
     m.kernels.push_back(std::move(k));
   }
   return true;
@@ -333,8 +332,7 @@ std::shared_ptr<CpuModule> cpu_module_for(ProgramState& st, CompileStats& stats)
   const HostCompiler& hc = host_compiler();
   if (!hc.available) throw CompileError(st.options.name, "", 0, hc.error);
 
-  const CpuSource src =
-      prepare_cpu_source(st.source(), st.options.name, st.options.name_expressions, st.options.headers);
+  const CpuSource src = prepare_cpu_source(st.source(), st.options.name, st.options.name_expressions);
   std::string standard = "-std=c++17";
   const std::vector<std::string> user_flags = translate_options(st.options.options, standard);
   std::vector<std::string> flags = hc.flags;
@@ -383,7 +381,7 @@ std::shared_ptr<CpuModule> cpu_module_for(ProgramState& st, CompileStats& stats)
     std::string error;
     if (cacheable && disk.load(key, key_hash, payload, &stats.cache_file) == DiskCache::Lookup::hit) {
       m->handle = load_bytes(payload, error);
-      if (m->handle != nullptr && read_table(*m, st.options.name, src.synchronises, error)) {
+      if (m->handle != nullptr && read_table(*m, st.options.name, error)) {
         stats.disk_hit = true;
         m->bytes = payload.size();
       } else {
@@ -432,7 +430,7 @@ std::shared_ptr<CpuModule> cpu_module_for(ProgramState& st, CompileStats& stats)
         const char* e = ::dlerror();
         throw Error("loading the CPU build of " + st.options.name + " failed: " + (e != nullptr ? e : "dlopen failed"));
       }
-      if (!read_table(*m, st.options.name, src.synchronises, error))
+      if (!read_table(*m, st.options.name, error))
         throw Error("loading the CPU build of " + st.options.name + " failed: " + error);
       m->bytes = bytes.size();
       if (cacheable) stats.cache_file = disk.store(key, key_hash, bytes);

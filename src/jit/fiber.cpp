@@ -42,9 +42,10 @@ void free_fiber_stack(void* stack) {
 extern "C" void xp_fiber_switch(void** save_sp, void* new_sp);
 extern "C" void xp_fiber_start();
 
-// Saves rbp, rbx, r12-r15, MXCSR and the x87 control word on the running stack, stores the stack
-// pointer in *save_sp, and restores the same from new_sp. A new fiber's first switch "returns" into
-// xp_fiber_start, which calls r12(r13) with the stack 16-byte aligned.
+// Saves rbp, rbx and r12-r15 on the running stack, stores the stack pointer in *save_sp, and
+// restores the same from new_sp. The floating-point control words are not switched: every fiber of
+// a worker runs with the worker's. A new fiber's first switch "returns" into xp_fiber_start, which
+// calls r12(r13) with the stack 16-byte aligned.
 __asm__(
     ".text\n"
     ".globl xp_fiber_switch\n"
@@ -57,14 +58,8 @@ __asm__(
     "  pushq %r13\n"
     "  pushq %r14\n"
     "  pushq %r15\n"
-    "  subq $8, %rsp\n"
-    "  stmxcsr (%rsp)\n"
-    "  fnstcw 4(%rsp)\n"
     "  movq %rsp, (%rdi)\n"
     "  movq %rsi, %rsp\n"
-    "  ldmxcsr (%rsp)\n"
-    "  fldcw 4(%rsp)\n"
-    "  addq $8, %rsp\n"
     "  popq %r15\n"
     "  popq %r14\n"
     "  popq %r13\n"
@@ -84,15 +79,15 @@ __asm__(
 
 void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg) {
   auto top = reinterpret_cast<std::uintptr_t>(static_cast<char*>(stack) + kFiberStackBytes) & ~std::uintptr_t{15};
-  auto* sp = reinterpret_cast<std::uint64_t*>(top - 80);  // 16-byte aligned; 8 words used
-  sp[0] = 0x037f00001f80ull;                              // MXCSR 0x1f80, x87 control word 0x037f: the defaults
-  sp[1] = 0;                                              // r15
-  sp[2] = 0;                                              // r14
-  sp[3] = reinterpret_cast<std::uint64_t>(arg);           // r13
-  sp[4] = reinterpret_cast<std::uint64_t>(entry);         // r12
-  sp[5] = 0;                                              // rbx
-  sp[6] = 0;                                              // rbp
-  sp[7] = reinterpret_cast<std::uint64_t>(&xp_fiber_start);
+  // Seven words; after the ret into xp_fiber_start the stack pointer is top - 16: 16-byte aligned.
+  auto* sp = reinterpret_cast<std::uint64_t*>(top - 72);
+  sp[0] = 0;                                       // r15
+  sp[1] = 0;                                       // r14
+  sp[2] = reinterpret_cast<std::uint64_t>(arg);    // r13
+  sp[3] = reinterpret_cast<std::uint64_t>(entry);  // r12
+  sp[4] = 0;                                       // rbx
+  sp[5] = 0;                                       // rbp
+  sp[6] = reinterpret_cast<std::uint64_t>(&xp_fiber_start);
   fiber.sp = sp;
 }
 
