@@ -227,7 +227,9 @@ void register_kernels(nb::module_& m) {
       .def("synchronize", &xp::Event::synchronize)
       .def_static("elapsed_ms", &xp::Event::elapsed_ms, nb::arg("start"), nb::arg("stop"));
 
-  nb::class_<RawKernel>(m, "RawKernel", "A __global__ function of CUDA C++ source compiled at first use: by NVRTC for a GPU, by the host C++ compiler for the CPU.")
+  nb::class_<RawKernel>(m, "RawKernel",
+                        "A __global__ function of CUDA C++ source compiled at first use: by NVRTC for a GPU, by the "
+                        "host C++ compiler for the CPU.")
       .def(nb::new_([](const std::string& code, const std::string& name, nb::handle options) {
              return RawKernel{make_program(code, options, nb::tuple()), name, {}};
            }),
