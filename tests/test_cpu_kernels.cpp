@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "jit/cpu_source.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
@@ -543,6 +545,43 @@ TEST(CpuKernels, XpHostCxxPointingAtNothingIsACompileErrorSayingHowToFixIt) {
   XP_REQUIRE_HOST_CXX();
   EXPECT_CHILD_CASE_PASSED(
       xp_test::run_child_case("CpuKernels.DISABLED_NoCompilerChild", {{"XP_HOST_CXX", "/nonexistent/g++"}}));
+}
+
+TEST(CpuKernels, NoCompilerOnPathIsACompileErrorSayingHowToFixIt) {
+  XP_REQUIRE_HOST_CXX();
+  EXPECT_CHILD_CASE_PASSED(
+      xp_test::run_child_case("CpuKernels.DISABLED_NoCompilerOnPathChild", {{"PATH", "/nonexistent"}}, {"XP_HOST_CXX"}));
+}
+
+TEST(CpuKernels, DISABLED_NoCompilerOnPathChild) {
+  const HostCompilerInfo info = host_compiler_info();
+  EXPECT_FALSE(info.available);
+  EXPECT_NE(info.error.find("install g++"), std::string::npos) << info.error;
+  EXPECT_NE(info.error.find("XP_HOST_CXX"), std::string::npos) << info.error;
+  try {
+    Program(kBasics, {.name = "no_compiler.cu"}).compile(kCpu);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("install g++"), std::string::npos) << e.what();
+  }
+  // The rest of xp does not need it; the doctor says why there is none.
+  Array a = asarray(std::vector<float>{1, 2}, std::nullopt, kCpu);
+  EXPECT_EQ((a + a).to_vector<float>(), (std::vector<float>{2, 4}));
+  const auto doctor = nlohmann::json::parse(doctor_json());
+  EXPECT_FALSE(doctor["kernels"]["host_compiler"]["available"].get<bool>());
+  EXPECT_NE(doctor["kernels"]["host_compiler"]["error"].get<std::string>().find("install g++"), std::string::npos);
+}
+
+TEST(CpuKernels, TheDoctorNamesTheHostCompiler) {
+  XP_REQUIRE_HOST_CXX();
+  const HostCompilerInfo info = host_compiler_info();
+  const auto doctor = nlohmann::json::parse(doctor_json());
+  const auto& h = doctor["kernels"]["host_compiler"];
+  EXPECT_TRUE(h["available"].get<bool>());
+  EXPECT_EQ(h["path"].get<std::string>(), info.path);
+  EXPECT_EQ(h["version"].get<std::string>(), info.version);
+  EXPECT_FALSE(info.version.empty());
+  EXPECT_EQ(h["found_by"].get<std::string>(), info.found_by);
 }
 
 TEST(CpuKernels, DISABLED_NoCompilerChild) {

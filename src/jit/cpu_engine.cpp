@@ -149,7 +149,9 @@ struct Block {
       if (i < t) continue;
       ++live;
       warp_live[static_cast<std::size_t>(i / 32)] |= 1u << (i % 32);
-      if (i > t) prepare_fiber(th.context, t_memory.stacks[static_cast<std::size_t>(i)], &Block::fiber_main, this);
+      if (i > t)
+        prepare_fiber(th.context, t_memory.stacks[static_cast<std::size_t>(i)], &Block::fiber_main, this,
+                      static_cast<unsigned>(i));
     }
   }
 

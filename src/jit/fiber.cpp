@@ -77,8 +77,9 @@ __asm__(
     "  ud2\n"
     ".size xp_fiber_start, .-xp_fiber_start\n");
 
-void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg) {
-  auto top = reinterpret_cast<std::uintptr_t>(static_cast<char*>(stack) + kFiberStackBytes) & ~std::uintptr_t{15};
+void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg, unsigned color) {
+  auto top = (reinterpret_cast<std::uintptr_t>(static_cast<char*>(stack) + kFiberStackBytes) - (color % 64) * 64) &
+             ~std::uintptr_t{15};
   // Seven words; after the ret into xp_fiber_start the stack pointer is top - 16: 16-byte aligned.
   auto* sp = reinterpret_cast<std::uint64_t*>(top - 72);
   sp[0] = 0;                                       // r15
@@ -110,7 +111,8 @@ void trampoline(unsigned hi, unsigned lo) {
 }
 }  // namespace
 
-void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg) {
+void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg, unsigned color) {
+  (void)color;
   auto* uc = static_cast<ucontext_t*>(fiber.impl);
   if (uc == nullptr) {
     uc = new ucontext_t();
