@@ -549,8 +549,8 @@ TEST(CpuKernels, XpHostCxxPointingAtNothingIsACompileErrorSayingHowToFixIt) {
 
 TEST(CpuKernels, NoCompilerOnPathIsACompileErrorSayingHowToFixIt) {
   XP_REQUIRE_HOST_CXX();
-  EXPECT_CHILD_CASE_PASSED(
-      xp_test::run_child_case("CpuKernels.DISABLED_NoCompilerOnPathChild", {{"PATH", "/nonexistent"}}, {"XP_HOST_CXX"}));
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("CpuKernels.DISABLED_NoCompilerOnPathChild",
+                                                   {{"PATH", "/nonexistent"}}, {"XP_HOST_CXX"}));
 }
 
 TEST(CpuKernels, DISABLED_NoCompilerOnPathChild) {
@@ -631,6 +631,26 @@ TEST(CpuKernels, DISABLED_CacheChild) {
   std::vector<int> x = {1, 2, 3};
   again.kernel("twice", kCpu).launch({.grid = 1, .block = 3}, x.data());
   EXPECT_EQ(x, (std::vector<int>{2, 4, 6}));
+}
+
+TEST(CpuKernels, NvrtcOptionsForTheGpuAreDroppedThePreprocessorsPass) {
+  XP_REQUIRE_HOST_CXX();
+  const std::string src = "extern \"C\" __global__ void put(long* x) { x[0] = VALUE; x[1] = __cplusplus; }\n";
+  Program p(src, {.name = "options.cu",
+                  .options = {"--fmad=false", "-arch=sm_90", "--use_fast_math", "-lineinfo", "-DVALUE=5", "-D",
+                              "UNUSED=1", "--std=c++20"}});
+  long x[2] = {0, 0};
+  p.kernel("put", kCpu).launch({.grid = 1, .block = 1}, &x[0]);
+  EXPECT_EQ(x[0], 5);
+  EXPECT_GE(x[1], 202002L);
+  // An option neither side knows reaches the compiler, which names it.
+  Program bad(src, {.name = "bad_option.cu", .options = {"-DVALUE=1", "--no-such-option-here"}});
+  try {
+    bad.compile(kCpu);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("no-such-option-here"), std::string::npos) << e.log();
+  }
 }
 
 TEST(CpuKernels, AnIncludedHeaderIsKeyMaterial) {
