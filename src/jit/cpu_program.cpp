@@ -213,7 +213,8 @@ int first_error_line(const std::string& log, const std::string& program) {
 }
 
 void write_file(const fs::path& p, std::string_view text) {
-  fs::create_directories(p.parent_path());
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
   std::ofstream out(p, std::ios::binary);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (!out) throw Error("cannot write " + p.string() + " for the host compiler");
@@ -228,7 +229,10 @@ std::vector<char> read_bytes(const fs::path& p) {
 struct TempFolder {
   std::string path;
   TempFolder() {
-    std::string t = (fs::temp_directory_path() / "xp-cpu-kernel-XXXXXX").string();
+    std::error_code ec;
+    fs::path base = fs::temp_directory_path(ec);
+    if (ec) base = "/tmp";
+    std::string t = (base / "xp-cpu-kernel-XXXXXX").string();
     if (::mkdtemp(t.data()) == nullptr)
       throw Error("cannot make a temporary folder for the host compiler: " + std::string(std::strerror(errno)));
     path = t;
@@ -401,14 +405,16 @@ std::shared_ptr<CpuModule> cpu_module_for(ProgramState& st, CompileStats& stats)
       }
       write_file(src_dir / "kernel.cpp", "#include \"xp_cpu_prelude.h\"\n" + src.text);
       const fs::path so = fs::path(tmp.path) / "out" / "kernel.so";
-      fs::create_directories(so.parent_path());
+      std::error_code ec;
+      fs::create_directories(so.parent_path(), ec);
       std::vector<std::string> argv = {hc.path};
       argv.insert(argv.end(), flags.begin(), flags.end());
       argv.push_back("-I" + src_dir.string());
       // Quoted includes of the program: its name's folder first, as for NVRTC.
       const fs::path name_dir = fs::path(st.options.name).parent_path();
       argv.push_back("-iquote");
-      argv.push_back((fs::current_path() / name_dir).lexically_normal().string());
+      const fs::path here = fs::current_path(ec);
+      argv.push_back(((ec ? fs::path(".") : here) / name_dir).lexically_normal().string());
       argv.insert(argv.end(), user_flags.begin(), user_flags.end());
       argv.insert(argv.end(), {"-x", "c++", (src_dir / "kernel.cpp").string(), "-x", "none", "-o", so.string()});
       const HostRun run = run_program(argv, (fs::path(tmp.path) / "out" / "log").string());
