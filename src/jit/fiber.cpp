@@ -11,12 +11,59 @@
 #include <ucontext.h>
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define XP_FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XP_FIBER_ASAN 1
+#endif
+#endif
+#ifdef XP_FIBER_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace xp::detail {
 
 namespace {
 std::size_t page_bytes() {
   static const std::size_t p = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   return p;
+}
+
+// AddressSanitizer follows the switches (else it takes a fiber's stack for an overflow of the
+// thread's): each switch is announced with the stack it goes to, and the context that resumes
+// learns the extent of the one it came from (the thread's own stack is known that way).
+thread_local FiberContext* t_switching_from = nullptr;
+
+void before_switch(FiberContext& from, FiberContext& to, void** fake_stack) {
+  t_switching_from = &from;
+#ifdef XP_FIBER_ASAN
+  __sanitizer_start_switch_fiber(fake_stack, to.stack_bottom, to.stack_size);
+#else
+  (void)to;
+  (void)fake_stack;
+#endif
+}
+
+void after_switch(void* fake_stack) {
+#ifdef XP_FIBER_ASAN
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+  __sanitizer_finish_switch_fiber(fake_stack, &bottom, &size);
+  if (t_switching_from != nullptr && t_switching_from->stack_bottom == nullptr) {
+    t_switching_from->stack_bottom = bottom;
+    t_switching_from->stack_size = size;
+  }
+#else
+  (void)fake_stack;
+#endif
+}
+
+// What a new fiber runs first.
+void start(void* context) {
+  after_switch(nullptr);
+  auto* c = static_cast<FiberContext*>(context);
+  c->entry(c->arg);
 }
 }  // namespace
 
@@ -78,22 +125,29 @@ __asm__(
     ".size xp_fiber_start, .-xp_fiber_start\n");
 
 void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg, unsigned color) {
+  fiber.stack_bottom = stack;
+  fiber.stack_size = kFiberStackBytes;
+  fiber.entry = entry;
+  fiber.arg = arg;
   auto top = (reinterpret_cast<std::uintptr_t>(static_cast<char*>(stack) + kFiberStackBytes) - (color % 64) * 64) &
              ~std::uintptr_t{15};
   // Seven words; after the ret into xp_fiber_start the stack pointer is top - 16: 16-byte aligned.
   auto* sp = reinterpret_cast<std::uint64_t*>(top - 72);
-  sp[0] = 0;                                       // r15
-  sp[1] = 0;                                       // r14
-  sp[2] = reinterpret_cast<std::uint64_t>(arg);    // r13
-  sp[3] = reinterpret_cast<std::uint64_t>(entry);  // r12
-  sp[4] = 0;                                       // rbx
-  sp[5] = 0;                                       // rbp
+  sp[0] = 0;                                        // r15
+  sp[1] = 0;                                        // r14
+  sp[2] = reinterpret_cast<std::uint64_t>(&fiber);  // r13
+  sp[3] = reinterpret_cast<std::uint64_t>(&start);  // r12
+  sp[4] = 0;                                        // rbx
+  sp[5] = 0;                                        // rbp
   sp[6] = reinterpret_cast<std::uint64_t>(&xp_fiber_start);
   fiber.sp = sp;
 }
 
 void switch_fiber(FiberContext& from, FiberContext& to) {
+  void* fake_stack = nullptr;
+  before_switch(from, to, &fake_stack);
   xp_fiber_switch(&from.sp, to.sp);
+  after_switch(fake_stack);
 }
 
 void release_fiber(FiberContext&) {}
@@ -113,6 +167,10 @@ void trampoline(unsigned hi, unsigned lo) {
 
 void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg, unsigned color) {
   (void)color;
+  fiber.stack_bottom = stack;
+  fiber.stack_size = kFiberStackBytes;
+  fiber.entry = entry;
+  fiber.arg = arg;
   auto* uc = static_cast<ucontext_t*>(fiber.impl);
   if (uc == nullptr) {
     uc = new ucontext_t();
@@ -120,8 +178,8 @@ void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void*
   }
   // The start record sits at the stack's bottom, above the guard page.
   auto* s = static_cast<Start*>(stack);
-  s->entry = entry;
-  s->arg = arg;
+  s->entry = &start;
+  s->arg = &fiber;
   getcontext(uc);
   uc->uc_stack.ss_sp = static_cast<char*>(stack) + 64;
   uc->uc_stack.ss_size = kFiberStackBytes - 64;
@@ -133,7 +191,10 @@ void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void*
 
 void switch_fiber(FiberContext& from, FiberContext& to) {
   if (from.impl == nullptr) from.impl = new ucontext_t();
+  void* fake_stack = nullptr;
+  before_switch(from, to, &fake_stack);
   swapcontext(static_cast<ucontext_t*>(from.impl), static_cast<ucontext_t*>(to.impl));
+  after_switch(fake_stack);
 }
 
 void release_fiber(FiberContext& fiber) {

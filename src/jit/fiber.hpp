@@ -21,6 +21,12 @@ void free_fiber_stack(void* stack);
 struct FiberContext {
   void* sp = nullptr;    // x86-64: the saved stack pointer
   void* impl = nullptr;  // elsewhere: a ucontext_t
+  // The stack's extent and what it runs first, for AddressSanitizer's fiber annotations (the
+  // stack of a thread's own context is learnt at its first switch).
+  const void* stack_bottom = nullptr;
+  std::size_t stack_size = 0;
+  void (*entry)(void*) = nullptr;
+  void* arg = nullptr;
 };
 
 // Makes `fiber` start entry(arg) on `stack` at its first switch_fiber. entry must never return:
