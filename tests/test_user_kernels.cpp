@@ -219,6 +219,19 @@ TEST(UserKernels, GeneratedElementwiseSourcesCompileWithNvrtc) {
   EXPECT_EQ(contiguous.find("xp_kdims"), std::string::npos);
   EXPECT_NE(contiguous.find("typedef float T;"), std::string::npos);
   compiles(contiguous, "fma1", {"fma1"});
+  // Each #line back to the generated file names the line that follows it in the whole text.
+  int restored = 0;
+  std::size_t line = 1;
+  for (std::size_t p = 0; p < contiguous.size(); ++line) {
+    const std::size_t e = contiguous.find('\n', p);
+    const std::string text = contiguous.substr(p, e - p);
+    if (text.rfind("#line ", 0) == 0 && text.find("fma1.cu") != std::string::npos) {
+      EXPECT_EQ(text, "#line " + std::to_string(line + 1) + " \"fma1.cu\"");
+      ++restored;
+    }
+    p = e == std::string::npos ? contiguous.size() : e + 1;
+  }
+  EXPECT_EQ(restored, 1);
   const std::string broadcast = fma1.source(std::vector<xp::Operand>{a, b});
   EXPECT_NE(broadcast.find("xp_kdims"), std::string::npos);
   compiles(broadcast, "fma1", {"fma1"});
@@ -263,6 +276,15 @@ TEST(UserKernels, ABodyThatDoesNotCompileKeepsTheCompilersLogPointingAtTheOperat
   } catch (const xp::CompileError& e) {
     EXPECT_NE(e.log().find("broken operation"), std::string::npos) << e.log();
     EXPECT_NE(e.log().find("undefined_thing"), std::string::npos) << e.log();
+  }
+  // An error in the preamble is reported on its own line of the preamble.
+  const xp::ElementwiseKernel pre("T x", "T z", "z = x", "broken2", {.preamble = "// fine\nint oops = ;\n"});
+  xp::Program q(pre.source(std::vector<xp::Operand>{a}), xp::ProgramOptions{.name = "broken2.cu"});
+  try {
+    q.compile(xp::Arch::sm(90));
+    FAIL() << "compiled";
+  } catch (const xp::CompileError& e) {
+    EXPECT_NE(e.log().find("broken2 preamble(2)"), std::string::npos) << e.log();
   }
 }
 

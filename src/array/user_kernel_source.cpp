@@ -25,8 +25,8 @@ class SourceText {
   void user(const std::string& label, const std::string& text) {
     if (!text_.empty() && text_.back() != '\n') *this << "\n";
     *this << "#line 1 \"" + label + "\"\n";
-    text_ += text;
-    text_ += "\n";
+    *this << text << "\n";
+    // The next line's number in the whole text, after this directive's line.
     *this << "#line " + std::to_string(lines_ + 2) + " \"" + file_ + "\"\n";
   }
   const std::string& str() const { return text_; }
