@@ -33,6 +33,7 @@ set(allowed_crossings
 set(generated_headers
   "xp_generated/philox_text.hpp|backend|4"  # the text of src/backend/philox.hpp (CMakeLists.txt)
   "xp_generated/device_code.hpp|backend/cuda|5"  # the text of src/backend/cuda/device/*.cuh
+  "xp_generated/cpu_prelude.hpp|jit|3"  # the text of src/jit/cpu_device/*.h
 )
 
 # Headers of src/runtime that name CUDA (its ABI, the driver's tables, NVML, NVRTC's search).

@@ -37,6 +37,7 @@ struct Config {
   std::string cublas;                                      // XP_CUBLAS
   std::string cusolver;                                    // XP_CUSOLVER
   std::string cufft;                                       // XP_CUFFT
+  std::string host_cxx;                                    // XP_HOST_CXX, empty when unset (c++ on PATH)
   std::string cache_dir;                                   // XP_CACHE_DIR or its default, resolved
   std::uint64_t cache_max_bytes = std::uint64_t{1} << 30;  // XP_CACHE_MAX_BYTES
   std::optional<MemoryLimit> gpu_memory_limit;             // XP_GPU_MEMORY_LIMIT

@@ -26,7 +26,8 @@ struct Arch {
   bool operator==(const Arch&) const = default;
 };
 
-// NVRTC rejected the source or its options. Keeps the whole log.
+// NVRTC (or, for the CPU, the host C++ compiler) rejected the source or its options, or there is
+// no compiler to run (nvrtc_error() then says why and how to fix it). Keeps the whole log.
 class XP_API CompileError : public Error {
  public:
   CompileError(std::string program, std::string log, int line, std::string nvrtc_error);
@@ -172,6 +173,17 @@ struct CompilerInfo {
 };
 XP_API CompilerInfo compiler_info() noexcept;
 
+// The C++ compiler xp builds CUDA kernels for the CPU with (XP_HOST_CXX, else c++ on PATH).
+struct HostCompilerInfo {
+  bool available = false;
+  std::string error;               // why not and how to fix it, when not
+  std::string found_by;            // "XP_HOST_CXX" or "PATH"
+  std::string path;                // absolute, links resolved
+  std::string version;             // the first line of its --version
+  std::vector<std::string> flags;  // what every compile passes, before the program's options
+};
+XP_API HostCompilerInfo host_compiler_info() noexcept;
+
 // One __global__ function of a loaded module, on one device.
 class XP_API Kernel {
  public:
@@ -237,13 +249,16 @@ class XP_API Kernel {
   std::shared_ptr<const detail::KernelState> state_;
 };
 
-// CUDA C++ source compiled at run time by NVRTC, through a memory and a disk cache.
+// CUDA C++ source compiled at run time by NVRTC, through a memory and a disk cache. On the CPU
+// (Device::cpu()) the same source is compiled by the machine's C++ compiler with xp's prelude of
+// CUDA's built-ins, and its kernels run on xp's CPU threads (docs/cpu-kernels.md).
 class XP_API Program {
  public:
   // Throws ValueError for an empty source.
   explicit Program(std::string source, ProgramOptions options = {});
 
-  // Compiles for a device's exact SM (or fetches from a cache); explicit and optional.
+  // Compiles for a device's exact SM, or for the CPU (or fetches from a cache); explicit and
+  // optional. On the CPU, a missing compiler or a compile error is a CompileError.
   CompileStats compile(const Device& device);
   // Compiles for an architecture without needing a GPU.
   CompileStats compile(Arch arch);
@@ -251,6 +266,9 @@ class XP_API Program {
   const std::vector<char>& binary(Arch arch);
   // Names of the __global__ functions in the compiled code for an architecture.
   std::vector<std::string> kernel_names(Arch arch);
+  // The same for a device: its SM's, or on the CPU the kernels xp found (the __global__ functions
+  // that are not templates, by name, and the name expressions).
+  std::vector<std::string> kernel_names(const Device& device);
   // The mangled name of a name expression given in ProgramOptions.
   std::string lowered_name(const std::string& expression, Arch arch);
 

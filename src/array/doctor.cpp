@@ -104,8 +104,15 @@ json report_json(const xp::SystemReport& r) {
   return j;
 }
 
-json kernels_json(const xp::CompilerInfo& c, const xp::KernelCacheInfo& k) {
-  return {{"compiler",
+json kernels_json(const xp::CompilerInfo& c, const xp::HostCompilerInfo& h, const xp::KernelCacheInfo& k) {
+  return {{"host_compiler",
+           {{"available", h.available},
+            {"error", nullable(h.error)},
+            {"found_by", nullable(h.found_by)},
+            {"path", nullable(h.path)},
+            {"version", nullable(h.version)},
+            {"flags", h.flags}}},
+          {"compiler",
            {{"available", c.available},
             {"error", nullable(c.error)},
             {"nvrtc_path", nullable(c.nvrtc_path)},
@@ -221,7 +228,7 @@ std::string doctor_json() noexcept {
   try {
     const SystemReport r = doctor_report();
     json j = report_json(r);
-    j["kernels"] = kernels_json(compiler_info(), kernel_cache_info());
+    j["kernels"] = kernels_json(compiler_info(), host_compiler_info(), kernel_cache_info());
     const BlasReport b = blas_report();
     j["linear_algebra"] = blas_json(b);
     j["fft"] = {{"cufft", cuda_library_json(b.cufft)}};

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "jit/cpu_engine.hpp"
 #include "jit/kernel_state.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/parallel.hpp"
 #include "xp/program.hpp"
 
 namespace xp {
@@ -164,7 +166,7 @@ std::string size_list(const std::size_t* sizes, std::size_t n) {
 }
 
 const Stream& launch_stream(const KernelState& k, const LaunchConfig& c) {
-  const Stream& stream = c.stream.get() != nullptr ? *c.stream.get() : k.default_stream;
+  const Stream& stream = c.stream.get() != nullptr ? *c.stream.get() : *k.default_stream;
   if (stream.device() != k.device)
     bad_launch(k, "the stream belongs to " + stream.device().str() +
                       "; load the kernel there with "
@@ -319,11 +321,16 @@ const std::vector<std::size_t>& Kernel::parameter_sizes() const {
 }
 int Kernel::registers() const {
   if (!state_) throw ValueError("registers of an empty xp::Kernel");
+  if (state_->cpu != nullptr) return 0;
   return detail::function_limits(*state_).registers;
 }
 
 int Kernel::max_potential_block_size(std::size_t dynamic_shared_bytes, int* min_grid) const {
   if (!state_) throw ValueError("max_potential_block_size on an empty xp::Kernel");
+  if (state_->cpu != nullptr) {  // a block is one worker's unit of work: big enough to pay for its start
+    if (min_grid != nullptr) *min_grid = detail::num_threads();
+    return 256;
+  }
   state_->device.activate();
   const auto& api = detail::api_for_use();
   int grid = 0, block = 0;
@@ -337,6 +344,7 @@ int Kernel::max_potential_block_size(std::size_t dynamic_shared_bytes, int* min_
 int Kernel::max_active_blocks(int block_threads, std::size_t dynamic_shared_bytes) const {
   if (!state_) throw ValueError("max_active_blocks on an empty xp::Kernel");
   if (block_threads <= 0) throw ValueError("max_active_blocks: block_threads must be positive");
+  if (state_->cpu != nullptr) return 1;  // one block per CPU thread at a time
   state_->device.activate();
   const auto& api = detail::api_for_use();
   int blocks = 0;
@@ -349,6 +357,10 @@ int Kernel::max_active_blocks(int block_threads, std::size_t dynamic_shared_byte
 
 void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count) const {
   if (!state_) throw ValueError("launch of an empty xp::Kernel (get one from Program::kernel)");
+  if (state_->cpu != nullptr) {  // synchronous, on xp's CPU threads
+    detail::cpu_launch(*static_cast<const detail::CpuKernelDef*>(state_->cpu), c, args, sizes, count);
+    return;
+  }
   const detail::KernelState& k = *state_;
   const Dim3& g = c.grid;
   const Dim3& b = c.block;
@@ -386,13 +398,13 @@ void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t
 
 void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count,
                             std::shared_ptr<const void>* refs, std::size_t nrefs, bool stream_ordered) const {
-  if (!state_ || nrefs == 0) {
+  if (!state_ || nrefs == 0 || state_->cpu != nullptr) {  // on the CPU: done when launch_packed returns
     launch_packed(c, args, sizes, count);
     return;
   }
   const detail::KernelState& k = *state_;
   const Stream& stream = detail::launch_stream(k, c);
-  const bool other_stream = stream.handle() != k.default_stream.handle();
+  const bool other_stream = stream.handle() != k.default_stream->handle();
   if (stream_ordered && !other_stream) {
     // xp's pool memory on xp's stream: whatever reuses it after the references go is ordered after
     // this kernel: no event, no hold.
@@ -402,7 +414,7 @@ void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_
   detail::make_current(k.device.index());
   const auto wait_event = detail::need(detail::api_for_use().cuStreamWaitEvent, "cuStreamWaitEvent");
   // The arrays were made (and their pending readers evaluated) on xp's stream.
-  if (other_stream) detail::stream_wait(k.device, stream, k.default_stream);
+  if (other_stream) detail::stream_wait(k.device, stream, *k.default_stream);
   launch_packed(c, args, sizes, count);
   detail::KeepAlive& ka = detail::KeepAlive::instance();
   const detail::DriverApi& api = detail::api_for_use();
@@ -418,7 +430,7 @@ void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_
   }
   // xp's later work on these arrays comes after the kernel.
   const cu::CUresult w =
-      other_stream ? wait_event(static_cast<cu::CUstream>(k.default_stream.handle()), e, 0) : cu::CUDA_SUCCESS;
+      other_stream ? wait_event(static_cast<cu::CUstream>(k.default_stream->handle()), e, 0) : cu::CUDA_SUCCESS;
   ka.hold(k.device.index(), e, refs, nrefs);
   detail::check(w, "cuStreamWaitEvent");
 }

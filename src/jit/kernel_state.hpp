@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,7 @@ struct KernelState {
   Device device;
   std::string name;
   cu::CUfunction function = nullptr;
-  Stream default_stream;
+  std::optional<Stream> default_stream;  // none for a kernel on the CPU
   unsigned max_block[3] = {0, 0, 0};
   unsigned max_grid[3] = {0, 0, 0};
   unsigned max_threads_device = 0;  // per block, on this device (the function may allow fewer)
@@ -46,7 +47,11 @@ struct KernelState {
   mutable FunctionLimits limits;  // once limits_known (function_limits)
   mutable std::mutex mutex;       // asking for the limits; raising the shared memory allowed
 
+  // A kernel of a program compiled for the CPU (cpu_program.cpp): its CpuKernelDef; null on a GPU.
+  const void* cpu = nullptr;
+
   explicit KernelState(Stream s) : default_stream(std::move(s)) {}
+  KernelState() = default;  // on the CPU
 };
 
 // The function's limits, asked of the driver the first time (then kept); throws CudaError.

@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "jit/cpu_program.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/generated.hpp"
 #include "jit/hash.hpp"
+#include "jit/host_compiler.hpp"
 #include "jit/includes.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "jit/program_parts.hpp"
@@ -80,6 +82,11 @@ CompileStats Program::compile(Arch arch) {
 }
 
 CompileStats Program::compile(const Device& device) {
+  if ((device.kind() == DeviceKind::cpu)) {
+    CompileStats stats;
+    detail::cpu_module_for(*state_, stats);
+    return stats;
+  }
   if (!device.is_cuda()) throw ValueError("xp::Program compiles CUDA C++: " + device.str() + " is not a CUDA device");
   return compile(Arch::sm(detail::device_arch(device)));
 }
@@ -92,6 +99,11 @@ const std::vector<char>& Program::binary(Arch arch) {
 std::vector<std::string> Program::kernel_names(Arch arch) {
   CompileStats stats;
   return detail::build(*state_, arch, stats)->info.kernels;
+}
+
+std::vector<std::string> Program::kernel_names(const Device& device) {
+  if ((device.kind() == DeviceKind::cpu)) return detail::KernelAccess::cpu_kernel_names(*state_);
+  return kernel_names(Arch::sm(detail::device_arch(device)));
 }
 
 std::string Program::lowered_name(const std::string& expression, Arch arch) {
@@ -227,10 +239,12 @@ Kernel Program::kernel(std::string_view name) {
 }
 
 Kernel Program::kernel(std::string_view name, const Device& device) {
+  if ((device.kind() == DeviceKind::cpu)) return detail::KernelAccess::on_cpu(*state_, name, this->name());
   return detail::KernelAccess::in_module(detail::module_for(*this, *state_, device), name, this->name());
 }
 
 std::uint64_t Program::global_address(std::string_view name, const Device& device, std::size_t* bytes) {
+  if ((device.kind() == DeviceKind::cpu)) return detail::KernelAccess::cpu_global_address(*state_, name, bytes);
   auto module = detail::module_for(*this, *state_, device);
   std::string symbol(name);
   for (const auto& [e, l] : module->code->lowered)
@@ -246,6 +260,22 @@ std::uint64_t Program::global_address(std::string_view name, const Device& devic
   detail::check(r, "cuModuleGetGlobal");
   if (bytes != nullptr) *bytes = size;
   return ptr;
+}
+
+HostCompilerInfo host_compiler_info() noexcept {
+  HostCompilerInfo i;
+  try {
+    const detail::HostCompiler& c = detail::host_compiler();
+    i.available = c.available;
+    i.error = c.error;
+    i.found_by = c.found_by;
+    i.path = c.path;
+    i.version = c.version;
+    i.flags = c.flags;
+  } catch (...) {
+    i.error = "the host compiler could not be looked for";
+  }
+  return i;
 }
 
 }  // namespace xp

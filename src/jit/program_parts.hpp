@@ -28,6 +28,7 @@
 namespace xp::detail {
 
 class NvrtcCompiler;
+struct CpuModule;
 
 using Clock = std::chrono::steady_clock;
 inline double ms_since(Clock::time_point t0) {
@@ -117,6 +118,7 @@ struct ProgramState {
   std::mutex m;
   std::map<int, std::shared_ptr<const Compiled>> by_target;  // arch * 2 + ptx
   std::map<int, std::shared_ptr<Module>> modules;            // by device ordinal
+  std::shared_ptr<CpuModule> cpu_module;                     // compiled for the CPU (cpu_program.cpp)
 };
 
 // The code of a program for a target: from the program, the memory cache, the disk cache or NVRTC.
@@ -162,6 +164,12 @@ struct GeneratedCache {
 GeneratedCache& generated_cache();
 
 struct KernelAccess {
+  // The program's kernel `name` on the CPU, its kernels' names there, a variable's address
+  // (cpu_program.cpp).
+  static Kernel on_cpu(ProgramState& st, std::string_view name, const std::string& program_name);
+  static std::vector<std::string> cpu_kernel_names(ProgramState& st);
+  static std::uint64_t cpu_global_address(ProgramState& st, std::string_view name, std::size_t* bytes);
+
   // The kernel `name` of a loaded module (of the program called program_name, for messages).
   static Kernel in_module(const std::shared_ptr<Module>& module, std::string_view name,
                           const std::string& program_name) {

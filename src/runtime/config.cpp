@@ -37,6 +37,7 @@ ForeignEnvironment foreign_environment() {
   e.home = getenv_string("HOME");
   e.xdg_cache_home = getenv_string("XDG_CACHE_HOME");
   e.openblas_coretype = getenv_string("OPENBLAS_CORETYPE");
+  e.path = getenv_string("PATH");
   return e;
 }
 
@@ -173,6 +174,8 @@ constexpr VariableSpec kVariables[] = {
     {"XP_CUBLAS", "path of the cuBLAS library", "a path to libcublas.so.N"},
     {"XP_CUSOLVER", "path of the cuSOLVER library", "a path to libcusolver.so.N"},
     {"XP_CUFFT", "path of the cuFFT library", "a path to libcufft.so.N"},
+    {"XP_HOST_CXX", "the C++ compiler that builds CUDA kernels for the CPU",
+     "a compiler's path, or a name looked for on PATH (default c++)"},
     {"XP_CACHE_DIR", "kernel cache folder",
      "a folder path; a relative one is taken from the current folder, and ~ is not expanded (write $HOME)"},
     {"XP_CACHE_MAX_BYTES", "disk cache cap", "bytes, optionally with K, M, G, T (x1024) or KB, MB, GB, TB (x1000)"},
@@ -220,6 +223,8 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
     cfg.cusolver = value;
   } else if (name == "XP_CUFFT") {
     cfg.cufft = value;
+  } else if (name == "XP_HOST_CXX") {
+    cfg.host_cxx = value;
   } else if (name == "XP_CACHE_DIR") {
     // "~/x" in quotes reaches xp unexpanded: a folder named ~ in the current one is never meant.
     if (value[0] == '~') return "malformed";

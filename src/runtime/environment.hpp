@@ -14,6 +14,7 @@ struct ForeignEnvironment {
   std::optional<std::string> cuda_path, cuda_home, conda_prefix, virtual_env, pythonpath;
   std::optional<std::string> home, xdg_cache_home;
   std::optional<std::string> openblas_coretype;  // OpenBLAS's own: the kernel set it loads
+  std::optional<std::string> path;               // PATH: where the host C++ compiler is looked for
 };
 ForeignEnvironment foreign_environment();
 

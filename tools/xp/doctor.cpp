@@ -121,6 +121,12 @@ void print_text(const xp::SystemReport& r) {
   } else {
     std::cout << "  compiler: none (" << c.error.substr(0, c.error.find('\n')) << ")\n";
   }
+  const xp::HostCompilerInfo h = xp::host_compiler_info();
+  if (h.available) {
+    std::cout << "  CPU kernels: " << h.version << " (" << h.path << ", found by " << h.found_by << ")\n";
+  } else {
+    std::cout << "  CPU kernels: no compiler (" << h.error << ")\n";
+  }
   std::cout << "  cache: " << k.folder << ", "
             << (k.usable ? std::to_string(k.entries) + " entries, " + gib(k.bytes) + " of " + gib(k.max_bytes)
                          : "disabled: " + k.problem)

@@ -1,0 +1,64 @@
+/* The interface between xp's CPU kernel engine (src/jit/cpu_engine.cpp) and a CUDA C++ program
+   compiled for the CPU (the prelude, xp_cpu_prelude.h, and the entry points xp generates after the
+   program's source). Plain C, so that both sides agree on it whatever compiler built them; a
+   change of layout changes XP_CPU_ABI_VERSION, which the engine checks when it loads a program. */
+#ifndef XP_CPU_ABI_H
+#define XP_CPU_ABI_H
+
+#define XP_CPU_ABI_VERSION 1u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a running kernel asks of the engine. `engine` is the block's, from xp_cpu_block. The calls
+   that synchronise (barrier, warp_sync, shfl, vote) suspend the calling thread of the block until
+   the others arrive. */
+struct xp_cpu_engine_api {
+  unsigned version;
+  /* __syncthreads (op 0) and __syncthreads_count (1), _and (2), _or (3): the block's answer. */
+  int (*barrier)(void* engine, int op, int predicate);
+  /* __syncwarp(mask) */
+  void (*warp_sync)(void* engine, unsigned mask);
+  /* __shfl_sync (kind 0), _up (1), _down (2), _xor (3) of a value of at most 8 bytes. */
+  unsigned long long (*shfl)(void* engine, int kind, unsigned mask, unsigned long long value, int lane, int width);
+  /* __ballot_sync (kind 0), __any_sync (1), __all_sync (2) */
+  unsigned (*vote)(void* engine, int kind, unsigned mask, int predicate);
+  /* __activemask: the lanes of the caller's warp that have not exited */
+  unsigned (*active_mask)(void* engine);
+  /* The thread stops: a failed assert, __trap, an exception (message may be null when the engine
+     already knows why). */
+  void (*fail)(void* engine, const char* message);
+};
+
+/* One block of a launch, as the engine gives it to an entry point. */
+struct xp_cpu_block {
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned block_index[3];
+  void* dynamic_shared; /* LaunchConfig::shared_bytes of this block's own memory, 16-byte aligned */
+  void* engine;
+  const struct xp_cpu_engine_api* api;
+};
+
+/* Runs thread `thread` (linear, x fastest) of the block, or, when thread is -1, every thread of it
+   one after another (a kernel that never synchronises). args: one pointer per parameter, as for
+   cuLaunchKernel. */
+typedef void (*xp_cpu_entry)(void** args, const struct xp_cpu_block* block, int thread);
+
+struct xp_cpu_kernel_info {
+  const char* name; /* the __global__ function's name, or the name expression */
+  xp_cpu_entry entry;
+  unsigned param_count;
+  const unsigned long long* param_sizes;
+};
+
+/* Every program exports this: its kernels (count of them) and the ABI version it was built for. */
+typedef const struct xp_cpu_kernel_info* (*xp_cpu_kernels_fn)(unsigned* count, unsigned* abi_version);
+#define XP_CPU_KERNELS_SYMBOL "xp_cpu_kernels"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,34 @@
+#pragma once
+
+// Runs a CUDA kernel compiled for the CPU (docs/design.md, "CUDA kernels on the CPU"): the blocks
+// of a launch in parallel on xp's CPU threads (runtime/parallel.hpp), the threads of a block as a
+// plain loop, or as fibers when the program synchronises. Synchronous. Internal to src/jit.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "jit/cpu_device/xp_cpu_abi.h"
+#include "xp/program.hpp"
+
+namespace xp::detail {
+
+struct CpuKernelDef {
+  std::string name;
+  std::string program;  // for messages
+  xp_cpu_entry entry = nullptr;
+  std::vector<std::size_t> param_sizes;
+  bool fibers = false;  // the program may synchronise: every thread gets a fiber
+};
+
+// The limits a launch is checked against: a GPU's (CUDA's compute capability 9.0).
+inline constexpr unsigned kCpuMaxBlock[3] = {1024, 1024, 64};
+inline constexpr unsigned kCpuMaxGrid[3] = {2147483647u, 65535u, 65535u};
+inline constexpr unsigned kCpuMaxThreads = 1024;
+inline constexpr unsigned kCpuMaxSharedBytes = 227u << 10;
+
+// Checks the configuration and the arguments (ValueError), runs every block, and throws Error when
+// a thread failed (an assert, __trap, an exception, a deadlock, a barrier the engine did not expect).
+void cpu_launch(const CpuKernelDef& k, const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count);
+
+}  // namespace xp::detail
