@@ -53,6 +53,10 @@ void header(SourceText& s, const UserKernelState& k, const CallPlan& plan) {
        "  __device__ V& operator[](long long k) const { return data_[k]; }\n"
        "  __device__ long long size() const { return size_; }\n"
        "};\n"
+       "template <int N>\n"
+       "struct xp_dims {\n"
+       "  long long v[N];\n"
+       "};\n"
        "struct xp_index {\n"
        "  long long size_;\n"
        "  __device__ long long size() const { return size_; }\n"
@@ -144,8 +148,11 @@ void offset_vars(SourceText& s, const CallPlan& plan, bool outputs, bool inputs,
   }
 }
 
+// The kept and the reduced dimensions' structs are instances of one template, so that a type name
+// means one layout in every program of the process (the CPU build's shared objects share some
+// template instances across programs).
 std::string dims_struct(const char* name, std::size_t n) {
-  return "struct " + std::string(name) + " {\n  long long v[" + std::to_string(n == 0 ? 1 : n) + "];\n};\n";
+  return "typedef xp_dims<" + std::to_string(n == 0 ? 1 : n) + "> " + std::string(name) + ";\n";
 }
 
 }  // namespace
