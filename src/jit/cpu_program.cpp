@@ -258,8 +258,11 @@ void* load_bytes(const std::vector<char>& bytes, std::string& error) {
     if (done == bytes.size()) h = ::dlopen(("/proc/self/fd/" + std::to_string(fd)).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr && ::dlerror() != nullptr) {
     }
-    ::close(fd);
+    // The loader knows a loaded object by the path it was opened with, and a later dlopen of the
+    // same path returns that object: the memory file stays open as long as the module (never
+    // closed), so that no later module is opened as /proc/self/fd/<the same number>.
     if (h != nullptr) return h;
+    ::close(fd);
   }
   TempFolder tmp;
   const fs::path p = fs::path(tmp.path) / "kernel.so";
