@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,14 @@
 
 namespace {
 
-const xp_test::ProcessCache g_process_cache;  // this process's kernel cache
+// This process's kernel cache, or the one a parent test names for its children.
+struct Cache {
+  xp_test::ProcessCache own;
+  Cache() {
+    if (const char* c = std::getenv("XP_TEST_USER_KERNELS_CACHE")) ::setenv("XP_CACHE_DIR", c, 1);
+  }
+};
+const Cache g_process_cache;
 
 using xp::Array;
 using xp::DType;
@@ -397,6 +406,25 @@ void lazy_inputs_are_evaluated_first(const xp::Device& dev) {
   const Array b = a.copy();
   k.call(std::vector<xp::Operand>{b, b});
   expect_same<float>(b, a + 1);
+}
+
+// Two kernels of one signature, in a process that finds both in the disk cache: each runs its own
+// code (a loader that took the second for the first would give 1 + 1 for both).
+TEST(UserKernels, DISABLED_TwoKernelsOfOneSignature) {
+  XP_REQUIRE_CPU_KERNELS();
+  const xp::ElementwiseKernel inc("T x", "T z", "z = x + 1", "bump");
+  const xp::ElementwiseKernel dec("T x", "T z", "z = x - 1", "bump");
+  const Array a = xp::ones({4}, DType::int32, xp::Device::cpu());
+  expect_same<std::int32_t>(inc({a}), a + 1);
+  expect_same<std::int32_t>(dec({a}), a - 1);
+}
+
+TEST(UserKernels, TwoKernelsFromAWarmDiskCacheAreEachTheirOwn) {
+  XP_REQUIRE_CPU_KERNELS();
+  const xp_test::TempDir dir;
+  const std::map<std::string, std::string> env{{"XP_TEST_USER_KERNELS_CACHE", dir / "kernels"}};
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("UserKernels.DISABLED_TwoKernelsOfOneSignature", env));  // compiles
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("UserKernels.DISABLED_TwoKernelsOfOneSignature", env));  // loads
 }
 
 #define XP_ON_BOTH_DEVICES(name, check) \

@@ -112,12 +112,14 @@ def test_elementwise_against_numpy(device):
     # A weak Python scalar, a transposed input, out= written in place.
     out = xp.zeros((7, 5), dtype=xp.float32, device=device)
     r = k(xp.asarray(a, device=device).T, 2.5, out=out)
-    assert r is out or xp.asnumpy(r).tobytes() == xp.asnumpy(out).tobytes()
     np.testing.assert_array_equal(xp.asnumpy(out), a.T * np.float32(2.5) + np.float32(1))
-    # Several outputs: a tuple; `i` and a raw parameter.
+    np.testing.assert_array_equal(xp.asnumpy(r), xp.asnumpy(out))
+    # Several outputs: a tuple; `i` and a raw parameter (which gives no shape: size does).
     two = xp.ElementwiseKernel("raw T w, T x", "T s, int64 j", "s = w[_ind.size() - 1 - i] + x; j = i", "two")
     v = data((6,), np.float64)
-    s, j = two(xp.asarray(v, device=device), 0.5)
+    with pytest.raises(xp.ValueError, match="size"):
+        two(xp.asarray(v, device=device), 0.5)
+    s, j = two(xp.asarray(v, device=device), 0.5, size=6)
     np.testing.assert_array_equal(xp.asnumpy(s), v[::-1] + 0.5)
     np.testing.assert_array_equal(xp.asnumpy(j), np.arange(6))
 
