@@ -9,11 +9,13 @@ import xp
 
 
 def _cpu_kernels():
-    """Whether this build runs CUDA C++ kernels on the CPU (Program's CPU path)."""
+    """Whether CUDA C++ kernels run on the CPU here: they need the host C++ compiler."""
     try:
         xp.ElementwiseKernel("T x", "T z", "z = x", "probe")(xp.zeros(1, device="cpu"))
         return True, ""
-    except xp.ValueError as e:
+    except xp.CompileError as e:
+        if e.log:  # the compiler ran and rejected the code: a real failure
+            raise
         return False, str(e)
 
 
