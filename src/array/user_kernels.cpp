@@ -590,15 +590,16 @@ void run_elementwise(UserKernelState& k, const CallPlan& plan) {
   const std::vector<Kernel> ks = kernels_for(k, plan);
   ArgPack pack(plan.device, array_count(plan));
   pack_arguments(pack, plan, false);
-  // A block takes `per` consecutive elements. GPU: 256 threads, two elements each. CPU: few
-  // threads a block and long ranges, a few blocks per thread of xp's.
+  // A block takes `per` consecutive elements. GPU: 256 threads, two elements each. CPU: one thread
+  // a block, walking its range in order (a block's threads run one after another there, so more
+  // of them would each stride through memory), a few blocks per thread of xp's.
   std::int64_t per = 0;
   LaunchConfig config;
   if (plan.device.is_cuda()) {
     config.block = Dim3(256);
     per = 512;
   } else {
-    config.block = Dim3(64);
+    config.block = Dim3(1);
     const std::int64_t blocks = std::int64_t{num_threads()} * 4;
     per = std::max<std::int64_t>(4096, (plan.size + blocks - 1) / blocks);
   }
