@@ -74,7 +74,7 @@ class XP_API ElementwiseKernel {
   std::vector<Array> call(std::span<const Operand> args, const ElementwiseCall& how = {}) const;
   // The one output of a kernel with one output parameter (ValueError for more: use call).
   Array operator()(std::initializer_list<Operand> args, const ElementwiseCall& how = {}) const;
-  // The CUDA C++ source that call(args, how) compiles and the name of its kernel function.
+  // The CUDA C++ source that call(args, how) compiles (its kernel is named name()).
   std::string source(std::span<const Operand> args, const ElementwiseCall& how = {}) const;
 
   const std::string& name() const;
