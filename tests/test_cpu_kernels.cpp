@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "jit/cpu_source.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
@@ -119,6 +121,16 @@ extern "C" __global__ void stencil(const float* in, float* out, int w, int h) {
   }
   out[i] = 0.2f * (in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
 }
+// A transpose through a shared tile: 2-D blocks that synchronise.
+extern "C" __global__ void transpose(const float* in, float* out, int w, int h) {
+  __shared__ float tile[16][17];
+  int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+  if (x < w && y < h) tile[threadIdx.y][threadIdx.x] = in[y * w + x];
+  __syncthreads();
+  x = blockIdx.y * 16 + threadIdx.x;
+  y = blockIdx.x * 16 + threadIdx.y;
+  if (x < h && y < w) out[y * h + x] = tile[threadIdx.x][threadIdx.y];
+}
 template <class T>
 __global__ void axpy(T a, const T* x, T* y, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -216,6 +228,18 @@ TEST(CpuKernels, Stencil2D) {
                           : 0.2f * ((((in[i] + in[i - 1]) + in[i + 1]) + in[i - w]) + in[i + w]);
       ASSERT_EQ(bits(out[i]), bits(e)) << x << ", " << y;
     }
+}
+
+TEST(CpuKernels, TransposeWithTwoDimensionalBlocksThatSynchronise) {
+  XP_REQUIRE_HOST_CXX();
+  const int w = 50, h = 37;
+  const auto in = random_floats(w * h, 9);
+  std::vector<float> out(in.size(), 0.0f);
+  basics()
+      .kernel("transpose", kCpu)
+      .launch({.grid = Dim3((w + 15) / 16, (h + 15) / 16), .block = Dim3(16, 16)}, in.data(), out.data(), w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) ASSERT_EQ(bits(out[x * h + y]), bits(in[y * w + x])) << x << ", " << y;
 }
 
 TEST(CpuKernels, TemplateKernelThroughANameExpression) {
@@ -523,6 +547,43 @@ TEST(CpuKernels, XpHostCxxPointingAtNothingIsACompileErrorSayingHowToFixIt) {
       xp_test::run_child_case("CpuKernels.DISABLED_NoCompilerChild", {{"XP_HOST_CXX", "/nonexistent/g++"}}));
 }
 
+TEST(CpuKernels, NoCompilerOnPathIsACompileErrorSayingHowToFixIt) {
+  XP_REQUIRE_HOST_CXX();
+  EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("CpuKernels.DISABLED_NoCompilerOnPathChild",
+                                                   {{"PATH", "/nonexistent"}}, {"XP_HOST_CXX"}));
+}
+
+TEST(CpuKernels, DISABLED_NoCompilerOnPathChild) {
+  const HostCompilerInfo info = host_compiler_info();
+  EXPECT_FALSE(info.available);
+  EXPECT_NE(info.error.find("install g++"), std::string::npos) << info.error;
+  EXPECT_NE(info.error.find("XP_HOST_CXX"), std::string::npos) << info.error;
+  try {
+    Program(kBasics, {.name = "no_compiler.cu"}).compile(kCpu);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("install g++"), std::string::npos) << e.what();
+  }
+  // The rest of xp does not need it; the doctor says why there is none.
+  Array a = asarray(std::vector<float>{1, 2}, std::nullopt, kCpu);
+  EXPECT_EQ((a + a).to_vector<float>(), (std::vector<float>{2, 4}));
+  const auto doctor = nlohmann::json::parse(doctor_json());
+  EXPECT_FALSE(doctor["kernels"]["host_compiler"]["available"].get<bool>());
+  EXPECT_NE(doctor["kernels"]["host_compiler"]["error"].get<std::string>().find("install g++"), std::string::npos);
+}
+
+TEST(CpuKernels, TheDoctorNamesTheHostCompiler) {
+  XP_REQUIRE_HOST_CXX();
+  const HostCompilerInfo info = host_compiler_info();
+  const auto doctor = nlohmann::json::parse(doctor_json());
+  const auto& h = doctor["kernels"]["host_compiler"];
+  EXPECT_TRUE(h["available"].get<bool>());
+  EXPECT_EQ(h["path"].get<std::string>(), info.path);
+  EXPECT_EQ(h["version"].get<std::string>(), info.version);
+  EXPECT_FALSE(info.version.empty());
+  EXPECT_EQ(h["found_by"].get<std::string>(), info.found_by);
+}
+
 TEST(CpuKernels, DISABLED_NoCompilerChild) {
   const HostCompilerInfo info = host_compiler_info();
   EXPECT_FALSE(info.available);
@@ -570,6 +631,26 @@ TEST(CpuKernels, DISABLED_CacheChild) {
   std::vector<int> x = {1, 2, 3};
   again.kernel("twice", kCpu).launch({.grid = 1, .block = 3}, x.data());
   EXPECT_EQ(x, (std::vector<int>{2, 4, 6}));
+}
+
+TEST(CpuKernels, NvrtcOptionsForTheGpuAreDroppedThePreprocessorsPass) {
+  XP_REQUIRE_HOST_CXX();
+  const std::string src = "extern \"C\" __global__ void put(long* x) { x[0] = VALUE; x[1] = __cplusplus; }\n";
+  Program p(src, {.name = "options.cu",
+                  .options = {"--fmad=false", "-arch=sm_90", "--use_fast_math", "-lineinfo", "-DVALUE=5", "-D",
+                              "UNUSED=1", "--std=c++20"}});
+  long x[2] = {0, 0};
+  p.kernel("put", kCpu).launch({.grid = 1, .block = 1}, &x[0]);
+  EXPECT_EQ(x[0], 5);
+  EXPECT_GE(x[1], 202002L);
+  // An option neither side knows reaches the compiler, which names it.
+  Program bad(src, {.name = "bad_option.cu", .options = {"-DVALUE=1", "--no-such-option-here"}});
+  try {
+    bad.compile(kCpu);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("no-such-option-here"), std::string::npos) << e.log();
+  }
 }
 
 TEST(CpuKernels, AnIncludedHeaderIsKeyMaterial) {

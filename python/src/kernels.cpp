@@ -120,11 +120,12 @@ struct RawModule {
 struct RawKernel {
   std::shared_ptr<xp::Program> program;
   std::string name;
-  std::map<int, xp::Kernel> kernels;  // by device ordinal
+  std::map<int, xp::Kernel> kernels;  // by device ordinal; -1: the CPU (the source compiled by the host compiler)
 
   const xp::Kernel& kernel(const xp::Device& d) {
-    auto it = kernels.find(d.index());
-    if (it == kernels.end()) it = kernels.emplace(d.index(), program->kernel(name, d)).first;
+    const int key = d.is_cuda() ? d.index() : -1;
+    auto it = kernels.find(key);
+    if (it == kernels.end()) it = kernels.emplace(key, program->kernel(name, d)).first;
     return it->second;
   }
 
@@ -226,7 +227,9 @@ void register_kernels(nb::module_& m) {
       .def("synchronize", &xp::Event::synchronize)
       .def_static("elapsed_ms", &xp::Event::elapsed_ms, nb::arg("start"), nb::arg("stop"));
 
-  nb::class_<RawKernel>(m, "RawKernel", "A __global__ function of CUDA C++ source compiled by NVRTC at first use.")
+  nb::class_<RawKernel>(m, "RawKernel",
+                        "A __global__ function of CUDA C++ source compiled at first use: by NVRTC for a GPU, by the "
+                        "host C++ compiler for the CPU.")
       .def(nb::new_([](const std::string& code, const std::string& name, nb::handle options) {
              return RawKernel{make_program(code, options, nb::tuple()), name, {}};
            }),

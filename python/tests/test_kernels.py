@@ -117,3 +117,38 @@ def test_out_of_memory_is_a_memory_error_with_byte_counts():
         pytest.skip(f"CUDA not usable on the fake driver here: {r['skip']}")
     assert r["raised"] == "OutOfMemoryError" and r["xp_error"]
     assert r["requested"] == 16_000_000 and r["limit"] == 1048576 and r["device"] == "cuda:0"
+
+
+def test_raw_kernel_runs_on_the_cpu(tmp_path):
+    """The same CUDA C++ source on CPU arrays: compiled by the host C++ compiler, run on xp's threads."""
+    code = r'''
+import json, os, xp, numpy as np
+if not xp.doctor_json() or not json.loads(xp.doctor_json())["kernels"]["host_compiler"]["available"]:
+    print(json.dumps({"skip": "no host C++ compiler"}))
+    raise SystemExit(0)
+src = 'extern "C" __global__ void scale(float* x, float a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }'
+k = xp.RawKernel(src, "scale")
+x = xp.asarray(np.arange(300, dtype=np.float32), device="cpu")
+k((2,), (256,), (x, np.float32(2.0), np.int32(300)))
+out = {"values": np.asarray(x).tolist()}
+try:
+    k((1,), (2048,), (x, np.float32(2.0), np.int32(300)))
+    out["too_many_threads"] = None
+except xp.Error as err:
+    out["too_many_threads"] = type(err).__name__
+try:
+    xp.RawKernel('extern "C" __global__ void broken() { undeclared(); }', "broken").compile("cpu")
+    out["compile_error"] = None
+except xp.CompileError as err:
+    out["compile_error"] = err.log
+print(json.dumps(out))
+'''
+    env = dict(os.environ, XP_CACHE_DIR=str(tmp_path / "k"), XP_DEVICE="cpu")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    if "skip" in r:
+        pytest.skip(r["skip"])
+    assert r["values"] == [2.0 * i for i in range(300)]
+    assert r["too_many_threads"] == "ValueError"
+    assert "undeclared" in r["compile_error"]

@@ -1,9 +1,8 @@
-// The CPU kernel engine (cpu_engine.hpp). A block runs on one worker thread from start to end.
-// Without synchronisation its threads are one loop inside the compiled program (no engine call per
-// thread). With it, each thread is a fiber and the block's scheduler, on the worker's own stack,
-// runs every ready fiber until it waits (a barrier, a warp function) or ends, then releases the
-// waits that are complete, until all have ended. Warp functions exchange values through one slot
-// per thread, with a warp barrier before the read and another after it.
+// The CPU kernel engine (cpu_engine.hpp). A block runs on one worker thread from start to end, as
+// the program's own loop over its threads; when a thread first synchronises, the others become
+// fibers (see Block). The scheduler runs every ready fiber until it waits (a barrier, a warp
+// function) or ends, then releases the waits that are complete. Warp functions exchange values
+// through one slot per thread, with a warp barrier before the read and another after it.
 #include "jit/cpu_engine.hpp"
 
 #include <algorithm>
@@ -42,16 +41,8 @@ struct LaunchState {
   }
 };
 
-// Thrown by an engine call the running mode cannot serve; the entry point catches it.
+// Thrown by an engine call to stop the calling thread (the launch failed); the entry point catches it.
 struct Stop {};
-
-// The engine object a block's entry point gets; fibers says which of the two it is.
-struct Engine {
-  bool fibers = false;
-  LaunchState* launch = nullptr;
-  const CpuKernelDef* kernel = nullptr;
-  std::string where() const { return kernel->name + " (" + kernel->program + ")"; }
-};
 
 enum class State : unsigned char { ready, barrier, warp, done };
 
@@ -94,40 +85,146 @@ struct WorkerMemory {
 };
 thread_local WorkerMemory t_memory;
 
-struct FiberBlock : Engine {
-  xp_cpu_entry entry = nullptr;
+// One worker's blocks of a launch, one at a time. A block starts as the program's plain loop over
+// its threads, on the worker's own stack. The first thread that synchronises (`native`) stays
+// there: the engine makes fibers of the threads after it (those before it have ended, as threads
+// that exit before a barrier do on a GPU) and, while `native` waits, runs them from inside its call
+// until the wait is released. When `native` ends, the loop returns and the engine runs the fibers
+// to their end. A block that never synchronises makes no fiber and calls no engine function.
+struct Block {
+  LaunchState* launch = nullptr;
+  const CpuKernelDef* kernel = nullptr;
   void** args = nullptr;
-  const xp_cpu_block* block = nullptr;
+  xp_cpu_block* block = nullptr;
   int n = 0;
-  int current = 0;
+  bool fibers = false;
+  bool stopped = false;
+  int native = -1;
+  int starting = 0;  // the fiber that is starting (fiber_main reads it)
   int live = 0;
   int at_barrier = 0;
   int result_count = 0, result_and = 0, result_or = 0;
-  bool stopped = false;
   FiberContext main;
   std::vector<Thread> threads;
   std::vector<unsigned> warp_live;
 
+  std::string where() const {
+    return kernel->name + " (" + kernel->program + "), block (" + std::to_string(block->block_index[0]) + ", " +
+           std::to_string(block->block_index[1]) + ", " + std::to_string(block->block_index[2]) + ")";
+  }
+
+  void fail(const std::string& why) {
+    launch->fail(why);
+    stopped = true;
+  }
+
+  void run_block() {
+    fibers = false;
+    stopped = false;
+    native = -1;
+    block->fibers = 0;
+    kernel->entry(args, block, -1);
+    if (!fibers || stopped) return;
+    if (native >= 0) end_thread(native);  // it returned from the kernel
+    native = -1;
+    schedule([this] { return live == 0; });
+  }
+
+  // The first synchronising call of the block, from thread t (on the worker's own stack).
+  void start_fibers(int t) {
+    if (!t_memory.reserve_stacks(static_cast<std::size_t>(n))) {
+      fail(kernel->name + ": no memory for " + std::to_string(n) + " fiber stacks");
+      throw Stop{};
+    }
+    fibers = true;
+    block->fibers = 1;
+    native = t;
+    threads.resize(static_cast<std::size_t>(n));
+    warp_live.assign(static_cast<std::size_t>((n + 31) / 32), 0);
+    live = 0;
+    at_barrier = 0;
+    for (int i = 0; i < n; ++i) {
+      Thread& th = threads[static_cast<std::size_t>(i)];
+      th.state = i < t ? State::done : State::ready;
+      if (i < t) continue;
+      ++live;
+      warp_live[static_cast<std::size_t>(i / 32)] |= 1u << (i % 32);
+      if (i > t)
+        prepare_fiber(th.context, t_memory.stacks[static_cast<std::size_t>(i)], &Block::fiber_main, this,
+                      static_cast<unsigned>(i));
+    }
+  }
+
   static void fiber_main(void* p) {
-    auto* b = static_cast<FiberBlock*>(p);
-    const int i = b->current;
-    b->entry(b->args, b->block, i);  // catches everything itself
-    b->threads[static_cast<std::size_t>(i)].state = State::done;
-    --b->live;
-    b->warp_live[static_cast<std::size_t>(i / 32)] &= ~(1u << (i % 32));
-    switch_fiber(b->threads[static_cast<std::size_t>(i)].context, b->main);
+    auto* b = static_cast<Block*>(p);
+    const int i = b->starting;
+    b->kernel->entry(b->args, b->block, i);  // catches everything itself
+    b->end_thread(i);
+    b->leave(i);
     std::abort();  // never resumed
   }
 
-  // The caller waits in `state` until the scheduler releases it.
-  void wait(State s) {
-    Thread& t = threads[static_cast<std::size_t>(current)];
-    t.state = s;
-    switch_fiber(t.context, main);
+  void end_thread(int i) {
+    threads[static_cast<std::size_t>(i)].state = State::done;
+    --live;
+    warp_live[static_cast<std::size_t>(i / 32)] &= ~(1u << (i % 32));
   }
-  void warp_wait(unsigned mask) {
-    threads[static_cast<std::size_t>(current)].mask = mask;
-    wait(State::warp);
+
+  // Runs the ready fibers and releases complete waits until `done` (true), or until nothing can
+  // move (a deadlock: false, the launch failed) or the launch stopped (false).
+  template <class Done>
+  bool schedule(Done done) {
+    for (;;) {
+      if (done()) return true;
+      bool ran = false;
+      for (int i = 0; i < n && !stopped; ++i) {
+        Thread& th = threads[static_cast<std::size_t>(i)];
+        if (i == native || th.state != State::ready) continue;
+        starting = i;
+        ran = true;
+        switch_fiber(main, th.context);
+      }
+      if (stopped) return false;
+      if (!release() && !ran && !done()) {
+        std::string waits;
+        int shown = 0;
+        for (int i = 0; i < n && shown < 4; ++i) {
+          const Thread& th = threads[static_cast<std::size_t>(i)];
+          if (th.state != State::barrier && th.state != State::warp) continue;
+          waits += std::string(shown++ ? ", " : "") + "thread " + std::to_string(i) +
+                   (th.state == State::barrier ? " at __syncthreads" : " at a warp function");
+        }
+        fail(where() + ": the block's threads wait for each other for ever (" + waits +
+             "): a barrier that not every thread reaches, or a warp mask naming a thread that waits elsewhere");
+        return false;
+      }
+    }
+  }
+
+  // Fiber i (waiting or ended) goes straight on to the next ready fiber of the scheduler's pass
+  // (one switch instead of two), or back to the scheduler at the end of the pass.
+  void leave(int i) {
+    Thread& th = threads[static_cast<std::size_t>(i)];
+    for (int j = i + 1; j < n && !stopped; ++j) {
+      Thread& next = threads[static_cast<std::size_t>(j)];
+      if (j == native || next.state != State::ready) continue;
+      starting = j;
+      switch_fiber(th.context, next.context);
+      return;
+    }
+    switch_fiber(th.context, main);
+  }
+
+  // Thread i waits in state s until the scheduler releases it.
+  void wait(int i, State s) {
+    Thread& th = threads[static_cast<std::size_t>(i)];
+    th.state = s;
+    if (i == native) {
+      if (!schedule([&th] { return th.state == State::ready; })) throw Stop{};
+      return;
+    }
+    leave(i);
+    if (stopped) throw Stop{};
   }
 
   // Releases the waits that are complete; false when none was.
@@ -137,12 +234,12 @@ struct FiberBlock : Engine {
       result_count = 0;
       result_and = 1;
       result_or = 0;
-      for (Thread& t : threads)
-        if (t.state == State::barrier) {
-          result_count += t.predicate;
-          result_and &= t.predicate;
-          result_or |= t.predicate;
-          t.state = State::ready;
+      for (Thread& th : threads)
+        if (th.state == State::barrier) {
+          result_count += th.predicate;
+          result_and &= th.predicate;
+          result_or |= th.predicate;
+          th.state = State::ready;
         }
       at_barrier = 0;
       any = true;
@@ -154,9 +251,9 @@ struct FiberBlock : Engine {
         if (threads[i].state == State::warp) arrived |= 1u << (i - base);
       if (arrived == 0) continue;
       for (std::size_t i = base; i < end; ++i) {
-        Thread& t = threads[i];
-        if (t.state == State::warp && (t.mask & warp_live[w] & ~arrived) == 0) {
-          t.state = State::ready;
+        Thread& th = threads[i];
+        if (th.state == State::warp && (th.mask & warp_live[w] & ~arrived) == 0) {
+          th.state = State::ready;
           any = true;
         }
       }
@@ -164,76 +261,38 @@ struct FiberBlock : Engine {
     return any;
   }
 
-  void run(LaunchState& launch_state) {
-    for (int i = 0; i < n; ++i) {
-      Thread& t = threads[static_cast<std::size_t>(i)];
-      t.state = State::ready;
-      prepare_fiber(t.context, t_memory.stacks[static_cast<std::size_t>(i)], &FiberBlock::fiber_main, this);
-    }
-    live = n;
-    at_barrier = 0;
-    for (std::size_t w = 0; w < warp_live.size(); ++w) {
-      const int lanes = std::min(32, n - static_cast<int>(w) * 32);
-      warp_live[w] = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
-    }
-    for (;;) {
-      bool ran = false;
-      for (int i = 0; i < n && !stopped; ++i) {
-        if (threads[static_cast<std::size_t>(i)].state != State::ready) continue;
-        current = i;
-        ran = true;
-        switch_fiber(main, threads[static_cast<std::size_t>(i)].context);
-      }
-      if (stopped || live == 0) return;
-      if (!release() && !ran) {
-        std::string waits;
-        int shown = 0;
-        for (int i = 0; i < n && shown < 4; ++i) {
-          const Thread& t = threads[static_cast<std::size_t>(i)];
-          if (t.state == State::done) continue;
-          waits += std::string(shown++ ? ", " : "") + "thread " + std::to_string(i) +
-                   (t.state == State::barrier ? " at __syncthreads" : " at a warp function");
-        }
-        launch_state.fail(where() + ": the threads of block (" + std::to_string(block->block_index[0]) + ", " +
-                          std::to_string(block->block_index[1]) + ", " + std::to_string(block->block_index[2]) +
-                          ") wait for each other for ever (" + waits +
-                          "...): a barrier that not every thread reaches, or a warp mask naming a thread that waits "
-                          "elsewhere");
-        return;
-      }
-    }
+  Block& synchronising(unsigned thread) {
+    if (stopped) throw Stop{};
+    if (!fibers) start_fibers(static_cast<int>(thread));
+    return *this;
   }
 };
 
-FiberBlock& fibers_of(void* engine, const char* what) {
-  auto* e = static_cast<Engine*>(engine);
-  if (!e->fibers) {
-    e->launch->fail(e->where() + " called " + what +
-                    ", which xp did not find in its source or in-memory headers; the program's threads therefore "
-                    "ran without the fibers that synchronisation needs. Call it in the program's own text (or in a "
-                    "ProgramOptions header)");
-    throw Stop{};
-  }
-  return *static_cast<FiberBlock*>(e);
-}
-
-int api_barrier(void* engine, int op, int predicate) {
-  FiberBlock& b = fibers_of(engine, "__syncthreads");
-  b.threads[static_cast<std::size_t>(b.current)].predicate = predicate;
+int api_barrier(void* engine, unsigned thread, int op, int predicate) {
+  Block& b = static_cast<Block*>(engine)->synchronising(thread);
+  b.threads[thread].predicate = predicate;
   ++b.at_barrier;
-  b.wait(State::barrier);
+  b.wait(static_cast<int>(thread), State::barrier);
   return op == 1 ? b.result_count : op == 2 ? b.result_and : op == 3 ? b.result_or : 0;
 }
 
-void api_warp_sync(void* engine, unsigned mask) {
-  fibers_of(engine, "__syncwarp").warp_wait(mask);
+void api_warp_sync(void* engine, unsigned thread, unsigned mask) {
+  Block& b = static_cast<Block*>(engine)->synchronising(thread);
+  b.threads[thread].mask = mask;
+  b.wait(static_cast<int>(thread), State::warp);
 }
 
-unsigned long long api_shfl(void* engine, int kind, unsigned mask, unsigned long long value, int arg, int width) {
-  FiberBlock& b = fibers_of(engine, "a __shfl function");
-  const int i = b.current;
-  b.threads[static_cast<std::size_t>(i)].slot = value;
-  b.warp_wait(mask);
+void warp_wait(Block& b, unsigned thread, unsigned mask) {
+  b.threads[thread].mask = mask;
+  b.wait(static_cast<int>(thread), State::warp);
+}
+
+unsigned long long api_shfl(void* engine, unsigned thread, int kind, unsigned mask, unsigned long long value, int arg,
+                            int width) {
+  Block& b = static_cast<Block*>(engine)->synchronising(thread);
+  const int i = static_cast<int>(thread);
+  b.threads[thread].slot = value;
+  warp_wait(b, thread, mask);
   const int lane = i % 32, base = i - lane;
   const int w = (width >= 1 && width <= 32 && (width & (width - 1)) == 0) ? width : 32;
   const int first = lane & ~(w - 1);
@@ -254,39 +313,35 @@ unsigned long long api_shfl(void* engine, int kind, unsigned mask, unsigned long
   }
   const unsigned long long r =
       (src >= 0 && src < 32 && base + src < b.n) ? b.threads[static_cast<std::size_t>(base + src)].slot : value;
-  b.warp_wait(mask);
+  warp_wait(b, thread, mask);
   return r;
 }
 
-unsigned api_vote(void* engine, int kind, unsigned mask, int predicate) {
-  FiberBlock& b = fibers_of(engine, "a warp vote function");
-  const int i = b.current;
-  b.threads[static_cast<std::size_t>(i)].predicate = predicate;
-  b.warp_wait(mask);
+unsigned api_vote(void* engine, unsigned thread, int kind, unsigned mask, int predicate) {
+  Block& b = static_cast<Block*>(engine)->synchronising(thread);
+  const int i = static_cast<int>(thread);
+  b.threads[thread].predicate = predicate;
+  warp_wait(b, thread, mask);
   const int base = i - i % 32;
   const unsigned live = b.warp_live[static_cast<std::size_t>(i / 32)] | (1u << (i % 32));
   unsigned ballot = 0;
   for (int l = 0; l < 32 && base + l < b.n; ++l)
     if ((mask & live & (1u << l)) != 0 && b.threads[static_cast<std::size_t>(base + l)].predicate != 0)
       ballot |= 1u << l;
-  b.warp_wait(mask);
+  warp_wait(b, thread, mask);
   if (kind == 0) return ballot;
   if (kind == 1) return ballot != 0 ? 1u : 0u;
   return ballot == (mask & live) ? 1u : 0u;
 }
 
-unsigned api_active_mask(void* engine) {
-  FiberBlock& b = fibers_of(engine, "__activemask");
-  return b.warp_live[static_cast<std::size_t>(b.current / 32)];
+unsigned api_active_mask(void* engine, unsigned thread) {
+  Block& b = static_cast<Block*>(engine)->synchronising(thread);
+  return b.warp_live[thread / 32];
 }
 
 void api_fail(void* engine, const char* message) {
-  auto* e = static_cast<Engine*>(engine);
-  if (message != nullptr)
-    e->launch->fail(e->where() + ": " + message);
-  else
-    e->launch->fail(e->where() + ": a thread stopped with an exception");
-  if (e->fibers) static_cast<FiberBlock*>(e)->stopped = true;
+  auto* b = static_cast<Block*>(engine);
+  b->fail(message != nullptr ? b->where() + ": " + message : b->where() + ": a thread stopped with an exception");
 }
 
 const xp_cpu_engine_api kApi = {XP_CPU_ABI_VERSION, api_barrier,     api_warp_sync, api_shfl,
@@ -332,7 +387,6 @@ void cpu_launch(const CpuKernelDef& k, const LaunchConfig& c, void** args, const
   const std::int64_t blocks = static_cast<std::int64_t>(g.x) * g.y * g.z;
   const std::int64_t grain = std::max<std::int64_t>(1, 16384 / static_cast<std::int64_t>(threads));
   parallel_for(blocks, grain, [&](std::int64_t first, std::int64_t last) {
-    WorkerMemory& mem = t_memory;
     xp_cpu_block blk{};
     blk.grid[0] = g.x;
     blk.grid[1] = g.y;
@@ -340,45 +394,23 @@ void cpu_launch(const CpuKernelDef& k, const LaunchConfig& c, void** args, const
     blk.block[0] = b.x;
     blk.block[1] = b.y;
     blk.block[2] = b.z;
-    blk.dynamic_shared = mem.dynamic_shared(c.shared_bytes);
+    blk.dynamic_shared = t_memory.dynamic_shared(c.shared_bytes);
     blk.api = &kApi;
-    Engine plain;
-    plain.launch = &state;
-    plain.kernel = &k;
-    std::unique_ptr<FiberBlock> fb;
-    if (k.fibers) {
-      if (!mem.reserve_stacks(threads)) {
-        state.fail(k.name + ": no memory for " + std::to_string(threads) + " fiber stacks");
-        return;
-      }
-      fb = std::make_unique<FiberBlock>();
-      fb->fibers = true;
-      fb->launch = &state;
-      fb->kernel = &k;
-      fb->entry = k.entry;
-      fb->args = args;
-      fb->block = &blk;
-      fb->n = static_cast<int>(threads);
-      fb->threads.resize(threads);
-      fb->warp_live.resize((threads + 31) / 32);
-      blk.engine = fb.get();
-    } else {
-      blk.engine = &plain;
-    }
+    Block run;
+    run.launch = &state;
+    run.kernel = &k;
+    run.args = args;
+    run.block = &blk;
+    run.n = static_cast<int>(threads);
+    blk.engine = &run;
     for (std::int64_t i = first; i < last; ++i) {
-      if (state.failed.load(std::memory_order_relaxed)) return;
+      if (state.failed.load(std::memory_order_relaxed)) break;
       blk.block_index[0] = static_cast<unsigned>(i % g.x);
       blk.block_index[1] = static_cast<unsigned>((i / g.x) % g.y);
       blk.block_index[2] = static_cast<unsigned>(i / (static_cast<std::int64_t>(g.x) * g.y));
-      if (fb) {
-        fb->stopped = false;
-        fb->run(state);
-      } else {
-        k.entry(args, &blk, -1);
-      }
+      run.run_block();
     }
-    if (fb)
-      for (Thread& t : fb->threads) release_fiber(t.context);
+    for (Thread& t : run.threads) release_fiber(t.context);
   });
   if (state.failed.load()) throw Error("kernel " + state.error);
 }

@@ -2,7 +2,7 @@
 
 // Runs a CUDA kernel compiled for the CPU (docs/design.md, "CUDA kernels on the CPU"): the blocks
 // of a launch in parallel on xp's CPU threads (runtime/parallel.hpp), the threads of a block as a
-// plain loop, or as fibers when the program synchronises. Synchronous. Internal to src/jit.
+// plain loop until one synchronises, then as fibers. Synchronous. Internal to src/jit.
 
 #include <cstddef>
 #include <string>
@@ -18,7 +18,6 @@ struct CpuKernelDef {
   std::string program;  // for messages
   xp_cpu_entry entry = nullptr;
   std::vector<std::size_t> param_sizes;
-  bool fibers = false;  // the program may synchronise: every thread gets a fiber
 };
 
 // The limits a launch is checked against: a GPU's (CUDA's compute capability 9.0).
@@ -28,7 +27,7 @@ inline constexpr unsigned kCpuMaxThreads = 1024;
 inline constexpr unsigned kCpuMaxSharedBytes = 227u << 10;
 
 // Checks the configuration and the arguments (ValueError), runs every block, and throws Error when
-// a thread failed (an assert, __trap, an exception, a deadlock, a barrier the engine did not expect).
+// a thread failed (an assert, __trap, an exception, threads that wait for each other for ever).
 void cpu_launch(const CpuKernelDef& k, const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count);
 
 }  // namespace xp::detail

@@ -148,10 +148,7 @@ std::vector<std::string> translate_options(const std::vector<std::string>& o, st
                                              "--pch-verbose",
                                              "-pch-messages",
                                              "--pch-messages",
-                                             "-instantiation-cache-dir",
-                                             "-std=c++03",
-                                             "-std=c++11",
-                                             "-std=c++14"};
+                                             "-instantiation-cache-dir"};
   std::vector<std::string> out;
   auto gpu_only = [&](const std::string& a) {
     for (const char* f : kGpuOnly) {
@@ -216,7 +213,8 @@ int first_error_line(const std::string& log, const std::string& program) {
 }
 
 void write_file(const fs::path& p, std::string_view text) {
-  fs::create_directories(p.parent_path());
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
   std::ofstream out(p, std::ios::binary);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (!out) throw Error("cannot write " + p.string() + " for the host compiler");
@@ -231,7 +229,10 @@ std::vector<char> read_bytes(const fs::path& p) {
 struct TempFolder {
   std::string path;
   TempFolder() {
-    std::string t = (fs::temp_directory_path() / "xp-cpu-kernel-XXXXXX").string();
+    std::error_code ec;
+    fs::path base = fs::temp_directory_path(ec);
+    if (ec) base = "/tmp";
+    std::string t = (base / "xp-cpu-kernel-XXXXXX").string();
     if (::mkdtemp(t.data()) == nullptr)
       throw Error("cannot make a temporary folder for the host compiler: " + std::string(std::strerror(errno)));
     path = t;
@@ -256,13 +257,12 @@ void* load_bytes(const std::vector<char>& bytes, std::string& error) {
     }
     void* h = nullptr;
     if (done == bytes.size()) h = ::dlopen(("/proc/self/fd/" + std::to_string(fd)).c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr && ::dlerror() != nullptr) {
-    }
     // The loader knows a loaded object by the path it was opened with, and a later dlopen of the
     // same path returns that object: the memory file stays open as long as the module (never
     // closed), so that no later module is opened as /proc/self/fd/<the same number>.
     if (h != nullptr) return h;
     ::close(fd);
+    ::dlerror();  // a file of its own below (a system that refuses code from memory files)
   }
   TempFolder tmp;
   const fs::path p = fs::path(tmp.path) / "kernel.so";
@@ -277,7 +277,7 @@ void* load_bytes(const std::vector<char>& bytes, std::string& error) {
 
 // The module's kernels, from its table; false (and the handle closed) when it is not one of
 // xp's CPU programs of this ABI.
-bool read_table(CpuModule& m, const std::string& program, bool fibers, std::string& error) {
+bool read_table(CpuModule& m, const std::string& program, std::string& error) {
   auto fn = reinterpret_cast<xp_cpu_kernels_fn>(::dlsym(m.handle, XP_CPU_KERNELS_SYMBOL));
   if (fn == nullptr) {
     error = "the shared object has no kernel table";
@@ -295,7 +295,6 @@ bool read_table(CpuModule& m, const std::string& program, bool fibers, std::stri
     k->program = program;
     k->entry = table[i].entry;
     k->param_sizes.assign(table[i].param_sizes, table[i].param_sizes + table[i].param_count);
-    k->fibers = fibers;
     m.kernels.push_back(std::move(k));
   }
   return true;
@@ -336,8 +335,7 @@ std::shared_ptr<CpuModule> cpu_module_for(ProgramState& st, CompileStats& stats)
   const HostCompiler& hc = host_compiler();
   if (!hc.available) throw CompileError(st.options.name, "", 0, hc.error);
 
-  const CpuSource src =
-      prepare_cpu_source(st.source(), st.options.name, st.options.name_expressions, st.options.headers);
+  const CpuSource src = prepare_cpu_source(st.source(), st.options.name, st.options.name_expressions);
   std::string standard = "-std=c++17";
   const std::vector<std::string> user_flags = translate_options(st.options.options, standard);
   std::vector<std::string> flags = hc.flags;
@@ -386,7 +384,7 @@ std::shared_ptr<CpuModule> cpu_module_for(ProgramState& st, CompileStats& stats)
     std::string error;
     if (cacheable && disk.load(key, key_hash, payload, &stats.cache_file) == DiskCache::Lookup::hit) {
       m->handle = load_bytes(payload, error);
-      if (m->handle != nullptr && read_table(*m, st.options.name, src.synchronises, error)) {
+      if (m->handle != nullptr && read_table(*m, st.options.name, error)) {
         stats.disk_hit = true;
         m->bytes = payload.size();
       } else {
@@ -410,14 +408,16 @@ std::shared_ptr<CpuModule> cpu_module_for(ProgramState& st, CompileStats& stats)
       }
       write_file(src_dir / "kernel.cpp", "#include \"xp_cpu_prelude.h\"\n" + src.text);
       const fs::path so = fs::path(tmp.path) / "out" / "kernel.so";
-      fs::create_directories(so.parent_path());
+      std::error_code ec;
+      fs::create_directories(so.parent_path(), ec);
       std::vector<std::string> argv = {hc.path};
       argv.insert(argv.end(), flags.begin(), flags.end());
       argv.push_back("-I" + src_dir.string());
       // Quoted includes of the program: its name's folder first, as for NVRTC.
       const fs::path name_dir = fs::path(st.options.name).parent_path();
       argv.push_back("-iquote");
-      argv.push_back((fs::current_path() / name_dir).lexically_normal().string());
+      const fs::path here = fs::current_path(ec);
+      argv.push_back(((ec ? fs::path(".") : here) / name_dir).lexically_normal().string());
       argv.insert(argv.end(), user_flags.begin(), user_flags.end());
       argv.insert(argv.end(), {"-x", "c++", (src_dir / "kernel.cpp").string(), "-x", "none", "-o", so.string()});
       const HostRun run = run_program(argv, (fs::path(tmp.path) / "out" / "log").string());
@@ -435,7 +435,7 @@ std::shared_ptr<CpuModule> cpu_module_for(ProgramState& st, CompileStats& stats)
         const char* e = ::dlerror();
         throw Error("loading the CPU build of " + st.options.name + " failed: " + (e != nullptr ? e : "dlopen failed"));
       }
-      if (!read_table(*m, st.options.name, src.synchronises, error))
+      if (!read_table(*m, st.options.name, error))
         throw Error("loading the CPU build of " + st.options.name + " failed: " + error);
       m->bytes = bytes.size();
       if (cacheable) stats.cache_file = disk.store(key, key_hash, bytes);

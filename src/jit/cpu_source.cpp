@@ -63,7 +63,8 @@ std::string blank_out(std::string_view s) {
         (i == 0 || !(std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_'))) {
       const std::size_t open = s.find('(', i + 2);
       if (open != std::string_view::npos) {
-        const std::string close = ")" + std::string(s.substr(i + 2, open - i - 2)) + "\"";
+        std::string close(1, ')');  // appended: g++ 12 warns falsely (-Wrestrict) on ")" + std::string
+        close.append(s.substr(i + 2, open - i - 2)).append(1, '"');
         const std::size_t end = s.find(close, open);
         const std::size_t stop = end == std::string_view::npos ? n : end + close.size();
         for (std::size_t k = i + 1; k < stop; ++k)
@@ -243,13 +244,6 @@ Scan scan(const std::vector<Token>& t) {
   return out;
 }
 
-bool mentions_synchronisation(std::string_view text) {
-  static constexpr const char* kNames[] = {"__syncthreads", "__syncwarp",   "__shfl",  "__ballot", "__any_sync",
-                                           "__all_sync",    "__activemask", "__match", "__reduce_"};
-  return std::any_of(std::begin(kNames), std::end(kNames),
-                     [&](const char* n) { return text.find(n) != std::string_view::npos; });
-}
-
 // `extern __shared__ [attributes] T name[];` -> `static const ::xp_cpu::DynamicShared<T> name{};`
 std::string dynamic_shared_declaration(std::string_view source, const std::vector<Token>& t, std::size_t from,
                                        std::size_t semicolon) {
@@ -283,8 +277,7 @@ std::vector<std::string> scan_kernel_names(std::string_view source) {
 }
 
 CpuSource prepare_cpu_source(std::string_view source, const std::string& name,
-                             const std::vector<std::string>& name_expressions,
-                             const std::vector<std::pair<std::string, std::string>>& headers) {
+                             const std::vector<std::string>& name_expressions) {
   CpuSource out;
   const std::string blank = blank_out(source);
   const std::vector<Token> tokens = tokenize(blank);
@@ -313,9 +306,6 @@ CpuSource prepare_cpu_source(std::string_view source, const std::string& name,
   std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.pos > b.pos; });
   std::string text(source);
   for (const Edit& e : edits) text.replace(e.pos, e.len, e.text);
-
-  out.synchronises = mentions_synchronisation(source);
-  for (const auto& h : headers) out.synchronises = out.synchronises || mentions_synchronisation(h.second);
 
   std::string escaped_name;
   for (const char c : name) {

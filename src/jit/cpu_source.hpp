@@ -14,14 +14,12 @@ namespace xp::detail {
 struct CpuSource {
   std::string text;                  // what the compiler reads after the prelude
   std::vector<std::string> kernels;  // the names kernel() finds, entry i for kernels[i]
-  bool synchronises = false;         // a barrier or warp function may be called: threads run as fibers
 };
 
 // `source` is the program's; `name` its name (in the compiler's messages); name_expressions as
-// ProgramOptions'; `headers` the in-memory headers (read for synchronisation functions too).
+// ProgramOptions'.
 CpuSource prepare_cpu_source(std::string_view source, const std::string& name,
-                             const std::vector<std::string>& name_expressions,
-                             const std::vector<std::pair<std::string, std::string>>& headers);
+                             const std::vector<std::string>& name_expressions);
 
 // The names of the __global__ functions that are not templates, as written, with the namespaces
 // around them ("ns::k"); for tests.

@@ -11,12 +11,59 @@
 #include <ucontext.h>
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define XP_FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XP_FIBER_ASAN 1
+#endif
+#endif
+#ifdef XP_FIBER_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace xp::detail {
 
 namespace {
 std::size_t page_bytes() {
   static const std::size_t p = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   return p;
+}
+
+// AddressSanitizer follows the switches (else it takes a fiber's stack for an overflow of the
+// thread's): each switch is announced with the stack it goes to, and the context that resumes
+// learns the extent of the one it came from (the thread's own stack is known that way).
+thread_local FiberContext* t_switching_from = nullptr;
+
+void before_switch(FiberContext& from, FiberContext& to, void** fake_stack) {
+  t_switching_from = &from;
+#ifdef XP_FIBER_ASAN
+  __sanitizer_start_switch_fiber(fake_stack, to.stack_bottom, to.stack_size);
+#else
+  (void)to;
+  (void)fake_stack;
+#endif
+}
+
+void after_switch(void* fake_stack) {
+#ifdef XP_FIBER_ASAN
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+  __sanitizer_finish_switch_fiber(fake_stack, &bottom, &size);
+  if (t_switching_from != nullptr && t_switching_from->stack_bottom == nullptr) {
+    t_switching_from->stack_bottom = bottom;
+    t_switching_from->stack_size = size;
+  }
+#else
+  (void)fake_stack;
+#endif
+}
+
+// What a new fiber runs first.
+void start(void* context) {
+  after_switch(nullptr);
+  auto* c = static_cast<FiberContext*>(context);
+  c->entry(c->arg);
 }
 }  // namespace
 
@@ -42,9 +89,10 @@ void free_fiber_stack(void* stack) {
 extern "C" void xp_fiber_switch(void** save_sp, void* new_sp);
 extern "C" void xp_fiber_start();
 
-// Saves rbp, rbx, r12-r15, MXCSR and the x87 control word on the running stack, stores the stack
-// pointer in *save_sp, and restores the same from new_sp. A new fiber's first switch "returns" into
-// xp_fiber_start, which calls r12(r13) with the stack 16-byte aligned.
+// Saves rbp, rbx and r12-r15 on the running stack, stores the stack pointer in *save_sp, and
+// restores the same from new_sp. The floating-point control words are not switched: every fiber of
+// a worker runs with the worker's. A new fiber's first switch "returns" into xp_fiber_start, which
+// calls r12(r13) with the stack 16-byte aligned.
 __asm__(
     ".text\n"
     ".globl xp_fiber_switch\n"
@@ -57,14 +105,8 @@ __asm__(
     "  pushq %r13\n"
     "  pushq %r14\n"
     "  pushq %r15\n"
-    "  subq $8, %rsp\n"
-    "  stmxcsr (%rsp)\n"
-    "  fnstcw 4(%rsp)\n"
     "  movq %rsp, (%rdi)\n"
     "  movq %rsi, %rsp\n"
-    "  ldmxcsr (%rsp)\n"
-    "  fldcw 4(%rsp)\n"
-    "  addq $8, %rsp\n"
     "  popq %r15\n"
     "  popq %r14\n"
     "  popq %r13\n"
@@ -82,22 +124,30 @@ __asm__(
     "  ud2\n"
     ".size xp_fiber_start, .-xp_fiber_start\n");
 
-void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg) {
-  auto top = reinterpret_cast<std::uintptr_t>(static_cast<char*>(stack) + kFiberStackBytes) & ~std::uintptr_t{15};
-  auto* sp = reinterpret_cast<std::uint64_t*>(top - 80);  // 16-byte aligned; 8 words used
-  sp[0] = 0x037f00001f80ull;                              // MXCSR 0x1f80, x87 control word 0x037f: the defaults
-  sp[1] = 0;                                              // r15
-  sp[2] = 0;                                              // r14
-  sp[3] = reinterpret_cast<std::uint64_t>(arg);           // r13
-  sp[4] = reinterpret_cast<std::uint64_t>(entry);         // r12
-  sp[5] = 0;                                              // rbx
-  sp[6] = 0;                                              // rbp
-  sp[7] = reinterpret_cast<std::uint64_t>(&xp_fiber_start);
+void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg, unsigned color) {
+  fiber.stack_bottom = stack;
+  fiber.stack_size = kFiberStackBytes;
+  fiber.entry = entry;
+  fiber.arg = arg;
+  auto top = (reinterpret_cast<std::uintptr_t>(static_cast<char*>(stack) + kFiberStackBytes) - (color % 64) * 64) &
+             ~std::uintptr_t{15};
+  // Seven words; after the ret into xp_fiber_start the stack pointer is top - 16: 16-byte aligned.
+  auto* sp = reinterpret_cast<std::uint64_t*>(top - 72);
+  sp[0] = 0;                                        // r15
+  sp[1] = 0;                                        // r14
+  sp[2] = reinterpret_cast<std::uint64_t>(&fiber);  // r13
+  sp[3] = reinterpret_cast<std::uint64_t>(&start);  // r12
+  sp[4] = 0;                                        // rbx
+  sp[5] = 0;                                        // rbp
+  sp[6] = reinterpret_cast<std::uint64_t>(&xp_fiber_start);
   fiber.sp = sp;
 }
 
 void switch_fiber(FiberContext& from, FiberContext& to) {
+  void* fake_stack = nullptr;
+  before_switch(from, to, &fake_stack);
   xp_fiber_switch(&from.sp, to.sp);
+  after_switch(fake_stack);
 }
 
 void release_fiber(FiberContext&) {}
@@ -115,7 +165,12 @@ void trampoline(unsigned hi, unsigned lo) {
 }
 }  // namespace
 
-void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg) {
+void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg, unsigned color) {
+  (void)color;
+  fiber.stack_bottom = stack;
+  fiber.stack_size = kFiberStackBytes;
+  fiber.entry = entry;
+  fiber.arg = arg;
   auto* uc = static_cast<ucontext_t*>(fiber.impl);
   if (uc == nullptr) {
     uc = new ucontext_t();
@@ -123,8 +178,8 @@ void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void*
   }
   // The start record sits at the stack's bottom, above the guard page.
   auto* s = static_cast<Start*>(stack);
-  s->entry = entry;
-  s->arg = arg;
+  s->entry = &start;
+  s->arg = &fiber;
   getcontext(uc);
   uc->uc_stack.ss_sp = static_cast<char*>(stack) + 64;
   uc->uc_stack.ss_size = kFiberStackBytes - 64;
@@ -136,7 +191,10 @@ void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void*
 
 void switch_fiber(FiberContext& from, FiberContext& to) {
   if (from.impl == nullptr) from.impl = new ucontext_t();
+  void* fake_stack = nullptr;
+  before_switch(from, to, &fake_stack);
   swapcontext(static_cast<ucontext_t*>(from.impl), static_cast<ucontext_t*>(to.impl));
+  after_switch(fake_stack);
 }
 
 void release_fiber(FiberContext& fiber) {

@@ -21,11 +21,19 @@ void free_fiber_stack(void* stack);
 struct FiberContext {
   void* sp = nullptr;    // x86-64: the saved stack pointer
   void* impl = nullptr;  // elsewhere: a ucontext_t
+  // The stack's extent and what it runs first, for AddressSanitizer's fiber annotations (the
+  // stack of a thread's own context is learnt at its first switch).
+  const void* stack_bottom = nullptr;
+  std::size_t stack_size = 0;
+  void (*entry)(void*) = nullptr;
+  void* arg = nullptr;
 };
 
 // Makes `fiber` start entry(arg) on `stack` at its first switch_fiber. entry must never return:
-// it ends by switching away for good.
-void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg);
+// it ends by switching away for good. `color` (a fiber's index) moves the start of the stack down
+// by a multiple of 64 bytes: stacks lie kFiberStackBytes plus a page apart, so their tops would
+// otherwise all fall in the same few sets of the L1 cache.
+void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg, unsigned color = 0);
 // Saves the running context into `from` and resumes `to`.
 void switch_fiber(FiberContext& from, FiberContext& to);
 // Releases what prepare_fiber allocated besides the stack (nothing on x86-64).

@@ -116,7 +116,6 @@ HostCompiler find() {
               "; set XP_HOST_CXX to a C++ compiler (g++ or clang++)";
     return c;
   }
-  c.path = real_path(found);
   c.version = r.output.substr(0, r.output.find('\n'));
   c.identity = c.path + "\n" + r.output;
   c.cpu = cpu_identity();

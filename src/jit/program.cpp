@@ -82,7 +82,7 @@ CompileStats Program::compile(Arch arch) {
 }
 
 CompileStats Program::compile(const Device& device) {
-  if ((device.kind() == DeviceKind::cpu)) {
+  if (device.kind() == DeviceKind::cpu) {
     CompileStats stats;
     detail::cpu_module_for(*state_, stats);
     return stats;
@@ -102,7 +102,7 @@ std::vector<std::string> Program::kernel_names(Arch arch) {
 }
 
 std::vector<std::string> Program::kernel_names(const Device& device) {
-  if ((device.kind() == DeviceKind::cpu)) return detail::KernelAccess::cpu_kernel_names(*state_);
+  if (device.kind() == DeviceKind::cpu) return detail::KernelAccess::cpu_kernel_names(*state_);
   return kernel_names(Arch::sm(detail::device_arch(device)));
 }
 
@@ -239,12 +239,12 @@ Kernel Program::kernel(std::string_view name) {
 }
 
 Kernel Program::kernel(std::string_view name, const Device& device) {
-  if ((device.kind() == DeviceKind::cpu)) return detail::KernelAccess::on_cpu(*state_, name, this->name());
+  if (device.kind() == DeviceKind::cpu) return detail::KernelAccess::on_cpu(*state_, name, this->name());
   return detail::KernelAccess::in_module(detail::module_for(*this, *state_, device), name, this->name());
 }
 
 std::uint64_t Program::global_address(std::string_view name, const Device& device, std::size_t* bytes) {
-  if ((device.kind() == DeviceKind::cpu)) return detail::KernelAccess::cpu_global_address(*state_, name, bytes);
+  if (device.kind() == DeviceKind::cpu) return detail::KernelAccess::cpu_global_address(*state_, name, bytes);
   auto module = detail::module_for(*this, *state_, device);
   std::string symbol(name);
   for (const auto& [e, l] : module->code->lowered)

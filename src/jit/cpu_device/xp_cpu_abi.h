@@ -11,21 +11,23 @@
 extern "C" {
 #endif
 
-/* What a running kernel asks of the engine. `engine` is the block's, from xp_cpu_block. The calls
-   that synchronise (barrier, warp_sync, shfl, vote) suspend the calling thread of the block until
-   the others arrive. */
+/* What a running kernel asks of the engine. `engine` is the block's, from xp_cpu_block; `thread`
+   the caller's linear index in the block (x fastest). The calls that synchronise (barrier,
+   warp_sync, shfl, vote) suspend the caller until the threads they wait for arrive. The first such
+   call of a block turns its remaining threads into fibers (the block's `fibers` becomes 1). */
 struct xp_cpu_engine_api {
   unsigned version;
   /* __syncthreads (op 0) and __syncthreads_count (1), _and (2), _or (3): the block's answer. */
-  int (*barrier)(void* engine, int op, int predicate);
+  int (*barrier)(void* engine, unsigned thread, int op, int predicate);
   /* __syncwarp(mask) */
-  void (*warp_sync)(void* engine, unsigned mask);
+  void (*warp_sync)(void* engine, unsigned thread, unsigned mask);
   /* __shfl_sync (kind 0), _up (1), _down (2), _xor (3) of a value of at most 8 bytes. */
-  unsigned long long (*shfl)(void* engine, int kind, unsigned mask, unsigned long long value, int lane, int width);
+  unsigned long long (*shfl)(void* engine, unsigned thread, int kind, unsigned mask, unsigned long long value, int lane,
+                             int width);
   /* __ballot_sync (kind 0), __any_sync (1), __all_sync (2) */
-  unsigned (*vote)(void* engine, int kind, unsigned mask, int predicate);
+  unsigned (*vote)(void* engine, unsigned thread, int kind, unsigned mask, int predicate);
   /* __activemask: the lanes of the caller's warp that have not exited */
-  unsigned (*active_mask)(void* engine);
+  unsigned (*active_mask)(void* engine, unsigned thread);
   /* The thread stops: a failed assert, __trap, an exception (message may be null when the engine
      already knows why). */
   void (*fail)(void* engine, const char* message);
@@ -39,11 +41,14 @@ struct xp_cpu_block {
   void* dynamic_shared; /* LaunchConfig::shared_bytes of this block's own memory, 16-byte aligned */
   void* engine;
   const struct xp_cpu_engine_api* api;
+  /* Set by the engine when a thread first synchronises: the loop over the block's threads then
+     stops after the current one, whose later threads run as fibers. */
+  int fibers;
 };
 
-/* Runs thread `thread` (linear, x fastest) of the block, or, when thread is -1, every thread of it
-   one after another (a kernel that never synchronises). args: one pointer per parameter, as for
-   cuLaunchKernel. */
+/* Runs thread `thread` (linear, x fastest) of the block, or, when thread is -1, its threads one
+   after another until one synchronises (then the engine runs the others as fibers). args: one
+   pointer per parameter, as for cuLaunchKernel. */
 typedef void (*xp_cpu_entry)(void** args, const struct xp_cpu_block* block, int thread);
 
 struct xp_cpu_kernel_info {

@@ -183,61 +183,62 @@ inline T from_bits(unsigned long long b) {
 // ---- synchronisation ----
 inline void __syncthreads() {
   xp_cpu::Resume r;
-  xp_cpu::block->api->barrier(xp_cpu::block->engine, 0, 0);
+  xp_cpu::block->api->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, 0);
 }
 inline int __syncthreads_count(int p) {
   xp_cpu::Resume r;
-  return xp_cpu::block->api->barrier(xp_cpu::block->engine, 1, p != 0);
+  return xp_cpu::block->api->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, p != 0);
 }
 inline int __syncthreads_and(int p) {
   xp_cpu::Resume r;
-  return xp_cpu::block->api->barrier(xp_cpu::block->engine, 2, p != 0);
+  return xp_cpu::block->api->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, p != 0);
 }
 inline int __syncthreads_or(int p) {
   xp_cpu::Resume r;
-  return xp_cpu::block->api->barrier(xp_cpu::block->engine, 3, p != 0);
+  return xp_cpu::block->api->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 3, p != 0);
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   xp_cpu::Resume r;
-  xp_cpu::block->api->warp_sync(xp_cpu::block->engine, mask);
+  xp_cpu::block->api->warp_sync(xp_cpu::block->engine, xp_cpu::linear_thread(), mask);
 }
 template <class T>
 inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
   xp_cpu::Resume r;
-  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, 0, mask, xp_cpu::to_bits(v), src, width));
+  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, mask,
+                                                       xp_cpu::to_bits(v), src, width));
 }
 template <class T>
 inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   xp_cpu::Resume r;
-  return xp_cpu::from_bits<T>(
-      xp_cpu::block->api->shfl(xp_cpu::block->engine, 1, mask, xp_cpu::to_bits(v), static_cast<int>(delta), width));
+  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, mask,
+                                                       xp_cpu::to_bits(v), static_cast<int>(delta), width));
 }
 template <class T>
 inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   xp_cpu::Resume r;
-  return xp_cpu::from_bits<T>(
-      xp_cpu::block->api->shfl(xp_cpu::block->engine, 2, mask, xp_cpu::to_bits(v), static_cast<int>(delta), width));
+  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, mask,
+                                                       xp_cpu::to_bits(v), static_cast<int>(delta), width));
 }
 template <class T>
 inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
   xp_cpu::Resume r;
-  return xp_cpu::from_bits<T>(
-      xp_cpu::block->api->shfl(xp_cpu::block->engine, 3, mask, xp_cpu::to_bits(v), lane_mask, width));
+  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 3, mask,
+                                                       xp_cpu::to_bits(v), lane_mask, width));
 }
 inline unsigned __ballot_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
-  return xp_cpu::block->api->vote(xp_cpu::block->engine, 0, mask, p != 0);
+  return xp_cpu::block->api->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, mask, p != 0);
 }
 inline int __any_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
-  return static_cast<int>(xp_cpu::block->api->vote(xp_cpu::block->engine, 1, mask, p != 0));
+  return static_cast<int>(xp_cpu::block->api->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, mask, p != 0));
 }
 inline int __all_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
-  return static_cast<int>(xp_cpu::block->api->vote(xp_cpu::block->engine, 2, mask, p != 0));
+  return static_cast<int>(xp_cpu::block->api->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, mask, p != 0));
 }
 inline unsigned __activemask() {
-  return xp_cpu::block->api->active_mask(xp_cpu::block->engine);
+  return xp_cpu::block->api->active_mask(xp_cpu::block->engine, xp_cpu::linear_thread());
 }
 inline void __threadfence() {
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -841,6 +842,7 @@ inline void call_each(void (*f)(P...), void** a, const xp_cpu_block* b, int t, s
       for (unsigned x = 0; x < bx; ++x) {
         threadIdx = uint3{x, y, z};
         f(std::get<I>(values)...);
+        if (b->fibers) return;  // this thread synchronised: the engine runs the others
       }
 }
 template <class... P>
