@@ -11,6 +11,7 @@
 #include "xp/error.hpp"
 #include "xp/fft.hpp"
 #include "xp/interop.hpp"
+#include "xp/kernels.hpp"
 #include "xp/linalg.hpp"
 #include "xp/memory.hpp"
 #include "xp/numpy.hpp"

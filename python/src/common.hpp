@@ -66,6 +66,7 @@ void register_sorting(nb::module_& m);
 void register_numpy_extras(nb::module_& m);
 void register_interop(nb::module_& m);
 void register_kernels(nb::module_& m);
+void register_user_kernels(nb::module_& m);
 void register_linalg_fft(nb::module_& m);
 void register_array_interop(nb::class_<xp::Array>& cls);
 

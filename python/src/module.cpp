@@ -13,5 +13,6 @@ NB_MODULE(_xp, m) {
   xp_py::register_numpy_extras(m);
   xp_py::register_interop(m);
   xp_py::register_kernels(m);
+  xp_py::register_user_kernels(m);
   xp_py::register_linalg_fft(m);
 }

@@ -12,6 +12,7 @@ from ._xp import *  # noqa: F401,F403  (the functions, dtypes, Array, Device, er
 from ._xp import Array, Device, DType, __version__  # noqa: F401
 from ._xp import bool, float16, bfloat16, float32, float64, complex64, complex128  # noqa: A004  (Array API names)
 from ._xp import int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from ._xp import ElementwiseKernel, ReductionKernel  # noqa: F401  (CuPy's user-defined kernels)
 from ._namespace import (  # noqa: F401
     __array_api_version__,
     __array_namespace_info__,

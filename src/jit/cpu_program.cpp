@@ -257,8 +257,11 @@ void* load_bytes(const std::vector<char>& bytes, std::string& error) {
     }
     void* h = nullptr;
     if (done == bytes.size()) h = ::dlopen(("/proc/self/fd/" + std::to_string(fd)).c_str(), RTLD_NOW | RTLD_LOCAL);
-    ::close(fd);
+    // The loader knows a loaded object by the path it was opened with, and a later dlopen of the
+    // same path returns that object: the memory file stays open as long as the module (never
+    // closed), so that no later module is opened as /proc/self/fd/<the same number>.
     if (h != nullptr) return h;
+    ::close(fd);
     ::dlerror();  // a file of its own below (a system that refuses code from memory files)
   }
   TempFolder tmp;
