@@ -799,3 +799,37 @@ extern "C" __global__ void set(float* y, int n, float v) {
 }
 
 }  // namespace
+
+// Each program's shared object binds its symbols to its own definitions: a kernel named like a C
+// library function runs the kernel, and two programs whose kernels take a struct of one name and two
+// layouts each check their own argument sizes.
+TEST(CpuKernels, EachProgramsSymbolsAreItsOwn) {
+  XP_REQUIRE_HOST_CXX();
+  Program libc_name(R"(
+extern "C" __global__ void step(int* out) { out[threadIdx.x] = 7 * (int)threadIdx.x; }
+)",
+                    {.name = "cpu_step.cu"});
+  std::vector<int> out(4, -1);
+  libc_name.kernel("step", kCpu).launch({.grid = 1, .block = 4}, out.data());
+  EXPECT_EQ(out, (std::vector<int>{0, 7, 14, 21}));
+
+  const char* layout = R"(
+struct S { long long v[N]; };
+extern "C" __global__ void first(S s, long long* out) { out[0] = s.v[N - 1]; }
+)";
+  Program one(std::string("#define N 1\n") + layout, {.name = "cpu_layout1.cu"});
+  Program two(std::string("#define N 2\n") + layout, {.name = "cpu_layout2.cu"});
+  struct S1 {
+    long long v[1];
+  };
+  struct S2 {
+    long long v[2];
+  };
+  long long got = 0;
+  one.kernel("first", kCpu).launch({.grid = 1, .block = 1}, S1{{5}}, &got);
+  EXPECT_EQ(got, 5);
+  EXPECT_EQ(two.kernel("first", kCpu).parameter_sizes(), (std::vector<std::size_t>{16, 8}));
+  two.kernel("first", kCpu).launch({.grid = 1, .block = 1}, S2{{5, 9}}, &got);
+  EXPECT_EQ(got, 9);
+  EXPECT_THROW(two.kernel("first", kCpu).launch({.grid = 1, .block = 1}, S1{{5}}, &got), ValueError);
+}

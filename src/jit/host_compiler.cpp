@@ -138,6 +138,13 @@ HostCompiler find() {
   // build; descriptors are also the cheaper access from a shared object.
   if (r.output.find("clang") == std::string::npos) c.flags.push_back("-mtls-dialect=gnu2");
 #endif
+  // Each program's shared object binds its own symbols to its own definitions: a kernel named
+  // like a C library function (`step`) calls the kernel, not the library. And GCC's unique
+  // symbols (the static locals of inline templates, such as the prelude's parameter-size tables)
+  // stay within their object: otherwise the first program loaded answers for every later one
+  // that instantiates the same template for a type of the same name and another layout.
+  c.flags.push_back("-Wl,-Bsymbolic");
+  if (r.output.find("clang") == std::string::npos) c.flags.push_back("-fno-gnu-unique");
   c.available = true;
   return c;
 }
