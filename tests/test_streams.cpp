@@ -230,7 +230,8 @@ TEST_F(Streams, UsingAnArrayOnAnotherStreamWaitsForItsStreamOnTheDevice) {
   const Stream s(gpu0);
   Array a = ramp(1000, gpu0);  // made on the default stream
   (a + 1).eval();
-  const long syncs = trace.calls("cuStreamSynchronize") + trace.calls("cuCtxSynchronize");
+  free_all(gpu0);  // no cached block whose reuse would add a wait of its own (the pool's, tested below)
+  long syncs = trace.calls("cuStreamSynchronize") + trace.calls("cuCtxSynchronize");
   Array b;
   {
     StreamScope on(s);
@@ -245,9 +246,13 @@ TEST_F(Streams, UsingAnArrayOnAnotherStreamWaitsForItsStreamOnTheDevice) {
     EXPECT_EQ(trace.on("launch", s), 1);
   }
   // Back on the default stream after the scope: it waits for s, where b was made.
+  EXPECT_EQ(trace.calls("cuStreamSynchronize") + trace.calls("cuCtxSynchronize"), syncs) << "the host never waited";
+  free_all(gpu0);  // (which waits on the host for the pool's blocks: counted before it)
+  syncs = trace.calls("cuStreamSynchronize") + trace.calls("cuCtxSynchronize");
   trace.clear();
   Array e = (b * 2).eval();
   EXPECT_EQ(trace.waits(dflt, s), 1);
+  EXPECT_EQ(trace.lines().front().rfind("record ", 0), 0u) << "an event on s, then the wait, then the launch";
   EXPECT_EQ(trace.on("launch", dflt), 1);
   EXPECT_EQ(trace.calls("cuStreamSynchronize") + trace.calls("cuCtxSynchronize"), syncs) << "the host never waited";
 }

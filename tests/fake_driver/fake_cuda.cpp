@@ -608,10 +608,12 @@ std::atomic<long> g_stream_waits{0};
 // What went to which stream, one line per call (xp_fake_cuda_trace). Guarded by g_trace_mutex.
 std::mutex g_trace_mutex;
 auto& g_trace = *new std::string();
-void trace(const char* what, const void* a, const void* b = nullptr, const void* c = nullptr) {
+void trace(const char* what, int n, const void* a, const void* b = nullptr, const void* c = nullptr) {
   char line[160];
-  if (c != nullptr || b != nullptr)
+  if (n == 3)
     std::snprintf(line, sizeof line, "%s %p %p %p\n", what, a, b, c);
+  else if (n == 2)
+    std::snprintf(line, sizeof line, "%s %p %p\n", what, a, b);
   else
     std::snprintf(line, sizeof line, "%s %p\n", what, a);
   std::lock_guard<std::mutex> lock(g_trace_mutex);
@@ -767,7 +769,7 @@ FAKE_API CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_
   XP_FAKE_FAULT("cuMemcpyHtoDAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
-  trace("copy", stream);
+  trace("copy", 1, stream);
   if (bytes == 0) return kSuccess;
   if (src == nullptr || !is_device_range(dst, bytes)) return kInvalidValue;
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
@@ -778,7 +780,7 @@ FAKE_API CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t byte
   XP_FAKE_FAULT("cuMemcpyDtoHAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
-  trace("copy", stream);
+  trace("copy", 1, stream);
   if (bytes == 0) return kSuccess;
   if (dst == nullptr || !is_device_range(src, bytes)) return kInvalidValue;
   std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
@@ -789,7 +791,7 @@ FAKE_API CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_
   XP_FAKE_FAULT("cuMemcpyDtoDAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
-  trace("copy", stream);
+  trace("copy", 1, stream);
   if (bytes == 0) return kSuccess;
   if (!is_device_range(dst, bytes) || !is_device_range(src, bytes)) return kInvalidValue;
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
@@ -800,7 +802,7 @@ FAKE_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::siz
   XP_FAKE_FAULT("cuMemsetD8Async", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
-  trace("memset", stream);
+  trace("memset", 1, stream);
   if (n == 0) return kSuccess;
   if (!is_device_range(dst, n)) return kInvalidValue;
   std::memset(reinterpret_cast<void*>(dst), value, n);
@@ -856,7 +858,7 @@ FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned fla
   if (flags != 0) return kInvalidValue;
   if (!is_stream(stream) || !is_event(event)) return kInvalidHandle;
   ++g_stream_waits;
-  trace("wait", stream, event, event->stream);
+  trace("wait", 3, stream, event, event->stream);
   return kSuccess;
 }
 
@@ -884,7 +886,7 @@ FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
   event->when = std::chrono::steady_clock::now();
   event->done = !settings().pending;
   event->stream = stream;
-  trace("record", event, stream);
+  trace("record", 2, event, stream);
   return kSuccess;
 }
 
@@ -1021,7 +1023,7 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
   if (shared > static_cast<unsigned>(f->max_dynamic_shared)) return kInvalidValue;
   if (params != nullptr && extra != nullptr) return kInvalidValue;  // parameters one way or the other, not both
   ++g_launches;
-  trace("launch", stream);
+  trace("launch", 1, stream);
   return kSuccess;
 }
 

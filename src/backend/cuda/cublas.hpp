@@ -17,6 +17,7 @@
 
 #include "xp/device.hpp"
 #include "xp/runtime.hpp"
+#include "xp/stream.hpp"
 
 namespace xp::detail::cublas {
 
