@@ -56,7 +56,8 @@ struct Storage {
 
 // The calling thread's current stream of the storage's device uses the memory now: it first waits
 // (on the device, an event; never the host) for the stream the memory was last used on, when that
-// is another, and becomes the storage's stream. A no-op for CPU memory and, after the first
+// is another, and becomes the storage's stream. A no-op for memory of a backend without streams
+// (Backend::uses_streams: the CPU's) and, after the first
 // operation, a compare for work that stays on one stream. Throws CudaError when the wait cannot be
 // made (the storage is then unchanged).
 void use_on_work_stream(Storage& storage);

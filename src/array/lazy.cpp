@@ -210,11 +210,12 @@ bool lazy_mode() {
 }
 
 void use_on_work_stream(Storage& storage) {
-  if (!storage.device.is_cuda()) return;
+  if (!storage.device.is_cuda() || storage.backend == nullptr || !storage.backend->uses_streams()) return;
   use_on_stream(storage, work_stream(storage.device));
 }
 
 void use_on_stream(Storage& storage, const Stream& current) {
+  if (!storage.device.is_cuda() || storage.backend == nullptr || !storage.backend->uses_streams()) return;
   void* const h = current.handle();
   if (storage.stream_handle.load(std::memory_order_acquire) == h) return;
   std::optional<Stream> previous;

@@ -254,6 +254,7 @@ class CudaBackend final : public Backend {
   }
 
   const char* name() const noexcept override { return "cuda"; }
+  bool uses_streams() const noexcept override { return true; }
 
   // XP_LOG=debug: the pool's events (a block from the driver, cached blocks freed).
   void log_pool(const char* what, std::size_t size) const {
