@@ -186,7 +186,7 @@ TEST_F(FakeDevice, ActivateMakesThePrimaryContextCurrent) {
   EXPECT_EQ(fake.refcount(0), 1);
   EXPECT_EQ(fake.refcount(1), 1);
 
-  xp::Device::cpu().activate();  // a no-op: the CUDA context stays
+  xp::Device::cpu().activate();  // the CPU becomes the current device; the CUDA context stays
   EXPECT_EQ(fake.current(), ctx1);
 }
 

@@ -637,8 +637,8 @@ extern "C" __global__ void set(float* y, int n, float v) {
 }  // namespace
 
 // Kernel::launch with arrays on a device slower than the host: the fake's events stay pending until
-// synchronized (XP_FAKE_CUDA=...,pending), so each step of the keep-alive shows: none on xp's own
-// stream (its pool is reused in stream order), a hold on any other stream.
+// synchronized (XP_FAKE_CUDA=...,pending), so each step shows: no hold on any stream (xp's pool
+// reuses a block only ordered after the stream that last used it), and waits on the device.
 TEST_F(HollowGpu, ArraysOfALaunchStayInUseUntilTheDeviceHasRunIt) {
   EXPECT_CHILD_CASE_PASSED(xp_test::run_child_case("HollowGpu.DISABLED_LaunchesOnASlowDevice",
                                                    {{"XP_FAKE_CUDA", "devices=2,hollow,memory=1073741824,pending"}}));
@@ -663,38 +663,40 @@ TEST_F(HollowGpu, DISABLED_LaunchesOnASlowDevice) {
   EXPECT_EQ(fake.bytes_allocated(0), driver0 + K) << "u has the temporary's block, in stream order";
   EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached);
 
-  // On another stream of the device: held while the kernel may still read it, so a new array of
-  // its size gets other memory, never the block the kernel may still read.
+  // On another stream of the device: the stream first waits for xp's (where the temporary was
+  // made), and the temporary goes back to the cache at once as well, as last used on that stream
+  // (an event recorded there). A new array of its size on xp's stream gets the block only after
+  // xp's stream waits, on the device, for that event: the host never waits.
   Stream other(gpu0);
+  const long waits_before = fake.stream_waits();
   k.launch({.grid = 1, .block = 256, .stream = other}, empty({1 << 20}, DType::float32, gpu0), 256, 1.5f);
-  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + 2 * kBlock) << "u and the held temporary";
+  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only: nothing held";
+  EXPECT_EQ(fake.stream_waits(), waits_before + 1) << "the other stream waited for xp's";
   {
     const Array w = empty({1 << 20}, DType::float32, gpu0);
-    EXPECT_EQ(fake.bytes_allocated(0), driver0 + 3 * K) << "never the held block";
+    EXPECT_EQ(fake.bytes_allocated(0), driver0 + 2 * K) << "the temporary's block, reused after a wait";
+    EXPECT_EQ(fake.stream_waits(), waits_before + 2) << "xp's stream waited for the other's use of the block";
   }
-  // Once the device has run it, synchronize lets it go (no later launch needed): cached.
-  synchronize(gpu0);
-  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
-  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + 2 * kBlock) << "the temporary's and w's blocks";
+  EXPECT_EQ(memory_stats(gpu0).bytes_cached, s0.bytes_cached + kBlock) << "w's block";
   k.launch({.grid = 1, .block = 256, .stream = other}, u, 256, 2.0f);
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
-  // So does the stream's synchronize. free_all then returns the cached blocks to the driver (after
-  // waiting for xp's stream, where the last temporary's kernel ran).
   k.launch({.grid = 1, .block = 256, .stream = other}, empty({1 << 20}, DType::float32, gpu0), 256, 2.5f);
-  EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + 2 * kBlock) << "u and the new temporary";
-  other.synchronize();
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only";
+  // free_all returns the cached blocks to the driver, after waiting for the streams that last used
+  // them.
   k.launch({.grid = 1, .block = 256}, empty({1 << 20}, DType::float32, gpu0), 256, 2.75f);
   free_all(gpu0);
   EXPECT_EQ(memory_stats(gpu0).bytes_in_use, s0.bytes_in_use + kBlock) << "u only, after free_all";
   EXPECT_EQ(memory_stats(gpu0).bytes_cached, 0u);
   EXPECT_EQ(fake.bytes_allocated(0), driver0 + K) << "the rest went back to the driver";
 
-  // On the other stream: that stream waits for xp's (where u was made), and xp's stream waits for
-  // the kernel (where u is used next): two waits on the device, none on the host.
+  // u was last used on the other stream: another launch there waits for nothing, and u's next use
+  // on xp's stream waits for the other stream, on the device.
   const long waits0 = fake.stream_waits();
   k.launch({.grid = 1, .block = 256, .stream = other}, u, 256, 3.0f);
-  EXPECT_EQ(fake.stream_waits(), waits0 + 2);
+  EXPECT_EQ(fake.stream_waits(), waits0);
+  k.launch({.grid = 1, .block = 256}, u, 256, 3.5f);
+  EXPECT_EQ(fake.stream_waits(), waits0 + 1);
 
   // A lazy argument is computed first (one more launch), a CPU array is refused before any launch.
   const long launched1 = fake.launches();

@@ -26,15 +26,16 @@ class XP_API Buffer {
   std::uint64_t address() const noexcept;  // the CUdeviceptr
   explicit operator bool() const noexcept { return static_cast<bool>(state_); }
 
-  // Synchronous copies, ordered after the work on xp's default stream of the device (bounds
-  // checked: ValueError past the end).
+  // Synchronous copies, ordered after the work on the calling thread's current stream of the
+  // device (current_stream: xp's default stream outside a StreamScope; bounds checked: ValueError
+  // past the end).
   void copy_from_host(const void* src, std::size_t bytes, std::size_t offset = 0);
   void copy_to_host(void* dst, std::size_t bytes, std::size_t offset = 0) const;
   void copy_from(const Buffer& src, std::size_t bytes);
   // Asynchronous on a stream; host memory must stay valid until the stream reaches the copy.
   void copy_from_host_async(const void* src, std::size_t bytes, const Stream& stream, std::size_t offset = 0);
   void copy_to_host_async(void* dst, std::size_t bytes, const Stream& stream, std::size_t offset = 0) const;
-  // Sets every byte (cuMemsetD8Async on the default stream, then waits).
+  // Sets every byte (cuMemsetD8Async on the current stream, then waits).
   void fill_bytes(unsigned char value);
 
   template <class T>

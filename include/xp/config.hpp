@@ -45,6 +45,7 @@ struct Config {
   int num_threads = 0;                                     // XP_NUM_THREADS; 0 = the cores this process may use
   std::size_t preload_kernels = 16;                        // XP_PRELOAD_KERNELS; 0 = none
   LogLevel log = LogLevel::warn;                           // XP_LOG
+  bool nvtx = false;                                       // XP_NVTX: NVTX ranges around xp's operations
 };
 
 // The parsed configuration. Throws ConfigError (naming the variable, its value and the accepted

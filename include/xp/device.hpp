@@ -38,9 +38,11 @@ class XP_API Device {
   std::string str() const;
   bool operator==(const Device&) const = default;
 
-  // For a CUDA device: retains its primary context (once per process, shared with CuPy, PyTorch
-  // and any other user of the runtime API) and makes it current on the calling thread. A no-op
-  // for the CPU. Throws DeviceUnavailable or CudaError.
+  // Makes the device the calling thread's current device for the array API (current_device():
+  // where arrays made without a device go) until another activate or the end of an enclosing
+  // DeviceScope. For a CUDA device it also retains its primary context (once per process, shared
+  // with CuPy, PyTorch and any other user of the runtime API) and makes it current on the calling
+  // thread. Throws DeviceUnavailable or CudaError (and then changes nothing).
   void activate() const;
 
  private:
@@ -54,10 +56,31 @@ XP_API std::ostream& operator<<(std::ostream& os, const Device& d);
 // The devices this process can use: the CPU first, then every usable CUDA device. Never throws.
 XP_API std::vector<Device> devices() noexcept;
 
-// cuda:0 when CUDA is usable, else the CPU; XP_DEVICE / FORCE_CPU override. Throws ConfigError for
-// a malformed variable, DeviceUnavailable when XP_DEVICE asks for CUDA (or cuda:N) that is not
+// The device arrays go to when none is named: the calling thread's current device when a
+// DeviceScope, a StreamScope or Device::activate made one current; otherwise the process default:
+// cuda:0 when CUDA is usable, else the CPU, XP_DEVICE / FORCE_CPU overriding. Throws ConfigError
+// for a malformed variable, DeviceUnavailable when XP_DEVICE asks for CUDA (or cuda:N) that is not
 // usable, naming the reason.
 XP_API Device default_device();
+// The same device, by the name CuPy and PyTorch use.
+XP_API Device current_device();
+
+// Makes `device` the calling thread's current device (as Device::activate) until the scope ends;
+// the previous one (or none: the process default) comes back then, also when an exception leaves
+// the scope. Nestable; a thread's scopes end in the reverse order they began. On the CPU it only
+// changes where new arrays go. Throws DeviceUnavailable or CudaError for a CUDA device that
+// cannot be used (and then changes nothing). Not copyable or movable.
+class XP_API DeviceScope {
+ public:
+  explicit DeviceScope(const Device& device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  bool had_previous_ = false;
+  Device previous_;
+};
 
 // Facts about one GPU, read at detection time without creating a context.
 struct GpuInfo {

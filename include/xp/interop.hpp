@@ -16,8 +16,9 @@
 // may write it. Writes the other library makes later are invisible to xp's lazy graphs: evaluate
 // (xp::eval) before handing memory back and forth while graphs are pending.
 //
-// Streams (CUDA): xp's work on a device runs on xp's stream of that device
-// (Stream::default_for(device)). Importing with a producer stream makes xp's stream wait for the
+// Streams (CUDA): "xp's stream" below is the calling thread's current stream of the device
+// (current_stream(device): a StreamScope's, else Stream::default_for(device)), after it waited for
+// the stream the array was last used on. Importing with a producer stream makes xp's stream wait for the
 // work queued on it so far (an event, no host wait). Exporting either makes a consumer's stream
 // wait for xp's (DLPack with a consumer stream; the array interface reports xp's stream for the
 // consumer to wait on), or waits on the host until xp's stream is done (DLPack without a consumer

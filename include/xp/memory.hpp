@@ -29,8 +29,8 @@ struct MemoryStats {
 XP_API MemoryStats memory_stats(const Device& device);
 
 // Returns all the device's cached blocks to the system (the driver, for a GPU), after the work
-// queued on xp's stream of the device has finished; as CuPy's MemoryPool.free_all_blocks. Blocks in
-// use are untouched.
+// queued on them has finished (xp's default stream of the device, and the stream each block was
+// last used on); as CuPy's MemoryPool.free_all_blocks. Blocks in use are untouched.
 XP_API void free_all(const Device& device);
 
 // Sets the peak to the bytes in use now.

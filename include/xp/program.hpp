@@ -80,8 +80,8 @@ struct Dim3 {
 };
 
 // The stream of a launch, named by reference or pointer (`.stream = st` or `.stream = &st`); none
-// means xp's default stream of the kernel's device. Holds no reference count: the stream must
-// outlive the launch call, which it does in a designated initializer.
+// means the calling thread's current stream of the kernel's device (current_stream). Holds no reference count: the
+// stream must outlive the launch call, which it does in a designated initializer.
 class StreamRef {
  public:
   StreamRef() = default;
@@ -97,7 +97,7 @@ struct LaunchConfig {
   Dim3 grid{};
   Dim3 block{};
   unsigned shared_bytes = 0;  // dynamic shared memory
-  StreamRef stream{};         // none: xp's default stream of the kernel's device
+  StreamRef stream{};         // none: the current stream of the kernel's device
 };
 
 // What a launch argument of a type that is more than its bytes (xp::Array) sees: such a type
@@ -106,12 +106,15 @@ struct LaunchConfig {
 // until the stream has run the kernel. array.hpp provides it for Array.
 class KernelArgContext {
  public:
-  KernelArgContext(const Device& device, std::shared_ptr<const void>* slots, std::size_t capacity) noexcept
-      : device_(device), slots_(slots), capacity_(capacity) {}
+  // `stream`: the launch's, or null for the calling thread's current stream of the device.
+  KernelArgContext(const Device& device, std::shared_ptr<const void>* slots, std::size_t capacity,
+                   const Stream* stream = nullptr) noexcept
+      : device_(device), slots_(slots), capacity_(capacity), stream_(stream) {}
   const Device& device() const noexcept { return device_; }  // the kernel's
+  const Stream* stream() const noexcept { return stream_; }  // the launch's; null: the current one
   // Held until the launch's stream has run the kernel. One per argument: ValueError beyond.
   // stream_ordered: the memory, once released, is used again only by work ordered after the
-  // device's own stream (Stream::default_for), so that a launch on that stream need not hold it.
+  // stream that last used it (xp's pool), so that the launch need not hold it.
   void keep_alive(std::shared_ptr<const void> ref, bool stream_ordered = false) {
     if (kept_ == capacity_) throw ValueError("a kernel argument kept more than one reference alive");
     slots_[kept_++] = std::move(ref);
@@ -124,6 +127,7 @@ class KernelArgContext {
   Device device_;
   std::shared_ptr<const void>* slots_;
   std::size_t capacity_;
+  const Stream* stream_;
   std::size_t kept_ = 0;
   std::size_t unordered_ = 0;
 };
@@ -195,13 +199,13 @@ class XP_API Kernel {
   // xp::Array arguments pass the address of their first element. Before the launch, each is
   // evaluated if lazy and checked to be on the kernel's device (DeviceMismatch); the kernel may
   // write any of them, so pending lazy arrays that read their memory are evaluated first (a
-  // read-only array is passed as it is: the kernel must not write it). Temporaries may be passed:
-  // on xp's default stream of the device, memory from xp's pool goes back to it at once, since
-  // whatever reuses it is ordered after the kernel on that stream; other memory (wrapped, foreign)
-  // and any memory on another stream is held until the stream has run the kernel (an event,
-  // checked at later launches; the host never waits for it). On a stream other than xp's default
-  // one of the device, the launch waits for xp's stream and xp's stream then waits for the
-  // kernel, both on the device.
+  // read-only array is passed as it is: the kernel must not write it). The launch's stream first
+  // waits, on the device, for the stream each array was last used on, and becomes that array's
+  // last stream (docs/design.md, "Streams"). Temporaries may be passed: memory from xp's pool goes
+  // back to it at once, since the pool reuses it only ordered after the launch's stream; other
+  // memory (wrapped, foreign) is held until the stream has run the kernel (an event, checked at
+  // later launches; the host never waits for it). Without a stream in the configuration the launch
+  // goes to the calling thread's current stream of the kernel's device (current_stream).
   template <class... Args>
   void launch(const LaunchConfig& config, const Args&... args) const {
     constexpr std::size_t kCustom = (std::size_t{0} + ... + std::size_t{detail::CustomKernelArg<Args>});
@@ -217,7 +221,7 @@ class XP_API Kernel {
       launch_packed(config, pointers, sizes, sizeof...(Args));
     } else {
       std::shared_ptr<const void> refs[kCustom];
-      KernelArgContext context(device(), refs, kCustom);
+      KernelArgContext context(device(), refs, kCustom, config.stream.get());
       auto packed = std::tuple{detail::pack_launch_arg(args, context)...};  // left to right
       std::apply(point, packed);
       launch_holding(config, pointers, sizes, sizeof...(Args), refs, context.kept(), context.stream_ordered());
@@ -239,7 +243,7 @@ class XP_API Kernel {
 
   void launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count) const;
   // launch_packed, then `refs` held until the stream has run the kernel (see launch); not held when
-  // `stream_ordered` (KernelArgContext::stream_ordered) and the launch is on the device's own stream.
+  // `stream_ordered` (KernelArgContext::stream_ordered).
   void launch_holding(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count,
                       std::shared_ptr<const void>* refs, std::size_t nrefs, bool stream_ordered = false) const;
 

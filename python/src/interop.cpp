@@ -130,8 +130,8 @@ xp::Array import_dlpack(nb::handle obj) {
   nb::object stream = nb::none();
   std::uintptr_t producer_stream = 0;
   if (type == kDLCUDA) {
-    const xp::Stream s = xp::Stream::default_for(xp::Device::cuda(id));
-    producer_stream = 0;  // the producer orders its work before xp's stream (the consumer's)
+    const xp::Stream s = xp::current_stream(xp::Device::cuda(id));
+    producer_stream = 0;  // the producer orders its work before the current stream (the consumer's)
     stream =
         nb::int_(reinterpret_cast<std::uintptr_t>(s.handle()) == 0 ? 1 : reinterpret_cast<std::uintptr_t>(s.handle()));
   } else if (type != kDLCPU) {

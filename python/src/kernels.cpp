@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -40,7 +41,7 @@ std::optional<xp::Stream> to_stream(nb::handle h, const xp::Device& device) {
   } else {
     handle = nb::cast<std::uintptr_t>(h);
   }
-  return xp::Stream::wrap(device, reinterpret_cast<void*>(handle));
+  return xp::Stream::external(device, reinterpret_cast<void*>(handle));
 }
 
 // The bytes of a NumPy scalar (or array) of at most 8 bytes into *out; their count. Through the
@@ -154,7 +155,7 @@ struct RawKernel {
     ArgSlots<void*> pointers(n);
     ArgSlots<std::size_t> sizes(n);
     ArgSlots<std::shared_ptr<const void>> refs(n);
-    xp::KernelArgContext context(*device, refs.data(), n);
+    xp::KernelArgContext context(*device, refs.data(), n, st ? &*st : nullptr);
     for (std::size_t i = 0; i < n; ++i) {
       nb::handle h = a[i];
       if (arrays[i].valid()) {
@@ -188,15 +189,34 @@ std::shared_ptr<xp::Program> make_program(const std::string& code, nb::handle op
   return std::make_shared<xp::Program>(code, o);
 }
 
+// The scopes a thread's `with` blocks opened (xp.Stream, xp.cuda.Device), innermost last: `with`
+// ends them in the reverse order, on the thread that began them.
+std::vector<std::shared_ptr<void>>& scope_stack() {
+  thread_local std::vector<std::shared_ptr<void>> stack;
+  return stack;
+}
+void push_scope(std::shared_ptr<void> scope) {
+  scope_stack().push_back(std::move(scope));
+}
+void pop_scope() {
+  auto& stack = scope_stack();
+  if (stack.empty()) throw nb::value_error("xp: a scope ended that this thread did not begin");
+  stack.pop_back();
+}
+
 }  // namespace
 
 void register_kernels(nb::module_& m) {
-  nb::class_<xp::Stream>(m, "Stream", "A CUDA stream: xp's own (Stream(device)) or another library's (wrapped).")
-      .def(nb::new_([](nb::handle device) {
+  nb::class_<xp::Stream>(m, "Stream",
+                         "A CUDA stream: xp's own (Stream(device)) or another library's (Stream.external). As a "
+                         "context manager, the current stream of its device (and its device the current device).")
+      .def(nb::new_([](nb::handle device, bool null, bool non_blocking) {
+             (void)non_blocking;  // xp's streams are always non-blocking (they never wait for the legacy stream)
              const auto d = to_device(device);
-             return xp::Stream(d ? *d : xp::default_device());
+             const xp::Device dev = d ? *d : xp::default_device();
+             return null ? xp::Stream::default_for(dev) : xp::Stream(dev);
            }),
-           nb::arg("device") = nb::none())
+           nb::arg("device") = nb::none(), nb::kw_only(), nb::arg("null") = false, nb::arg("non_blocking") = true)
       .def_static(
           "default_for",
           [](nb::handle device) {
@@ -204,28 +224,81 @@ void register_kernels(nb::module_& m) {
             return xp::Stream::default_for(d ? *d : xp::default_device());
           },
           nb::arg("device") = nb::none())
+      .def_static(
+          "external",
+          [](nb::handle ptr, nb::handle device) {
+            if (ptr.is_none())
+              throw nb::value_error("xp.Stream.external: give the stream (a CUstream or an object with one)");
+            const auto d = to_device(device);
+            return *to_stream(ptr, d ? *d : xp::default_device());
+          },
+          nb::arg("ptr"), nb::arg("device") = nb::none())
       .def_prop_ro("device", &xp::Stream::device)
       .def_prop_ro("ptr", [](const xp::Stream& s) { return reinterpret_cast<std::uintptr_t>(s.handle()); })
+      .def_prop_ro("owned", &xp::Stream::owned)
       .def("__cuda_stream__",
            [](const xp::Stream& s) {
              return std::pair<int, std::uintptr_t>(0, reinterpret_cast<std::uintptr_t>(s.handle()));
            })
-      .def("synchronize", &xp::Stream::synchronize);
+      .def("__eq__", [](const xp::Stream& a, const xp::Stream& b) { return a == b; })
+      .def("__hash__", [](const xp::Stream& s) { return std::hash<void*>()(s.handle()); })
+      .def("__enter__",
+           [](const xp::Stream& s) {
+             push_scope(std::make_shared<xp::StreamScope>(s));
+             return s;
+           })
+      .def("__exit__", [](const xp::Stream&, nb::args) { pop_scope(); })
+      .def("synchronize", &xp::Stream::synchronize)
+      .def("wait_event", &xp::Stream::wait_event, nb::arg("event"))
+      .def(
+          "record",
+          [](const xp::Stream& s, nb::handle event) {
+            xp::Event e = event.is_none() ? xp::Event(s.device()) : nb::cast<xp::Event>(event);
+            e.record(s);
+            return e;
+          },
+          nb::arg("event") = nb::none());
   nb::class_<xp::Event>(m, "Event", "A marker in a stream, for timing and waiting.")
-      .def(nb::new_([](nb::handle device) {
+      .def(nb::new_([](nb::handle device, bool timing, bool blocking) {
              const auto d = to_device(device);
-             return xp::Event(d ? *d : xp::default_device());
+             return xp::Event(d ? *d : xp::default_device(), xp::EventFlags{timing, blocking});
            }),
-           nb::arg("device") = nb::none())
+           nb::arg("device") = nb::none(), nb::kw_only(), nb::arg("timing") = true, nb::arg("blocking") = false)
       .def(
           "record",
           [](xp::Event& e, nb::handle stream) {
-            if (stream.is_none()) throw nb::value_error("xp.Event.record: give the stream");
-            e.record(nb::cast<xp::Stream&>(stream));
+            if (stream.is_none()) {
+              e.record();  // the current stream of the event's device
+            } else {
+              e.record(*to_stream(stream, e.device()));
+            }
           },
-          nb::arg("stream"))
+          nb::arg("stream") = nb::none())
       .def("synchronize", &xp::Event::synchronize)
-      .def_static("elapsed_ms", &xp::Event::elapsed_ms, nb::arg("start"), nb::arg("stop"));
+      .def("query", &xp::Event::query)
+      .def_prop_ro("done", &xp::Event::query)
+      .def_prop_ro("device", &xp::Event::device)
+      .def_prop_ro("ptr", [](const xp::Event& e) { return reinterpret_cast<std::uintptr_t>(e.handle()); })
+      .def(
+          "elapsed", [](const xp::Event& start, const xp::Event& stop) { return xp::Event::elapsed(start, stop); },
+          nb::arg("end"), "Milliseconds from this event to `end` (both recorded and completed).")
+      .def(
+          "elapsed_time", [](const xp::Event& start, const xp::Event& stop) { return xp::Event::elapsed(start, stop); },
+          nb::arg("end"))
+      .def_static("elapsed_ms", &xp::Event::elapsed, nb::arg("start"), nb::arg("stop"));
+  m.def(
+      "current_stream",
+      [](nb::handle device) {
+        const auto d = to_device(device);
+        return d ? xp::current_stream(*d) : xp::current_stream();
+      },
+      nb::arg("device") = nb::none(),
+      "The calling thread's current stream of a CUDA device (of the current device by default).");
+  m.def("current_device", &xp::current_device, "The calling thread's current device.");
+  m.def(
+      "_enter_device", [](const xp::Device& d) { push_scope(std::make_shared<xp::DeviceScope>(d)); },
+      nb::arg("device"));
+  m.def("_exit_scope", [] { pop_scope(); });
 
   nb::class_<RawKernel>(m, "RawKernel",
                         "A __global__ function of CUDA C++ source compiled at first use: by NVRTC for a GPU, by the "

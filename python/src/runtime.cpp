@@ -95,6 +95,8 @@ void register_runtime(nb::module_& m) {
       .def(nb::init<std::string_view>(), nb::arg("name"))
       .def_prop_ro("kind", [](const xp::Device& d) { return d.is_cuda() ? "cuda" : "cpu"; })
       .def_prop_ro("index", &xp::Device::index)
+      .def("activate", &xp::Device::activate,
+           "Makes the device the calling thread's current device (where arrays made without a device go).")
       .def("__repr__", [](const xp::Device& d) { return "Device('" + d.str() + "')"; })
       .def("__str__", &xp::Device::str)
       .def(

@@ -31,6 +31,7 @@ from ._interop import asnumpy, to_cpu  # noqa: F401
 from ._sets import unique_all, unique_counts, unique_inverse  # noqa: F401
 from . import random  # noqa: F401  (xp.random.default_rng)
 from . import fft, linalg  # noqa: F401  (the Array API's two extensions)
+from . import cuda  # noqa: F401  (xp.cuda.Device, Stream, ExternalStream, Event: current device and stream)
 
 
 def doctor():

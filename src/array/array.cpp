@@ -140,6 +140,7 @@ std::shared_ptr<Storage> new_storage(const Device& device, Backend& backend, std
   storage->device = device;
   storage->backend = &backend;
   storage->alloc = backend.allocate(bytes);
+  use_on_work_stream(*storage);  // made on the current stream of its device
   return storage;
 }
 
@@ -465,6 +466,7 @@ Array Array::to_device(const Device& device) const {
   ImplPtr out = detail::new_array(a->dtype, a->shape, device);
   const std::size_t bytes = static_cast<std::size_t>(src.nbytes());
   const std::byte* from = src.impl()->storage->alloc.data + src.impl()->offset;
+  detail::use_on_work_stream(*src.impl()->storage);  // after its producer's work, on this stream
   if (a->device.kind() == DeviceKind::cpu) {
     out->backend->copy_from_host(from, out->storage->alloc.data, bytes);
   } else if (device.kind() == DeviceKind::cpu) {

@@ -14,6 +14,7 @@
 
 #include "array/shape_text.hpp"
 #include "backend/backend.hpp"
+#include "runtime/current.hpp"
 #include "runtime/spin_lock.hpp"
 #include "xp/array.hpp"
 #include "xp/error.hpp"
@@ -34,13 +35,34 @@ struct Storage {
   SpinLock mutex;
   std::vector<std::weak_ptr<ArrayImpl>> readers;
 
+  // CUDA memory: the stream of the last operation that used it (made, read or wrote it; null
+  // handle: none yet). An operation on another stream first waits, on the device, for that one
+  // (use_on_work_stream). `stream` is guarded by `mutex`; `stream_handle` mirrors it for the check
+  // every operation makes without the lock.
+  std::atomic<void*> stream_handle{nullptr};
+  std::optional<Stream> stream;
+
   Storage() noexcept {}  // user-provided: make_shared then skips zero-filling the object first
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   ~Storage() {
+    // The block goes back to its pool as last used on `stream` (the CUDA pool then reuses it only
+    // ordered after that stream's work).
+    ReleasingOn releasing(stream ? &*stream : nullptr);
     if (alloc.release != nullptr) alloc.release(alloc.data, alloc.bytes);
+    alloc.owner.reset();
   }
 };
+
+// The calling thread's current stream of the storage's device uses the memory now: it first waits
+// (on the device, an event; never the host) for the stream the memory was last used on, when that
+// is another, and becomes the storage's stream. A no-op for memory of a backend without streams
+// (Backend::uses_streams: the CPU's) and, after the first
+// operation, a compare for work that stays on one stream. Throws CudaError when the wait cannot be
+// made (the storage is then unchanged).
+void use_on_work_stream(Storage& storage);
+// The same for a given stream of the storage's (CUDA) device: a launch's.
+void use_on_stream(Storage& storage, const Stream& stream);
 
 // One operand of a lazy node: an array (lazy or not) or a constant.
 struct LazyArg {

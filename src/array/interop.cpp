@@ -9,6 +9,7 @@
 #include <string>
 
 #include "array/array_impl.hpp"
+#include "runtime/current.hpp"
 #include "runtime/foreign.hpp"
 #include "xp/program.hpp"
 #include "xp/stream.hpp"
@@ -103,8 +104,10 @@ void device_wait(std::uintptr_t waiter, std::uintptr_t producer) {
   detail::stream_wait_stream(waiter, producer);
 }
 
+// The calling thread's current stream of the device: where xp's work on imported and exported
+// memory goes (xp's default stream outside a StreamScope).
 std::uintptr_t xp_stream(const Device& d) {
-  return reinterpret_cast<std::uintptr_t>(Stream::default_for(d).handle());
+  return reinterpret_cast<std::uintptr_t>(detail::work_stream(d).handle());
 }
 
 // The ordinal of the device whose memory `p` is, as the driver records it.
@@ -116,13 +119,14 @@ int pointer_device(std::uintptr_t p, const char* what) {
   return *ordinal;
 }
 
-// The owner of imported device memory: when the last array goes, xp's stream first finishes what
-// it queued on the memory, then the foreign owner lets go (it may reuse the memory at once).
+// The owner of imported device memory: when the last array goes, the stream that last used it
+// first finishes what it queued on the memory, then the foreign owner lets go (it may reuse the
+// memory at once).
 std::shared_ptr<void> device_owner(const Device& d, std::shared_ptr<void> foreign) {
   void* p = foreign.get();
   return std::shared_ptr<void>(p, [d, foreign = std::move(foreign)](void*) mutable {
     try {
-      Stream::default_for(d).synchronize();
+      if (const Stream* last = detail::release_stream(d)) last->synchronize();
     } catch (...) {
       // CUDA unusable (a fault, the process exiting, a forked child): nothing of xp's runs anymore.
     }
@@ -247,11 +251,12 @@ DLManagedTensorVersioned* to_dlpack(const Array& a_, std::optional<std::uintptr_
   t.dl_tensor.strides = ex->strides.data();
   t.dl_tensor.byte_offset = 0;
   if (d.is_cuda()) {
-    d.activate();
+    detail::activate_context(d);
+    detail::use_on_work_stream(*a->storage);  // the current stream waits for the array's producer
     if (consumer_stream) {
       device_wait(*consumer_stream, xp_stream(d));
     } else {
-      Stream::default_for(d).synchronize();
+      detail::work_stream(d).synchronize();
     }
   }
   return &ex.release()->tensor;
@@ -311,7 +316,7 @@ Array from_dlpack(DLManagedTensorVersioned* tensor, std::uintptr_t producer_stre
     throw ValueError("from_dlpack: device_id " + std::to_string(t.device.device_id) + " for kDLCUDA");
   }
   const Device d = Device::cuda(t.device.device_id);
-  d.activate();  // DeviceUnavailable when it cannot be used
+  detail::activate_context(d);  // DeviceUnavailable when it cannot be used
   if (n > 0) {
     const int ordinal = pointer_device(base + t.byte_offset, "from_dlpack");
     if (ordinal != d.index()) {
@@ -320,8 +325,10 @@ Array from_dlpack(DLManagedTensorVersioned* tensor, std::uintptr_t producer_stre
     }
   }
   if (producer_stream != 0) device_wait(xp_stream(d), producer_stream);
-  return Array(wrap_storage(d, static_cast<std::byte*>(t.data), bytes, device_owner(d, std::move(owner)), read_only,
-                            dtype, std::move(shape), std::move(strides), offset));
+  ImplPtr imported = wrap_storage(d, static_cast<std::byte*>(t.data), bytes, device_owner(d, std::move(owner)),
+                                  read_only, dtype, std::move(shape), std::move(strides), offset);
+  detail::use_on_work_stream(*imported->storage);  // made on the current stream, which waited above
+  return Array(imported);
 }
 
 // ---- the CUDA array interface ----
@@ -396,12 +403,13 @@ CudaArrayInterface to_cuda_array_interface(const Array& a_, bool synchronize) {
   c.data = a->size() == 0 ? 0 : reinterpret_cast<std::uintptr_t>(a->storage->alloc.data + a->offset);
   c.read_only = a->storage->read_only;
   c.version = 3;
-  d.activate();
+  detail::activate_context(d);
+  detail::use_on_work_stream(*a->storage);
   if (synchronize) {
-    Stream::default_for(d).synchronize();
+    detail::work_stream(d).synchronize();
     c.stream = 0;
   } else {
-    c.stream = reinterpret_cast<std::uintptr_t>(Stream::default_for(d).handle());
+    c.stream = xp_stream(d);
   }
   return c;
 }
@@ -438,7 +446,7 @@ Array from_cuda_array_interface(const CudaArrayInterface& c, std::shared_ptr<voi
   Device d = device ? *device : Device::cuda(0);
   if (!device && c.data == 0 && default_device().is_cuda()) d = default_device();
   if (device || c.data == 0) {
-    d.activate();  // DeviceUnavailable when CUDA cannot be used
+    detail::activate_context(d);  // DeviceUnavailable when CUDA cannot be used
   } else {
     // The device is the pointer's: asked of the driver before any device is made current, so that
     // memory on cuda:1 never creates a context on cuda:0. A driver that wants a current context
@@ -449,7 +457,7 @@ Array from_cuda_array_interface(const CudaArrayInterface& c, std::shared_ptr<voi
       if (const std::optional<int> ordinal = detail::pointer_device_ordinal(c.data)) d = Device::cuda(*ordinal);
     } catch (const CudaError&) {
     }
-    d.activate();
+    detail::activate_context(d);
   }
   if (c.data != 0) {
     const int ordinal = pointer_device(c.data, what);
@@ -458,11 +466,14 @@ Array from_cuda_array_interface(const CudaArrayInterface& c, std::shared_ptr<voi
                        device->str());
     }
     d = Device::cuda(ordinal);
-    d.activate();
+    detail::activate_context(d);
   }
   if (c.stream != 0) device_wait(xp_stream(d), c.stream);
-  return Array(wrap_storage(d, reinterpret_cast<std::byte*>(c.data), bytes, device_owner(d, std::move(keep_alive)),
-                            c.read_only, dtype, c.shape, std::move(strides), 0));
+  ImplPtr imported =
+      wrap_storage(d, reinterpret_cast<std::byte*>(c.data), bytes, device_owner(d, std::move(keep_alive)), c.read_only,
+                   dtype, c.shape, std::move(strides), 0);
+  detail::use_on_work_stream(*imported->storage);  // made on the current stream, which waited above
+  return Array(imported);
 }
 
 // ---- kernel arguments ----
@@ -475,6 +486,15 @@ std::uint64_t kernel_arg(const Array& a, KernelArgContext& context) {
   detail::materialize(*impl);
   // The kernel may write any argument: lazy arrays that read this memory compute first.
   if (!impl->storage->read_only) detail::prepare_write(*impl->storage);
+  // The launch's stream waits for the array's last stream and becomes it. A stream of another
+  // device is the launch's error to report.
+  if (impl->device.is_cuda() && (context.stream() == nullptr || context.stream()->device() == impl->device)) {
+    if (context.stream() != nullptr) {
+      detail::use_on_stream(*impl->storage, *context.stream());
+    } else {
+      detail::use_on_work_stream(*impl->storage);
+    }
+  }
   context.keep_alive(impl->storage, impl->storage->alloc.stream_ordered);
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(impl->storage->alloc.data + impl->offset));
 }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "array/array_impl.hpp"
+#include "runtime/foreign.hpp"
 #include "runtime/thread_cache.hpp"
 #include "xp/config.hpp"
 
@@ -134,6 +135,7 @@ class Builder {
       const std::size_t nd = shape_.size();
       st_->strides.resize((index + 1) * nd);
       broadcast_strides(*src, shape_, st_->strides.data() + index * nd);
+      use_on_work_stream(*src->storage);
       View v;
       v.data = src->storage->alloc.data + src->offset;
       v.dtype = src->dtype;
@@ -207,7 +209,31 @@ bool lazy_mode() {
   return lazy_enabled();
 }
 
+void use_on_work_stream(Storage& storage) {
+  if (!storage.device.is_cuda() || storage.backend == nullptr || !storage.backend->uses_streams()) return;
+  use_on_stream(storage, work_stream(storage.device));
+}
+
+void use_on_stream(Storage& storage, const Stream& current) {
+  if (!storage.device.is_cuda() || storage.backend == nullptr || !storage.backend->uses_streams()) return;
+  void* const h = current.handle();
+  if (storage.stream_handle.load(std::memory_order_acquire) == h) return;
+  std::optional<Stream> previous;
+  {
+    std::lock_guard<SpinLock> lock(storage.mutex);
+    previous = storage.stream;
+  }
+  if (previous && previous->handle() != h) {
+    activate_context(storage.device);
+    stream_wait_stream(reinterpret_cast<std::uintptr_t>(h), reinterpret_cast<std::uintptr_t>(previous->handle()));
+  }
+  std::lock_guard<SpinLock> lock(storage.mutex);
+  storage.stream = current;
+  storage.stream_handle.store(h, std::memory_order_release);
+}
+
 View view_of(const ArrayImpl& a) {
+  use_on_work_stream(*a.storage);
   View v;
   v.data = a.storage->alloc.data + a.offset;
   v.dtype = a.dtype;

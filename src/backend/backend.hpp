@@ -57,6 +57,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const noexcept = 0;
+  // Whether the device's work runs on streams (the calling thread's current one, current.hpp): the
+  // array layer then orders each array's use across streams (Storage::stream).
+  virtual bool uses_streams() const noexcept { return false; }
   // Throws OutOfMemory (with the bytes asked) when the memory is not there.
   virtual Allocation allocate(std::size_t bytes) = 0;
   virtual void run_fused(const FusedProgram& program) = 0;

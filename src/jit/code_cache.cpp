@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "jit/program_parts.hpp"
+#include "runtime/current.hpp"
 
 namespace xp::detail {
 
@@ -61,7 +62,7 @@ std::shared_ptr<Module> module_of(const std::shared_ptr<const Compiled>& code, c
     std::lock_guard<std::mutex> lock(cache.m);
     if (auto it = cache.modules.find({code.get(), device.index()}); it != cache.modules.end()) return it->second;
   }
-  device.activate();
+  detail::activate_context(device);
   const auto& api = api_for_use();
   m = std::make_shared<Module>();
   m->device = device;

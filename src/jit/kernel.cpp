@@ -11,7 +11,9 @@
 
 #include "jit/cpu_engine.hpp"
 #include "jit/kernel_state.hpp"
+#include "runtime/current.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/nvtx.hpp"
 #include "runtime/parallel.hpp"
 #include "xp/program.hpp"
 
@@ -61,7 +63,7 @@ const DeviceLimits& device_limits(const Device& device, const DriverApi& api) {
 std::shared_ptr<const KernelState> make_kernel_state(std::shared_ptr<const void> keep_alive, cu::CUmodule module,
                                                      const Device& device, std::string name,
                                                      const std::vector<std::size_t>* params_from_module) {
-  device.activate();
+  detail::activate_context(device);
   const DriverApi& api = api_for_use();
   auto k = std::make_shared<KernelState>(Stream::default_for(device));
   k->module = std::move(keep_alive);
@@ -93,7 +95,7 @@ const FunctionLimits& function_limits(const KernelState& k) {
   if (k.limits_known.load(std::memory_order_acquire)) return k.limits;
   std::lock_guard<std::mutex> lock(k.mutex);
   if (k.limits_known.load(std::memory_order_relaxed)) return k.limits;
-  k.device.activate();
+  detail::activate_context(k.device);
   const DriverApi& api = api_for_use();
   auto attr = [&](int a) {
     int v = 0;
@@ -134,7 +136,7 @@ void allow_shared(const KernelState& k, unsigned bytes) {
       bad_launch(k, std::to_string(bytes) + " bytes of dynamic shared memory plus " + std::to_string(f.static_shared) +
                         " static exceed the device's " + std::to_string(k.max_shared_optin) + " per block");
     const auto& api = api_for_use();
-    k.device.activate();
+    detail::activate_context(k.device);
     check(need(api.cuFuncSetAttribute, "cuFuncSetAttribute")(
               k.function, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)),
           "cuFuncSetAttribute");
@@ -165,8 +167,10 @@ std::string size_list(const std::size_t* sizes, std::size_t n) {
   return s;
 }
 
+// The configuration's stream, else the calling thread's current stream of the kernel's device.
 const Stream& launch_stream(const KernelState& k, const LaunchConfig& c) {
-  const Stream& stream = c.stream.get() != nullptr ? *c.stream.get() : *k.default_stream;
+  const Stream* scoped = c.stream.get() != nullptr ? c.stream.get() : scoped_stream(k.device.index());
+  const Stream& stream = scoped != nullptr ? *scoped : *k.default_stream;
   if (stream.device() != k.device)
     bad_launch(k, "the stream belongs to " + stream.device().str() +
                       "; load the kernel there with "
@@ -284,20 +288,6 @@ class KeepAlive {
   std::map<int, std::vector<cu::CUevent>> free_;
 };
 
-// `waiter` waits on the device for the work queued on `producer` so far.
-void stream_wait(const Device& device, const Stream& waiter, const Stream& producer) {
-  KeepAlive& ka = KeepAlive::instance();
-  const auto record = need(api_for_use().cuEventRecord, "cuEventRecord");
-  const auto wait = need(api_for_use().cuStreamWaitEvent, "cuStreamWaitEvent");
-  cu::CUevent e = ka.take_event(device.index());
-  const cu::CUresult r1 = record(e, static_cast<cu::CUstream>(producer.handle()));
-  const cu::CUresult r2 =
-      r1 == cu::CUDA_SUCCESS ? wait(static_cast<cu::CUstream>(waiter.handle()), e, 0) : cu::CUDA_SUCCESS;
-  ka.put_event(device.index(), e);  // re-recording it later does not change the wait made here
-  check(r1, "cuEventRecord");
-  check(r2, "cuStreamWaitEvent");
-}
-
 }  // namespace
 
 std::size_t launches_holding_references() {
@@ -331,7 +321,7 @@ int Kernel::max_potential_block_size(std::size_t dynamic_shared_bytes, int* min_
     if (min_grid != nullptr) *min_grid = detail::num_threads();
     return 256;
   }
-  state_->device.activate();
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   int grid = 0, block = 0;
   detail::check(detail::need(api.cuOccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize")(
@@ -345,7 +335,7 @@ int Kernel::max_active_blocks(int block_threads, std::size_t dynamic_shared_byte
   if (!state_) throw ValueError("max_active_blocks on an empty xp::Kernel");
   if (block_threads <= 0) throw ValueError("max_active_blocks: block_threads must be positive");
   if (state_->cpu != nullptr) return 1;  // one block per CPU thread at a time
-  state_->device.activate();
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   int blocks = 0;
   detail::check(
@@ -388,6 +378,7 @@ void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t
                                 detail::size_list(sizes, count) + ")");
   }
   const Stream& stream = detail::launch_stream(k, c);
+  const detail::NvtxRange range(k.name.c_str());
   detail::make_current(k.device.index());
   const detail::DriverApi& api = *detail::driver_api();
   const cu::CUresult r =
@@ -398,24 +389,18 @@ void Kernel::launch_packed(const LaunchConfig& c, void** args, const std::size_t
 
 void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_t* sizes, std::size_t count,
                             std::shared_ptr<const void>* refs, std::size_t nrefs, bool stream_ordered) const {
-  if (!state_ || nrefs == 0 || state_->cpu != nullptr) {  // on the CPU: done when launch_packed returns
+  if (!state_ || nrefs == 0 || stream_ordered || state_->cpu != nullptr) {
+    // On the CPU: done when launch_packed returns. xp's pool memory: the arrays recorded this
+    // launch's stream as their last use (kernel_arg), and the pool hands their blocks out again only
+    // ordered after that stream: no event, no hold.
     launch_packed(c, args, sizes, count);
     return;
   }
   const detail::KernelState& k = *state_;
   const Stream& stream = detail::launch_stream(k, c);
-  const bool other_stream = stream.handle() != k.default_stream->handle();
-  if (stream_ordered && !other_stream) {
-    // xp's pool memory on xp's stream: whatever reuses it after the references go is ordered after
-    // this kernel: no event, no hold.
-    launch_packed(c, args, sizes, count);
-    return;
-  }
   detail::make_current(k.device.index());
-  const auto wait_event = detail::need(detail::api_for_use().cuStreamWaitEvent, "cuStreamWaitEvent");
-  // The arrays were made (and their pending readers evaluated) on xp's stream.
-  if (other_stream) detail::stream_wait(k.device, stream, *k.default_stream);
   launch_packed(c, args, sizes, count);
+  // Other memory (wrapped, foreign) is held until the stream has run the kernel.
   detail::KeepAlive& ka = detail::KeepAlive::instance();
   const detail::DriverApi& api = detail::api_for_use();
   cu::CUevent e = ka.take_event(k.device.index());
@@ -428,11 +413,7 @@ void Kernel::launch_holding(const LaunchConfig& c, void** args, const std::size_
     if (api.cuStreamSynchronize != nullptr) api.cuStreamSynchronize(static_cast<cu::CUstream>(stream.handle()));
     detail::check(r, "cuEventRecord");
   }
-  // xp's later work on these arrays comes after the kernel.
-  const cu::CUresult w =
-      other_stream ? wait_event(static_cast<cu::CUstream>(k.default_stream->handle()), e, 0) : cu::CUDA_SUCCESS;
   ka.hold(k.device.index(), e, refs, nrefs);
-  detail::check(w, "cuStreamWaitEvent");
 }
 
 }  // namespace xp

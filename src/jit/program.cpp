@@ -14,6 +14,7 @@
 #include "jit/includes.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "jit/program_parts.hpp"
+#include "runtime/current.hpp"
 #include "runtime/log.hpp"
 #include "xp/config.hpp"
 #include "xp/runtime.hpp"
@@ -249,7 +250,7 @@ std::uint64_t Program::global_address(std::string_view name, const Device& devic
   std::string symbol(name);
   for (const auto& [e, l] : module->code->lowered)
     if (e == name) symbol = l;
-  device.activate();
+  detail::activate_context(device);
   const auto& api = detail::api_for_use();
   cu::CUdeviceptr ptr = 0;
   std::size_t size = 0;

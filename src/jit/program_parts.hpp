@@ -22,6 +22,7 @@
 
 #include "jit/cubin.hpp"
 #include "jit/kernel_state.hpp"
+#include "runtime/current.hpp"
 #include "runtime/driver.hpp"
 #include "xp/program.hpp"
 
@@ -91,7 +92,7 @@ struct Module {
     if (handle != nullptr && !forked_after_init()) {
       if (const auto* api = driver_api(); api != nullptr && api->cuModuleUnload != nullptr) {
         try {
-          device.activate();
+          detail::activate_context(device);
           api->cuModuleUnload(handle);
         } catch (...) {
         }

@@ -1,5 +1,6 @@
 #include "xp/buffer.hpp"
 
+#include "runtime/current.hpp"
 #include "runtime/driver.hpp"
 #include "xp/error.hpp"
 #include "xp/memory.hpp"
@@ -19,7 +20,7 @@ struct Buffer::State {
     if (ptr != 0 && !detail::forked_after_init()) {
       if (const auto* api = detail::driver_api(); api != nullptr && api->cuMemFree != nullptr) {
         try {
-          device.activate();
+          detail::activate_context(device);
           api->cuMemFree(ptr);
         } catch (...) {  // a destructor cannot report; the context is gone or spoiled
         }
@@ -30,7 +31,7 @@ struct Buffer::State {
 
 Buffer::Buffer(const Device& device, std::size_t bytes) {
   if (!device.is_cuda()) throw ValueError("xp::Buffer is device memory: " + device.str() + " is not a CUDA device");
-  device.activate();
+  detail::activate_context(device);
   const auto& api = detail::api_for_use();
   auto s = std::make_shared<State>();
   s->device = device;
@@ -73,18 +74,19 @@ void check_range(const Buffer& b, std::size_t bytes, std::size_t offset, const c
 }
 }  // namespace
 
-// The synchronous forms run on xp's default stream of the device and wait for it: they come
+// The synchronous forms run on the calling thread's current stream of the device (xp's default one
+// outside a StreamScope) and wait for it: they come
 // after every kernel launched there (which the legacy default stream would not guarantee, xp's
 // streams being non-blocking).
 void Buffer::copy_from_host(const void* src, std::size_t bytes, std::size_t offset) {
-  const Stream s = Stream::default_for(device());
+  const Stream s = detail::work_stream(device());
   copy_from_host_async(src, bytes, s, offset);
   s.synchronize();
 }
 
 void Buffer::copy_to_host(void* dst, std::size_t bytes, std::size_t offset) const {
   check_range(*this, bytes, offset, "copy_to_host");
-  const Stream s = Stream::default_for(device());
+  const Stream s = detail::work_stream(device());
   copy_to_host_async(dst, bytes, s, offset);
   s.synchronize();
 }
@@ -95,8 +97,8 @@ void Buffer::copy_from(const Buffer& src, std::size_t bytes) {
   if (src.device() != device())
     throw ValueError("copy_from: source on " + src.device().str() + ", destination on " + device().str());
   if (bytes == 0) return;
-  const Stream s = Stream::default_for(device());
-  state_->device.activate();
+  const Stream s = detail::work_stream(device());
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   check(need(api.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync")(state_->ptr, src.address(), bytes,
                                                          static_cast<cu::CUstream>(s.handle())),
@@ -109,7 +111,7 @@ void Buffer::copy_from_host_async(const void* src, std::size_t bytes, const Stre
   if (stream.device() != device())
     throw ValueError("copy_from_host_async: buffer on " + device().str() + ", stream on " + stream.device().str());
   if (bytes == 0) return;
-  state_->device.activate();
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   check(need(api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync")(state_->ptr + offset, src, bytes,
                                                          static_cast<cu::CUstream>(stream.handle())),
@@ -121,7 +123,7 @@ void Buffer::copy_to_host_async(void* dst, std::size_t bytes, const Stream& stre
   if (stream.device() != device())
     throw ValueError("copy_to_host_async: buffer on " + device().str() + ", stream on " + stream.device().str());
   if (bytes == 0) return;
-  state_->device.activate();
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   check(need(api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync")(dst, state_->ptr + offset, bytes,
                                                          static_cast<cu::CUstream>(stream.handle())),
@@ -130,8 +132,8 @@ void Buffer::copy_to_host_async(void* dst, std::size_t bytes, const Stream& stre
 
 void Buffer::fill_bytes(unsigned char value) {
   if (!state_ || state_->bytes == 0) return;
-  const Stream s = Stream::default_for(device());
-  state_->device.activate();
+  const Stream s = detail::work_stream(device());
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   check(need(api.cuMemsetD8Async, "cuMemsetD8Async")(state_->ptr, value, state_->bytes,
                                                      static_cast<cu::CUstream>(s.handle())),

@@ -38,6 +38,7 @@ ForeignEnvironment foreign_environment() {
   e.xdg_cache_home = getenv_string("XDG_CACHE_HOME");
   e.openblas_coretype = getenv_string("OPENBLAS_CORETYPE");
   e.path = getenv_string("PATH");
+  e.nvtx_injection64_path = getenv_string("NVTX_INJECTION64_PATH");
   return e;
 }
 
@@ -186,6 +187,11 @@ constexpr VariableSpec kVariables[] = {
      "modules of the kernels the last processes used, loaded onto a GPU in the background when xp starts using it",
      "an integer from 0 (none) to 1024"},
     {"XP_LOG", "log level", "error, warn, info, debug"},
+    {"XP_NVTX",
+     "1 = an NVTX range around each of xp's operations and kernel launches, for Nsight Systems "
+     "(NVTX_INJECTION64_PATH's "
+     "library, else libnvToolsExt.so.1)",
+     "1, 0, true, false, yes, no, on, off"},
 };
 
 std::string default_cache_dir(const detail::ForeignEnvironment& env) {
@@ -206,13 +212,15 @@ std::string apply(Config& cfg, const VariableSpec& spec, const std::string& valu
     auto d = parse_device_setting(value);
     if (!d) return "malformed";
     cfg.device = *d;
-  } else if (name == "FORCE_CPU" || name == "XP_LAZY") {
+  } else if (name == "FORCE_CPU" || name == "XP_LAZY" || name == "XP_NVTX") {
     auto b = parse_bool_setting(value);
     if (!b) return "malformed";
     if (name == "FORCE_CPU")
       cfg.force_cpu = *b;
-    else
+    else if (name == "XP_LAZY")
       cfg.lazy = *b;
+    else
+      cfg.nvtx = *b;
   } else if (name == "XP_CUDA_DRIVER") {
     cfg.cuda_driver = value;
   } else if (name == "XP_NVRTC") {

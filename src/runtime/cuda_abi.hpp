@@ -76,6 +76,7 @@ using CUoccupancyB2DSize = std::size_t (*)(int);
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_BLOCKING_SYNC = 1;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 // pointer attributes and memory types (cuPointerGetAttribute)
 constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;

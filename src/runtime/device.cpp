@@ -3,6 +3,7 @@
 #include <ostream>
 #include <string>
 
+#include "runtime/current.hpp"
 #include "runtime/detect.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/log.hpp"
@@ -47,13 +48,21 @@ std::ostream& operator<<(std::ostream& os, const Device& d) {
   return os << d.str();
 }
 
-void Device::activate() const {
-  if (kind_ == DeviceKind::cpu) return;
+namespace detail {
+void activate_context(const Device& device) {
+  if (!device.is_cuda()) return;
   const CudaStatus s = cuda_status();
-  if (s.reason == CudaReason::forked_after_init) detail::make_current(index_);  // throws the fork error
+  if (s.reason == CudaReason::forked_after_init) make_current(device.index());  // throws the fork error
   if (!s.available && s.reason != CudaReason::disabled_by_user)
-    throw DeviceUnavailable(str() + " is not usable: CUDA " + std::string(to_string(s.reason)) + ": " + s.detail);
-  detail::make_current(index_);
+    throw DeviceUnavailable(device.str() + " is not usable: CUDA " + std::string(to_string(s.reason)) + ": " +
+                            s.detail);
+  make_current(device.index());
+}
+}  // namespace detail
+
+void Device::activate() const {
+  detail::activate_context(*this);  // first: nothing changes when it throws
+  detail::set_thread_device(*this);
 }
 
 std::vector<Device> devices() noexcept {
@@ -69,6 +78,11 @@ Device choose_default_device();
 }  // namespace
 
 Device default_device() {
+  if (std::optional<Device> d = detail::thread_device()) return *d;
+  return detail::process_default_device();
+}
+
+Device detail::process_default_device() {
   const Device d = choose_default_device();
   static std::once_flag logged;
   std::call_once(logged, [&] {

@@ -13,8 +13,9 @@ struct ForeignEnvironment {
   std::optional<std::string> cuda_visible_devices;
   std::optional<std::string> cuda_path, cuda_home, conda_prefix, virtual_env, pythonpath;
   std::optional<std::string> home, xdg_cache_home;
-  std::optional<std::string> openblas_coretype;  // OpenBLAS's own: the kernel set it loads
-  std::optional<std::string> path;               // PATH: where the host C++ compiler is looked for
+  std::optional<std::string> openblas_coretype;      // OpenBLAS's own: the kernel set it loads
+  std::optional<std::string> path;                   // PATH: where the host C++ compiler is looked for
+  std::optional<std::string> nvtx_injection64_path;  // NVTX's: the profiler's library (XP_NVTX)
 };
 ForeignEnvironment foreign_environment();
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "runtime/current.hpp"
 #include "runtime/detect.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/environment.hpp"
@@ -229,7 +230,7 @@ SystemReport system_report() noexcept {
 
     if (!r.environment_broken) {
       try {
-        r.default_device = default_device().str();
+        r.default_device = detail::process_default_device().str();
       } catch (const Error& e) {
         r.default_device_error = e.what();
         r.user_demand_unmet = true;

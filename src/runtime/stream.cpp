@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/current.hpp"
 #include "runtime/driver.hpp"
 #include "xp/error.hpp"
 
@@ -34,7 +35,7 @@ void require_cuda(const Device& d, const char* what) {
 
 Stream::Stream(const Device& device) {
   require_cuda(device, "a stream");
-  device.activate();
+  detail::activate_context(device);
   const auto& api = detail::api_for_use();
   auto s = std::make_shared<State>();
   s->device = device;
@@ -43,17 +44,29 @@ Stream::Stream(const Device& device) {
   state_ = std::move(s);
 }
 
-Stream Stream::default_for(const Device& device) {
+namespace detail {
+const Stream& default_stream(const Device& device) {
+  // The map's entries never move and are never destroyed, so a thread keeps pointers to them.
+  constexpr int kCached = 16;
+  thread_local const Stream* cached[kCached] = {};
+  const int ordinal = device.index();
+  if (device.is_cuda() && ordinal < kCached && cached[ordinal] != nullptr) return *cached[ordinal];
   static std::mutex m;
   static std::map<int, Stream>* streams = new std::map<int, Stream>();  // lives until exit, never destroyed
   require_cuda(device, "a stream");
   std::lock_guard<std::mutex> lock(m);
-  auto it = streams->find(device.index());
-  if (it == streams->end()) it = streams->emplace(device.index(), Stream(device)).first;
+  auto it = streams->find(ordinal);
+  if (it == streams->end()) it = streams->emplace(ordinal, Stream(device)).first;
+  if (ordinal < kCached) cached[ordinal] = &it->second;
   return it->second;
 }
+}  // namespace detail
 
-Stream Stream::wrap(const Device& device, void* handle) {
+Stream Stream::default_for(const Device& device) {
+  return detail::default_stream(device);
+}
+
+Stream Stream::external(const Device& device, void* handle) {
   require_cuda(device, "a stream");
   auto s = std::make_shared<State>();
   s->device = device;
@@ -86,7 +99,7 @@ void set_after_synchronize(void (*hook)()) noexcept {
 }  // namespace detail
 
 void Stream::synchronize() const {
-  state_->device.activate();
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   check(need(api.cuStreamSynchronize, "cuStreamSynchronize")(state_->handle), "cuStreamSynchronize");
   after_synchronize();
@@ -94,6 +107,7 @@ void Stream::synchronize() const {
 
 struct Event::State {
   Device device;
+  EventFlags flags;
   cu::CUevent handle = nullptr;
   ~State() {
     if (handle != nullptr && !detail::forked_after_init()) {
@@ -103,33 +117,71 @@ struct Event::State {
   }
 };
 
-Event::Event(const Device& device) {
+Event::Event(const Device& device, EventFlags flags) {
   require_cuda(device, "an event");
-  device.activate();
+  detail::activate_context(device);
   const auto& api = detail::api_for_use();
   auto s = std::make_shared<State>();
   s->device = device;
-  check(need(api.cuEventCreate, "cuEventCreate")(&s->handle, cu::CU_EVENT_DEFAULT), "cuEventCreate");
+  s->flags = flags;
+  unsigned bits = cu::CU_EVENT_DEFAULT;
+  if (!flags.timing) bits |= cu::CU_EVENT_DISABLE_TIMING;
+  if (flags.blocking) bits |= cu::CU_EVENT_BLOCKING_SYNC;
+  check(need(api.cuEventCreate, "cuEventCreate")(&s->handle, bits), "cuEventCreate");
   state_ = std::move(s);
+}
+
+void Event::record() {
+  record(detail::work_stream(state_->device));
 }
 
 void Event::record(const Stream& stream) {
   if (stream.device() != state_->device)
     throw ValueError("an event of " + state_->device.str() + " cannot be recorded on a stream of " +
                      stream.device().str());
-  state_->device.activate();
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   check(need(api.cuEventRecord, "cuEventRecord")(state_->handle, static_cast<cu::CUstream>(stream.handle())),
         "cuEventRecord");
 }
 
 void Event::synchronize() const {
-  state_->device.activate();
+  detail::activate_context(state_->device);
   const auto& api = detail::api_for_use();
   check(need(api.cuEventSynchronize, "cuEventSynchronize")(state_->handle), "cuEventSynchronize");
 }
 
-float Event::elapsed_ms(const Event& start, const Event& stop) {
+bool Event::query() const {
+  detail::activate_context(state_->device);
+  const auto& api = detail::api_for_use();
+  const cu::CUresult r = need(api.cuEventQuery, "cuEventQuery")(state_->handle);
+  if (r == cu::CUDA_ERROR_NOT_READY) return false;
+  check(r, "cuEventQuery");
+  return true;
+}
+
+const Device& Event::device() const noexcept {
+  return state_->device;
+}
+const EventFlags& Event::flags() const noexcept {
+  return state_->flags;
+}
+
+void Stream::wait_event(const Event& event) const {
+  if (event.device() != state_->device)
+    throw ValueError("a stream of " + state_->device.str() + " cannot wait for an event of " + event.device().str());
+  detail::activate_context(state_->device);
+  const auto& api = detail::api_for_use();
+  check(need(api.cuStreamWaitEvent, "cuStreamWaitEvent")(state_->handle, static_cast<cu::CUevent>(event.handle()), 0),
+        "cuStreamWaitEvent");
+}
+
+float Event::elapsed(const Event& start, const Event& stop) {
+  if (!start.state_->flags.timing || !stop.state_->flags.timing)
+    throw ValueError("Event::elapsed: an event made without timing (EventFlags::timing = false) cannot be timed");
+  if (start.state_->device != stop.state_->device)
+    throw ValueError("Event::elapsed: events of " + start.state_->device.str() + " and " + stop.state_->device.str());
+  detail::activate_context(start.state_->device);
   const auto& api = detail::api_for_use();
   float ms = 0;
   check(need(api.cuEventElapsedTime, "cuEventElapsedTime")(&ms, start.state_->handle, stop.state_->handle),
@@ -143,7 +195,7 @@ void* Event::handle() const noexcept {
 
 void synchronize(const Device& device) {
   if (!device.is_cuda()) return;
-  device.activate();
+  detail::activate_context(device);
   const auto& api = detail::api_for_use();
   check(api.cuCtxSynchronize(), "cuCtxSynchronize");
   after_synchronize();

@@ -55,8 +55,9 @@
 // exported (xp reads the parameters from the cubin, or launches without checking them).
 // xp_fake_cuda_modules_loaded(), xp_fake_cuda_launches(), xp_fake_cuda_stream_waits(),
 // xp_fake_cuda_bytes_allocated(ordinal), xp_fake_cuda_calls(name) (the calls of one entry point, with
-// or without hollow) and xp_fake_cuda_sticky_error() (the code of a broken context, 0 while none) let
-// tests see what happened.
+// or without hollow), xp_fake_cuda_sticky_error() (the code of a broken context, 0 while none) and
+// xp_fake_cuda_trace() (which stream each launch, copy, event record and wait went to) let tests see
+// what happened.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -604,6 +605,20 @@ auto& g_modules = *new std::vector<std::unique_ptr<CUmod_st>>();
 std::atomic<long> g_modules_loaded{0};
 std::atomic<long> g_launches{0};
 std::atomic<long> g_stream_waits{0};
+// What went to which stream, one line per call (xp_fake_cuda_trace). Guarded by g_trace_mutex.
+std::mutex g_trace_mutex;
+auto& g_trace = *new std::string();
+void trace(const char* what, int n, const void* a, const void* b = nullptr, const void* c = nullptr) {
+  char line[160];
+  if (n == 3)
+    std::snprintf(line, sizeof line, "%s %p %p %p\n", what, a, b, c);
+  else if (n == 2)
+    std::snprintf(line, sizeof line, "%s %p %p\n", what, a, b);
+  else
+    std::snprintf(line, sizeof line, "%s %p\n", what, a);
+  std::lock_guard<std::mutex> lock(g_trace_mutex);
+  g_trace += line;
+}
 
 // Completes the events recorded on `stream` (every event when `all`). Called with g_mutex held.
 void complete_events_locked(const CUstream_st* stream, bool all) {
@@ -754,6 +769,7 @@ FAKE_API CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, std::size_
   XP_FAKE_FAULT("cuMemcpyHtoDAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
+  trace("copy", 1, stream);
   if (bytes == 0) return kSuccess;
   if (src == nullptr || !is_device_range(dst, bytes)) return kInvalidValue;
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
@@ -764,6 +780,7 @@ FAKE_API CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, std::size_t byte
   XP_FAKE_FAULT("cuMemcpyDtoHAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
+  trace("copy", 1, stream);
   if (bytes == 0) return kSuccess;
   if (dst == nullptr || !is_device_range(src, bytes)) return kInvalidValue;
   std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
@@ -774,6 +791,7 @@ FAKE_API CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_
   XP_FAKE_FAULT("cuMemcpyDtoDAsync", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
+  trace("copy", 1, stream);
   if (bytes == 0) return kSuccess;
   if (!is_device_range(dst, bytes) || !is_device_range(src, bytes)) return kInvalidValue;
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
@@ -784,6 +802,7 @@ FAKE_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, std::siz
   XP_FAKE_FAULT("cuMemsetD8Async", true);
   if (const CUresult r = check_context(); r != kSuccess) return r;
   if (!is_stream(stream)) return kInvalidHandle;
+  trace("memset", 1, stream);
   if (n == 0) return kSuccess;
   if (!is_device_range(dst, n)) return kInvalidValue;
   std::memset(reinterpret_cast<void*>(dst), value, n);
@@ -839,6 +858,7 @@ FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned fla
   if (flags != 0) return kInvalidValue;
   if (!is_stream(stream) || !is_event(event)) return kInvalidHandle;
   ++g_stream_waits;
+  trace("wait", 3, stream, event, event->stream);
   return kSuccess;
 }
 
@@ -866,6 +886,7 @@ FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
   event->when = std::chrono::steady_clock::now();
   event->done = !settings().pending;
   event->stream = stream;
+  trace("record", 2, event, stream);
   return kSuccess;
 }
 
@@ -1002,6 +1023,7 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
   if (shared > static_cast<unsigned>(f->max_dynamic_shared)) return kInvalidValue;
   if (params != nullptr && extra != nullptr) return kInvalidValue;  // parameters one way or the other, not both
   ++g_launches;
+  trace("launch", 1, stream);
   return kSuccess;
 }
 
@@ -1011,6 +1033,23 @@ FAKE_API long xp_fake_cuda_modules_loaded() {
 
 FAKE_API long xp_fake_cuda_launches() {
   return g_launches.load();
+}
+
+// The trace since the last clear: lines "launch S", "copy S", "memset S", "record E S" and
+// "wait S E P" (stream S waits for event E, last recorded on stream P), pointers as %p writes
+// them. Copies up to n - 1 bytes and a terminating zero into out; returns the trace's length.
+FAKE_API long xp_fake_cuda_trace(char* out, long n) {
+  std::lock_guard<std::mutex> lock(g_trace_mutex);
+  if (out != nullptr && n > 0) {
+    const std::size_t len = std::min(g_trace.size(), static_cast<std::size_t>(n - 1));
+    std::memcpy(out, g_trace.data(), len);
+    out[len] = '\0';
+  }
+  return static_cast<long>(g_trace.size());
+}
+FAKE_API void xp_fake_cuda_trace_clear() {
+  std::lock_guard<std::mutex> lock(g_trace_mutex);
+  g_trace.clear();
 }
 
 FAKE_API long xp_fake_cuda_stream_waits() {

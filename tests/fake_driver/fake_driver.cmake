@@ -22,7 +22,7 @@ target_link_options(xp_fake_cublas PRIVATE -Wl,--no-undefined)
 
 # libxp_fake_cusolver.so and libxp_fake_cufft.so: the cuSOLVER and cuFFT entry points xp resolves,
 # recording their calls (nothing is computed): see fake_cusolver.cpp and fake_cufft.cpp.
-foreach(lib cusolver cufft)
+foreach(lib cusolver cufft nvtx)
   add_library(xp_fake_${lib} SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_${lib}.cpp)
   set_target_properties(xp_fake_${lib} PROPERTIES
     OUTPUT_NAME xp_fake_${lib}
@@ -68,6 +68,16 @@ add_dependencies(test_hollow_gpu xp_fake_cublas)
 xp_fake_driver_env(test_hollow_gpu "devices=2,hollow,memory=1073741824")
 
 # The preload of recently used kernels, on the same hollow devices (white box: it reads the report).
+xp_add_test(test_streams SOURCES test_streams.cpp)
+target_link_libraries(test_streams PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+xp_fake_driver_env(test_streams "devices=2,hollow,memory=1073741824")
+
+xp_add_test(test_nvtx SOURCES test_nvtx.cpp)
+target_link_libraries(test_nvtx PRIVATE ${CMAKE_DL_LIBS})
+target_compile_definitions(test_nvtx PRIVATE XP_FAKE_NVTX_PATH="$<TARGET_FILE:xp_fake_nvtx>")
+add_dependencies(test_nvtx xp_fake_nvtx)
+xp_fake_driver_env(test_nvtx "devices=1,hollow,memory=1073741824")
+
 xp_add_test(test_kernel_preload WHITEBOX SOURCES test_kernel_preload.cpp)
 xp_fake_driver_env(test_kernel_preload "devices=2,hollow,memory=1073741824")
 

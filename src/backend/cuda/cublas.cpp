@@ -8,9 +8,11 @@
 #include <set>
 #include <utility>
 
+#include "runtime/current.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/dynlib.hpp"
 #include "runtime/environment.hpp"
+#include "runtime/foreign.hpp"
 #include "runtime/site_packages.hpp"
 #include "xp/config.hpp"
 #include "xp/error.hpp"
@@ -281,8 +283,8 @@ Handle& handle_for(const Device& device, const std::function<std::shared_ptr<voi
   const Library& lib = library();
   if (lib.api == nullptr) throw DeviceUnavailable("cuBLAS is not available: " + lib.search.reason);
   const Api& api = *lib.api;
-  device.activate();
-  const Stream stream = Stream::default_for(device);
+  detail::activate_context(device);
+  const Stream stream = default_stream(device);
   cublasHandle_t h = nullptr;
   check(api.cublasCreate_v2(&h), "cublasCreate");
   std::shared_ptr<void> workspace;  // null: no room (a tight memory limit); cuBLAS then does without
@@ -301,9 +303,21 @@ Handle& handle_for(const Device& device, const std::function<std::shared_ptr<voi
   }
   auto* handle = new Handle;
   handle->handle = h;
+  handle->workspace_bytes = workspace != nullptr ? workspace_bytes(gpu_info(device).cc_major) : 0;
   handle->workspace = std::move(workspace);
+  handle->stream = stream.handle();
   handles->emplace(device.index(), handle);
   return *handle;
+}
+
+void bind_stream(Handle& h, const Stream& stream) {
+  if (stream.handle() == h.stream) return;
+  const Api& api = *library().api;
+  stream_wait_stream(reinterpret_cast<std::uintptr_t>(stream.handle()), reinterpret_cast<std::uintptr_t>(h.stream));
+  check(api.cublasSetStream_v2(h.handle, static_cast<cudaStream_t>(stream.handle())), "cublasSetStream");
+  h.stream = stream.handle();
+  check(api.cublasSetWorkspace_v2(h.handle, h.workspace.get(), h.workspace != nullptr ? h.workspace_bytes : 0),
+        "cublasSetWorkspace");
 }
 
 }  // namespace xp::detail::cublas

@@ -17,6 +17,7 @@
 
 #include "xp/device.hpp"
 #include "xp/runtime.hpp"
+#include "xp/stream.hpp"
 
 namespace xp::detail::cublas {
 
@@ -142,7 +143,7 @@ void check(cublasStatus_t status, const char* call);
 // The workspace xp gives a handle: 32 MiB on Hopper and newer, 4 MiB before (cuBLAS's own advice).
 std::size_t workspace_bytes(int cc_major) noexcept;
 
-// A device's handle, created on first use with its stream set to Stream::default_for(device), the
+// A device's handle, created on first use with its stream set to xp's default stream of the device, the
 // math mode set (the compute type of each call decides TF32; no reduced-precision reductions) and
 // the workspace from `allocate` (its owner: kept with the handle for the life of the process;
 // null: none). Throws DeviceUnavailable when cuBLAS is unavailable, CudaError / Error when creating
@@ -151,8 +152,15 @@ std::size_t workspace_bytes(int cc_major) noexcept;
 struct Handle {
   cublasHandle_t handle = nullptr;
   std::shared_ptr<void> workspace;
+  std::size_t workspace_bytes = 0;
+  void* stream = nullptr;  // the CUstream the handle's calls go to now
   std::mutex mutex;
 };
 Handle& handle_for(const Device& device, const std::function<std::shared_ptr<void>(std::size_t)>& allocate);
+// Points the handle's calls (h.mutex held, the device current) at `stream`, the caller's current
+// stream. When it changes, the new stream first waits on the device for the work queued on the old
+// one (the workspace is one per handle: two streams never use it at once), and the workspace is set
+// again (setting a stream resets it).
+void bind_stream(Handle& h, const Stream& stream);
 
 }  // namespace xp::detail::cublas

@@ -4,13 +4,14 @@
 // numbers (random_source.cpp) and `take` (take_source.cpp) compiled by NVRTC, found through the
 // device's kernel cache (kernel_cache.cpp),
 // matmul through cuBLAS or xp's exact integer kernel (cublas.cpp, linalg.cpp), factorizations in
-// cuSOLVER (cusolver.cpp) and transforms in cuFFT (cufft.cpp); all on xp's stream of
-// the device. The rare layouts the kernels do not take run on the host (the data goes to the CPU
-// backend and back).
+// cuSOLVER (cusolver.cpp) and transforms in cuFFT (cufft.cpp); all on the calling thread's
+// current stream of the device (xp's default stream unless a StreamScope names another). The rare layouts the kernels
+// do not take run on the host (the data goes to the CPU backend and back).
 
 #include "backend/cuda/cuda_backend.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -29,8 +30,10 @@
 #include "backend/cuda/take_source.hpp"
 #include "jit/generated.hpp"
 #include "memory/stats.hpp"
+#include "runtime/current.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/log.hpp"
+#include "runtime/nvtx.hpp"
 #include "xp/config.hpp"
 #include "xp/error.hpp"
 #include "xp/program.hpp"
@@ -42,9 +45,12 @@ namespace {
 
 namespace cu = detail::cu;
 
-// Freed blocks kept for reuse, by size class. Every kernel and copy xp issues for the device goes to
-// one stream (Stream::default_for), so a block freed after its last use was enqueued is only handed
-// out for work enqueued later on that same stream: stream order makes reuse safe.
+// Freed blocks kept for reuse, by size class, each with the stream whose work last used it.
+// A block freed on xp's default stream of the device carries no event: handed out again for work on
+// that stream, stream order makes the reuse safe. A block last used on another stream carries an
+// event recorded there when it was freed. Handed out for work on another stream than its own, that
+// stream first waits on the device (never the host) for the block's event, or, for a block of the
+// default stream, for an event recorded on the default stream then.
 // Also the device's accounting: bytes in use (blocks handed out, by rounded size), cached, the peak,
 // and XP_GPU_MEMORY_LIMIT over in use + cached.
 class BlockCache {
@@ -59,15 +65,40 @@ class BlockCache {
     return r;
   }
 
-  cu::CUdeviceptr get(std::size_t size) {
+  // A cached block of `size` for work on `stream` (its device current), ordered after its last use;
+  // 0 when none is cached.
+  cu::CUdeviceptr get(std::size_t size, cu::CUstream stream, cu::CUstream default_stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = free_.find(size);
     if (it == free_.end() || it->second.empty()) return 0;
-    const cu::CUdeviceptr p = it->second.back();
-    it->second.pop_back();
+    std::vector<Free>& v = it->second;
+    // The most recently freed block of this stream, else the most recently freed one.
+    std::size_t pick = v.size() - 1;
+    for (std::size_t i = v.size(); i-- > 0;) {
+      if (v[i].stream == stream) {
+        pick = i;
+        break;
+      }
+    }
+    const Free f = v[pick];
+    if (f.stream != stream) {
+      const auto& api = api_for_use();
+      cu::CUevent e = f.event;
+      cu::CUresult r = cu::CUDA_SUCCESS;
+      if (e == nullptr) {  // last used on the default stream: its work so far
+        e = take_event();
+        if (e == nullptr) return 0;
+        r = api.cuEventRecord(e, default_stream);
+      }
+      if (r == cu::CUDA_SUCCESS) r = need(api.cuStreamWaitEvent, "cuStreamWaitEvent")(stream, e, 0);
+      if (f.event == nullptr) spare_.push_back(e);
+      check(r, "cuStreamWaitEvent");  // the block stays cached when the wait could not be made
+    }
+    if (f.event != nullptr) spare_.push_back(f.event);
+    v.erase(v.begin() + static_cast<std::ptrdiff_t>(pick));
     cached_ -= size;
     in_use(size);
-    return p;
+    return f.ptr;
   }
   // Holds room for a new block of `size` under the limit; false when it does not fit.
   bool reserve(std::size_t size) {
@@ -86,9 +117,41 @@ class BlockCache {
     std::lock_guard<std::mutex> lock(mutex_);
     reserved_ -= size;
   }
-  void put(cu::CUdeviceptr p, std::size_t size) {
+  // A block whose last user let go on this thread. Never throws: called by the last owner.
+  void put(cu::CUdeviceptr p, std::size_t size) noexcept {
+    Free f{p, nullptr, nullptr};
+    const Stream* last = release_stream(device_);
+    if (last != nullptr) f.stream = static_cast<cu::CUstream>(last->handle());
     std::lock_guard<std::mutex> lock(mutex_);
-    free_[size].push_back(p);
+    const Stream* dflt = nullptr;
+    try {
+      dflt = &default_stream(device_);
+    } catch (...) {
+    }
+    if (last != nullptr && dflt != nullptr && last->handle() != dflt->handle() && !forked_after_init()) {
+      // Last used on another stream: an event there says when that work is done.
+      const DriverApi* api = driver_api();
+      cu::CUevent e = nullptr;
+      bool recorded = false;
+      try {
+        make_current(device_.index());
+        e = take_event();
+        recorded = e != nullptr && api != nullptr && api->cuEventRecord != nullptr &&
+                   api->cuEventRecord(e, f.stream) == cu::CUDA_SUCCESS;
+      } catch (...) {
+      }
+      if (recorded) {
+        f.event = e;
+      } else {
+        // No event (a broken context, a stream gone): the device's work finishes first.
+        if (e != nullptr) spare_.push_back(e);
+        if (api != nullptr && api->cuCtxSynchronize != nullptr) api->cuCtxSynchronize();
+        f.stream = dflt != nullptr ? static_cast<cu::CUstream>(dflt->handle()) : nullptr;
+      }
+    } else if (dflt != nullptr) {
+      f.stream = static_cast<cu::CUstream>(dflt->handle());
+    }
+    free_[size].push_back(f);
     cached_ += size;
     in_use_ -= size;
   }
@@ -101,13 +164,18 @@ class BlockCache {
     peak_ = in_use_;
   }
   std::uint64_t limit() const noexcept { return limit_; }
-  // Frees every cached block (before retrying an allocation that failed).
+  // Frees every cached block (before retrying an allocation that failed). The caller has
+  // synchronized the default stream; blocks of other streams wait for their events.
   void release_all() {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto* api = driver_api();
     for (auto& [size, v] : free_) {
-      for (cu::CUdeviceptr p : v) {
-        if (api != nullptr && api->cuMemFree != nullptr) api->cuMemFree(p);
+      for (const Free& f : v) {
+        if (f.event != nullptr && api != nullptr && api->cuEventSynchronize != nullptr) {
+          api->cuEventSynchronize(f.event);
+          spare_.push_back(f.event);
+        }
+        if (api != nullptr && api->cuMemFree != nullptr) api->cuMemFree(f.ptr);
       }
       v.clear();
     }
@@ -115,18 +183,50 @@ class BlockCache {
   }
 
  private:
+  struct Free {
+    cu::CUdeviceptr ptr;
+    cu::CUstream stream;  // the stream of its last use
+    cu::CUevent event;    // recorded there at the free; null for the default stream
+  };
   void in_use(std::size_t size) {  // under mutex_
     in_use_ += size;
     peak_ = std::max(peak_, in_use_);
     ++allocations_;
   }
+  // An event without timing (the device current), from the spares or new; null when none can be made.
+  cu::CUevent take_event() noexcept {  // under mutex_
+    if (!spare_.empty()) {
+      cu::CUevent e = spare_.back();
+      spare_.pop_back();
+      return e;
+    }
+    const DriverApi* api = driver_api();
+    cu::CUevent e = nullptr;
+    if (api == nullptr || api->cuEventCreate == nullptr ||
+        api->cuEventCreate(&e, cu::CU_EVENT_DISABLE_TIMING) != cu::CUDA_SUCCESS)
+      return nullptr;
+    return e;
+  }
 
   Device device_;
   const std::uint64_t limit_;  // 0: none
   std::mutex mutex_;
-  std::map<std::size_t, std::vector<cu::CUdeviceptr>> free_;
+  std::map<std::size_t, std::vector<Free>> free_;
+  std::vector<cu::CUevent> spare_;  // events no block carries any more
   std::uint64_t cached_ = 0, in_use_ = 0, reserved_ = 0, peak_ = 0, allocations_ = 0;
 };
+
+// The NVTX range of a reduction (XP_NVTX): the array function's name.
+const char* range_name(ReduceOp op) noexcept {
+  static const std::array<std::string, std::size(kReduceOps)> names = [] {
+    std::array<std::string, std::size(kReduceOps)> n;
+    for (std::size_t i = 0; i < n.size(); ++i) n[i] = std::string("xp.") + reduce_op_name(kReduceOps[i]);
+    return n;
+  }();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (kReduceOps[i] == op) return names[i].c_str();
+  return "xp.reduce";
+}
 
 // A strided view's bytes, mirrored on the host for the host fallbacks.
 struct HostMirror {
@@ -154,6 +254,7 @@ class CudaBackend final : public Backend {
   }
 
   const char* name() const noexcept override { return "cuda"; }
+  bool uses_streams() const noexcept override { return true; }
 
   // XP_LOG=debug: the pool's events (a block from the driver, cached blocks freed).
   void log_pool(const char* what, std::size_t size) const {
@@ -164,15 +265,16 @@ class CudaBackend final : public Backend {
   }
 
   Allocation allocate(std::size_t bytes) override {
-    device_.activate();
+    detail::activate_context(device_);
     const auto& api = api_for_use();
     const std::size_t size = BlockCache::rounded(bytes);
-    cu::CUdeviceptr p = cache_->get(size);
+    cu::CUdeviceptr p = cache_->get(size, static_cast<cu::CUstream>(stream().handle()),
+                                    static_cast<cu::CUstream>(default_stream(device_).handle()));
     if (p == 0) {
       const auto mem_alloc = need(api.cuMemAlloc, "cuMemAlloc");
       if (!cache_->reserve(size)) {
         // Past XP_GPU_MEMORY_LIMIT: cached blocks are freed and the room counted once more.
-        stream().synchronize();
+        default_stream(device_).synchronize();
         log_pool("past the memory limit: freeing the cached blocks for", size);
         cache_->release_all();
         if (!cache_->reserve(size)) {
@@ -185,7 +287,7 @@ class CudaBackend final : public Backend {
       if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
         // Cached blocks are freed and the allocation tried once more.
         try {
-          stream().synchronize();
+          default_stream(device_).synchronize();
         } catch (...) {
           cache_->cancel(size);
           throw;
@@ -212,13 +314,14 @@ class CudaBackend final : public Backend {
     BlockCache* cache = cache_;
     a.owner = std::shared_ptr<void>(reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)),
                                     [cache, size](void* q) { cache->put(reinterpret_cast<std::uintptr_t>(q), size); });
-    // The cache hands blocks out again to xp's work, all of it on the device's stream, and gives
-    // them back to the driver only after synchronizing that stream.
+    // The cache hands blocks out again only ordered after the stream that last used them (BlockCache),
+    // and gives them back to the driver only after that stream's work is done.
     a.stream_ordered = true;
     return a;
   }
 
   void run_fused(const FusedProgram& p) override {
+    const NvtxRange range("xp.elementwise");
     std::int64_t n = 1;
     for (int d = 0; d < p.ndim; ++d) n *= p.shape[d];
     if (n == 0) return;
@@ -253,6 +356,7 @@ class CudaBackend final : public Backend {
   // when an output has several splits, a finish pass over their states (var and std too: one read).
   // Everything on the device's stream, no atomics.
   void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) override {
+    const NvtxRange range(range_name(op));
     const ReducePlan plan = plan_reduce(op, in, axes, out, correction, multiprocessors());  // checks first
     if (plan.M == 0) return;
     if (!plan.on_device) {  // more merged axes than the kernels take, or misaligned data: exact, slow
@@ -261,7 +365,7 @@ class CudaBackend final : public Backend {
       write_back(hout, out);
       return;
     }
-    device_.activate();
+    detail::activate_context(device_);
     const std::int64_t warps = resident_warps(plan, nullptr);
     launch_reduce(warps > 0 ? plan_reduce(op, in, axes, out, correction, multiprocessors(), warps) : plan, nullptr,
                   nullptr);
@@ -281,7 +385,7 @@ class CudaBackend final : public Backend {
     if (plan.M == 0) return true;
     const GeneratedValue& value = kernels_.fused_value(p);
     if (sizeof(ReduceArgs) + value.argument_bytes > kMaxArgumentBytes) return false;
-    device_.activate();
+    detail::activate_context(device_);
     const std::int64_t warps = resident_warps(plan, &value);
     launch_reduce(warps > 0 ? plan_fused_reduce(op, p, axes, out, correction, multiprocessors(), warps) : plan, &value,
                   &p);
@@ -290,6 +394,7 @@ class CudaBackend final : public Backend {
   // Sums and products, sequential along the axis on the device (the CPU's order and bits),
   // reduce_source.hpp.
   void cumulative(ReduceOp op, const View& in, int axis, const View& out, bool include_initial) override {
+    const NvtxRange range(op == ReduceOp::prod ? "xp.cumulative_prod" : "xp.cumulative_sum");
     const ScanPlan plan = plan_scan(in, axis, out, include_initial, multiprocessors(), op);  // checks first
     if (plan.M == 0 || (plan.L == 0 && !include_initial)) return;
     if (!plan.on_device) {  // more merged axes than the kernels take, or misaligned data: exact, slow
@@ -298,7 +403,7 @@ class CudaBackend final : public Backend {
       write_back(hout, out);
       return;
     }
-    device_.activate();
+    detail::activate_context(device_);
     const DType t = plan.in_dtype, o = plan.out_dtype;
     ScanArgs args = scan_args(plan);
     launch_one(kernels_.kernel(Generator::scan, scan_key(t, o, op), scan_kernel_name(plan.family),
@@ -357,6 +462,7 @@ class CudaBackend final : public Backend {
 
  public:
   void matmul(const View& a, const View& b, const View& out, MatmulPrecision precision) override {
+    const NvtxRange range("xp.matmul");
     if (device_matmul(*this, device_, a, b, out, precision)) return;
     // Without cuBLAS (or past its int sizes) the CPU computes it: in float32 whatever the precision.
     HostMirror ha = mirror(a, true), hb = mirror(b, true), hout = mirror(out, true);
@@ -364,6 +470,7 @@ class CudaBackend final : public Backend {
     write_back(hout, out);
   }
   void vecdot(const View& a, const View& b, const View& out) override {
+    const NvtxRange range("xp.vecdot");
     if (device_vecdot(*this, device_, a, b, out)) return;
     HostMirror ha = mirror(a, true), hb = mirror(b, true), hout = mirror(out, true);
     cpu_backend().vecdot(ha.view, hb.view, hout.view);
@@ -372,14 +479,17 @@ class CudaBackend final : public Backend {
   // Factorizations in cuSOLVER (cusolver.hpp); false without it: the array layer uses the CPU.
   bool linalg(const LinalgCall& call, std::span<const View> in, std::span<const View> out,
               std::span<std::int64_t> info) override {
+    const NvtxRange range("xp.linalg");
     return cusolver::device_linalg(*this, device_, call, in, out, info);
   }
   // Transforms in cuFFT (cufft.hpp); false without it.
   bool fft(const FftCall& call, const View& in, const View& out) override {
+    const NvtxRange range("xp.fft");
     return cufft::device_fft(*this, device_, call, in, out);
   }
   // A gather kernel per element size (take_source.hpp), on the device's stream.
   void take(const View& in, const View& indices, int axis, const View& out) override {
+    const NvtxRange range("xp.take");
     static_assert(kTakeBlock == kReduceBlock, "launch_one launches kReduceBlock threads per block");
     const TakePlan plan = plan_take(in, indices, axis, out);  // checks first
     if (plan.n == 0) return;
@@ -389,7 +499,7 @@ class CudaBackend final : public Backend {
       write_back(hout, out);
       return;
     }
-    device_.activate();
+    detail::activate_context(device_);
     const int size = plan.element_size;
     TakeArgs args = take_args(plan);
     launch_one(
@@ -399,6 +509,7 @@ class CudaBackend final : public Backend {
   // A stable LSD radix sort on the device (sort_source.hpp, device/sort.cuh): the keys' 8-bit
   // digits from the lowest, then the row number's, each pass a count, a scan and a stable move.
   void sort(const View& keys, const View& values, const View& indices, bool descending) override {
+    const NvtxRange range("xp.sort");
     const std::int64_t n = keys.size();
     if (n == 0) return;
     const std::int64_t row = keys.shape[keys.ndim - 1];
@@ -430,7 +541,7 @@ class CudaBackend final : public Backend {
     a.part = address(part.data);
     a.values = values.data != nullptr ? address(values.data) : 0;
     a.indices = indices.data != nullptr ? address(indices.data) : 0;
-    device_.activate();
+    detail::activate_context(device_);
     const Stream st = stream();
     auto kernel = [&](const char* name) -> const Kernel& {
       return kernels_.kernel(Generator::sort, sort_key_text(kb, pb), name, [=] { return sort_source(kb, pb); });
@@ -455,6 +566,7 @@ class CudaBackend final : public Backend {
   // Rows of contiguous elements written to the rows the indices name (xp_scatter); where indices may
   // repeat, a first pass keeps each row's last writer. Other layouts: on the host.
   void scatter(const View& dst, const View& indices, int axis, const View& values, bool unique) override {
+    const NvtxRange range("xp.scatter");
     const std::int64_t esize = static_cast<std::int64_t>(itemsize(dst.dtype));
     bool device = axis == 0 && dst.ndim >= 1 && indices.dtype == DType::int64 && indices.is_c_contiguous() &&
                   values.is_c_contiguous() && values.dtype == dst.dtype && dst.strides[0] % esize == 0 &&
@@ -480,7 +592,7 @@ class CudaBackend final : public Backend {
     a.values = address(values.data);
     a.out = address(dst.data);
     if (a.m * inner == 0) return;
-    device_.activate();
+    detail::activate_context(device_);
     const Stream st = stream();
     auto kernel = [&](const char* name) -> const Kernel& {
       return kernels_.kernel(Generator::sort, sort_key_text(4, 4), name, [] { return sort_source(4, 4); });
@@ -502,6 +614,7 @@ class CudaBackend final : public Backend {
   }
   // The sum of the mask (xp's reduction into one int64), read back.
   std::int64_t count_true(const View& mask) override {
+    const NvtxRange range("xp.count_nonzero");
     if (mask.size() == 0) return 0;
     Allocation one = allocate(8);
     const std::int64_t shape0 = 0;
@@ -519,6 +632,7 @@ class CudaBackend final : public Backend {
   }
   // Per tile of 4096: the count, the counts scanned, then the positions written in order.
   void flatnonzero(const View& mask, const View& values, const View& out) override {
+    const NvtxRange range("xp.nonzero");
     const std::int64_t n = mask.size();
     if (n == 0 || out.size() == 0) return;
     if (!mask.is_c_contiguous() || (values.data != nullptr && !values.is_c_contiguous())) {
@@ -537,7 +651,7 @@ class CudaBackend final : public Backend {
     a.out = address(out.data);
     a.values = values.data != nullptr ? address(values.data) : 0;
     a.esize = values.data != nullptr ? static_cast<std::int32_t>(itemsize(values.dtype)) : 8;
-    device_.activate();
+    detail::activate_context(device_);
     const Stream st = stream();
     auto kernel = [&](const char* name) -> const Kernel& {
       return kernels_.kernel(Generator::sort, sort_key_text(4, 4), name, [] { return sort_source(4, 4); });
@@ -548,6 +662,7 @@ class CudaBackend final : public Backend {
   }
   // One binary search per query (contiguous queries; others on the host).
   void searchsorted(const View& sorted, const View& queries, bool right, const View& out) override {
+    const NvtxRange range("xp.searchsorted");
     if (!queries.is_c_contiguous() || !out.is_c_contiguous() || sorted.ndim != 1) {
       HostMirror hs = mirror(sorted, true), hq = mirror(queries, true), ho = mirror(out, true);
       cpu_backend().searchsorted(hs.view, hq.view, right, ho.view);
@@ -565,21 +680,23 @@ class CudaBackend final : public Backend {
     a.esize = static_cast<std::int32_t>(itemsize(sorted.dtype));
     a.dtype = static_cast<std::int32_t>(sorted.dtype);
     a.right = right ? 1 : 0;
-    device_.activate();
+    detail::activate_context(device_);
     const Stream st = stream();
     launch_one(
         kernels_.kernel(Generator::sort, sort_key_text(4, 4), "xp_searchsorted", [] { return sort_source(4, 4); }),
         static_cast<unsigned>(std::min<std::int64_t>((a.n + 255) / 256, 16LL * multiprocessors())), &a, sizeof a, st);
   }
   void fill_random(const RandomRequest& request, const View& out) override {
+    const NvtxRange range("xp.random");
     // The CPU's Philox streams, computed on the device (random_source.hpp): uniform and integers
     // bit for bit, normals within philox.hpp's bounds.
     cuda::fill_random(device_, multiprocessors(), request, out);
   }
 
   void copy_to_host(const std::byte* src, void* dst, std::size_t bytes) override {
+    const NvtxRange range("xp.copy_to_host");
     if (bytes == 0) return;
-    device_.activate();
+    detail::activate_context(device_);
     const auto& api = api_for_use();
     const Stream st = stream();
     if (staging_->to_host(address(src), dst, bytes, static_cast<cu::CUstream>(st.handle()))) return;
@@ -589,8 +706,9 @@ class CudaBackend final : public Backend {
     st.synchronize();
   }
   void copy_from_host(const void* src, std::byte* dst, std::size_t bytes) override {
+    const NvtxRange range("xp.copy_from_host");
     if (bytes == 0) return;
-    device_.activate();
+    detail::activate_context(device_);
     const auto& api = api_for_use();
     const Stream st = stream();
     // Staged: every byte is in pinned memory when this returns, its DMA queued on the stream.
@@ -603,8 +721,8 @@ class CudaBackend final : public Backend {
 
   MemoryStats memory_stats() override { return cache_->stats(); }
   void free_cached() override {
-    device_.activate();
-    stream().synchronize();  // cached blocks may still be read by queued work
+    detail::activate_context(device_);
+    default_stream(device_).synchronize();  // cached blocks may still be read by queued work
     cache_->release_all();
   }
   void reset_peak() override { cache_->reset_peak(); }
@@ -614,7 +732,8 @@ class CudaBackend final : public Backend {
     return static_cast<cu::CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p));
   }
 
-  Stream stream() const { return Stream::default_for(device_); }
+  // The calling thread's current stream of the device (xp's default one outside a StreamScope).
+  const Stream& stream() const { return work_stream(device_); }
 
   void run_fused_on_host(const FusedProgram& p) {
     std::vector<HostMirror> ins, outs;
@@ -677,7 +796,7 @@ Backend* cuda_backend(const Device& device) {
   std::lock_guard<std::mutex> lock(m);
   auto it = backends->find(device.index());
   if (it != backends->end()) return it->second;
-  device.activate();  // DeviceUnavailable (with the reason) when CUDA or this device cannot be used
+  detail::activate_context(device);  // DeviceUnavailable (with the reason) when CUDA or this device cannot be used
   auto* b = new CudaBackend(device);
   backends->emplace(device.index(), b);
   return b;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cuda/matrix_copy.hpp"
+#include "runtime/current.hpp"
 #include "xp/error.hpp"
 #include "xp/stream.hpp"
 
@@ -126,8 +127,8 @@ std::shared_ptr<Plan> plan_for(const Api& api, const Device& device, int type, i
   c.plans.emplace_front(key, plan);
   while (c.plans.size() > kPlanCacheSize) {
     auto& [k, old] = c.plans.back();
-    // Transforms of the old plan may still be queued on its device's stream.
-    Stream::default_for(Device::cuda(std::get<0>(k))).synchronize();
+    // Transforms of the old plan may still be queued on any stream of its device.
+    synchronize(Device::cuda(std::get<0>(k)));
     std::lock_guard<std::mutex> plan_lock(old->mutex);
     api.cufftDestroy(old->handle);
     c.plans.pop_back();
@@ -214,7 +215,7 @@ bool device_fft(Backend& backend, const Device& device, const FftCall& call, con
   if (!is_complex(cdt)) throw ValueError("fft: the complex side is not complex");
   (void)real_side;
   const int type = type_of(call.kind, cdt);
-  device.activate();
+  detail::activate_context(device);
   std::shared_ptr<Plan> plan = plan_for(api, device, type, n, batch, cdt);
   // cuFFT's complex-to-real transform overwrites its input: it reads a copy. cuFFT does not promise
   // to ignore the imaginary parts of the first and (n even) middle elements, which the contract
@@ -236,8 +237,7 @@ bool device_fft(Backend& backend, const Device& device, const FftCall& call, con
   if (plan->work_size > 0) work = backend.allocate(plan->work_size);
   {
     std::lock_guard<std::mutex> lock(plan->mutex);
-    check(api.cufftSetStream(plan->handle, static_cast<cudaStream_t>(Stream::default_for(device).handle())),
-          "cufftSetStream");
+    check(api.cufftSetStream(plan->handle, static_cast<cudaStream_t>(work_stream(device).handle())), "cufftSetStream");
     check(api.cufftSetWorkArea(plan->handle, work.data), "cufftSetWorkArea");
     const int direction = call.inverse ? CUFFT_INVERSE : CUFFT_FORWARD;
     switch (type) {

@@ -11,7 +11,9 @@
 
 #include "backend/cuda/cublas.hpp"
 #include "backend/cuda/matrix_copy.hpp"
+#include "runtime/current.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/foreign.hpp"
 #include "xp/error.hpp"
 #include "xp/stream.hpp"
 
@@ -79,9 +81,11 @@ const char* const kStatusNames[] = {
     "CUSOLVER_STATUS_EXECUTION_FAILED", "CUSOLVER_STATUS_INTERNAL_ERROR",  "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED",
     "CUSOLVER_STATUS_NOT_SUPPORTED"};
 
-// One handle per device, bound to xp's stream; the mutex serialises the calls on it.
+// One handle per device, bound to the stream of the call (xp's default stream outside a
+// StreamScope); the mutex serialises the calls on it.
 struct DeviceHandle {
   Handle handle = nullptr;
+  void* stream = nullptr;  // the CUstream it is bound to now (the caller's current stream)
   std::mutex mutex;
 };
 
@@ -90,11 +94,11 @@ DeviceHandle& handle_for(const Device& device, const Api& api) {
   static auto* handles = new std::map<int, DeviceHandle*>();  // never destroyed: arrays may outlive statics
   std::lock_guard<std::mutex> lock(m);
   if (auto it = handles->find(device.index()); it != handles->end()) return *it->second;
-  device.activate();
+  detail::activate_context(device);
   Handle h = nullptr;
   check(api.cusolverDnCreate(&h), "cusolverDnCreate");
   try {
-    check(api.cusolverDnSetStream(h, static_cast<cudaStream_t>(Stream::default_for(device).handle())),
+    check(api.cusolverDnSetStream(h, static_cast<cudaStream_t>(default_stream(device).handle())),
           "cusolverDnSetStream");
   } catch (...) {
     if (api.cusolverDnDestroy != nullptr) api.cusolverDnDestroy(h);
@@ -102,6 +106,7 @@ DeviceHandle& handle_for(const Device& device, const Api& api) {
   }
   auto* d = new DeviceHandle;
   d->handle = h;
+  d->stream = default_stream(device).handle();
   handles->emplace(device.index(), d);
   return *d;
 }
@@ -235,6 +240,7 @@ void getrf_all(Call& c, Handle h, std::byte* A, i64 n, int* ipiv, void** pointer
   if (pointers != nullptr) {
     cublas::Handle& bh = blas_handle(c.be, c.dev);
     std::lock_guard<std::mutex> lock(bh.mutex);
+    cublas::bind_stream(bh, work_stream(c.dev));
     cublas::check(cublas::library().api->getrfBatched[c.ti](bh.handle, ni, pointers, ni, ipiv, c.info_at(0),
                                                             static_cast<int>(c.batch)),
                   "cublasXgetrfBatched");
@@ -287,6 +293,7 @@ void solve(Call& c, Handle h, const View& a, const View& rhs, const View& x, i64
     cublas::Handle& bh = blas_handle(c.be, c.dev);
     int host_info = 0;  // getrsBatched's own: an argument refused
     std::lock_guard<std::mutex> lock(bh.mutex);
+    cublas::bind_stream(bh, work_stream(c.dev));
     cublas::check(cublas::library().api->getrsBatched[c.ti](
                       bh.handle, cublas::CUBLAS_OP_T, ni, ki, c.pointer_array(ptrs, 0), ni, ipiv,
                       c.pointer_array(ptrs, 1), ni, &host_info, static_cast<int>(c.batch)),
@@ -519,8 +526,14 @@ bool device_linalg(Backend& backend, const Device& device, const LinalgCall& cal
   const Api& api = *lib.api;
   Call c(backend, device, api, a.dtype, batch);
   DeviceHandle& dh = handle_for(device, api);
-  device.activate();
+  detail::activate_context(device);
   std::lock_guard<std::mutex> lock(dh.mutex);
+  if (const Stream& st = work_stream(device); st.handle() != dh.stream) {
+    // The new stream first waits for the old one's work: the handle's state is one per device.
+    stream_wait_stream(reinterpret_cast<std::uintptr_t>(st.handle()), reinterpret_cast<std::uintptr_t>(dh.stream));
+    check(api.cusolverDnSetStream(dh.handle, static_cast<cudaStream_t>(st.handle())), "cusolverDnSetStream");
+    dh.stream = st.handle();
+  }
   const char* routine = "";
   switch (call.op) {
     case LinalgOp::cholesky:

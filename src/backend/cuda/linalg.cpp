@@ -11,6 +11,7 @@
 #include "backend/cuda/cublas.hpp"
 #include "backend/cuda/ew_source.hpp"
 #include "backend/cuda/kernel_cache.hpp"
+#include "runtime/current.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/log.hpp"
 #include "xp/error.hpp"
@@ -129,8 +130,9 @@ void run_gemm(Backend& backend, const Device& device, const GemmCall& c, const V
   i64 loops = 1;
   for (i64 s : c.loop_shape) loops *= s;
   const int nl = static_cast<int>(c.loop_shape.size());
-  device.activate();
+  detail::activate_context(device);
   std::lock_guard<std::mutex> lock(h.mutex);
+  cublas::bind_stream(h, work_stream(device));
   for (i64 l = 0; l < loops; ++l) {
     i64 off[3] = {0, 0, 0};
     i64 rest = l;
@@ -189,7 +191,7 @@ bool run_loop(const Device& device, const View& a, const View& b, const View& ou
   LaunchConfig cfg;
   cfg.grid = {static_cast<unsigned>(std::min<i64>((p.total + 255) / 256, i64{1} << 20)), 1, 1};
   cfg.block = {256, 1, 1};
-  const Stream st = Stream::default_for(device);
+  const Stream st = work_stream(device);
   cfg.stream = st;
   void* arg = &p;
   const std::size_t size = sizeof p;
@@ -413,11 +415,11 @@ bool matmul_on_device(Backend& backend, const Device& device, const View& a, con
   i64 batches = 1;
   for (int d = 0; d < nb; ++d) batches *= a.shape[d];
   if (batches == 0 || m == 0 || n == 0) return true;
-  device.activate();
+  detail::activate_context(device);
   if (k == 0) {  // an empty sum: zeros (all-zero bytes are 0, +0.0 and false in every dtype)
     if (!out.is_c_contiguous()) return false;
     const auto& api = api_for_use();
-    const Stream st = Stream::default_for(device);
+    const Stream st = work_stream(device);
     check(need(api.cuMemsetD8Async, "cuMemsetD8Async")(
               static_cast<cu::CUdeviceptr>(reinterpret_cast<std::uintptr_t>(out.data)), 0,
               static_cast<std::size_t>(out.size()) * itemsize(out.dtype), static_cast<cu::CUstream>(st.handle())),
