@@ -9,7 +9,7 @@ R=$PWD; t0=$SECONDS; B=$R/build/gpu
   g++ --version | head -1; cmake --version | head -1; echo "cpus $(nproc)"
   echo "source hash of this tree: $(bash scripts/source_hash.sh)"; } > $OUT/machine.txt 2>&1
 cmake -S $R -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DXP_BENCH_NVCC=OFF -DXP_PYTHON=OFF > $OUT/configure.log 2>&1 &&
-  cmake --build $B -j16 --target test_streams_gpu test_user_kernels test_kernels_gpu test_kernel_arrays xp_bench_user_kernels xp > $OUT/build.log 2>&1 ||
+  cmake --build $B -j16 --target test_streams_gpu test_user_kernels test_kernels_gpu test_kernel_arrays xp_bench_user_kernels xp_cli > $OUT/build.log 2>&1 ||
   { tail -30 $OUT/configure.log $OUT/build.log; echo BUILD FAILED; exit 1; }
 echo "build $((SECONDS - t0)) s, warnings: $(grep -c 'warning:' $OUT/build.log)"
 echo "xp --version: $($B/tools/xp/xp --version)" | tee -a $OUT/machine.txt
