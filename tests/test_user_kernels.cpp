@@ -223,7 +223,7 @@ TEST(UserKernels, GeneratedElementwiseSourcesCompileWithNvrtc) {
   const std::string contiguous = fma1.source(std::vector<xp::Operand>{a, a});
   EXPECT_EQ(contiguous.find("xp_kdims"), std::string::npos);
   EXPECT_NE(contiguous.find("typedef float T;"), std::string::npos);
-  compiles(contiguous, "fma1", {"fma1"});
+  compiles(contiguous, "fma1", {"xpk_fma1"});
   // Each #line back to the generated file names the line that follows it in the whole text.
   int restored = 0;
   std::size_t line = 1;
@@ -239,16 +239,17 @@ TEST(UserKernels, GeneratedElementwiseSourcesCompileWithNvrtc) {
   EXPECT_EQ(restored, 1);
   const std::string broadcast = fma1.source(std::vector<xp::Operand>{a, b});
   EXPECT_NE(broadcast.find("xp_kdims"), std::string::npos);
-  compiles(broadcast, "fma1", {"fma1"});
+  compiles(broadcast, "fma1", {"xpk_fma1"});
   const Array flipped = xp::flip(a.T(), 0);
-  compiles(fma1.source(std::vector<xp::Operand>{flipped, 2.0f}), "fma1", {"fma1"});
+  compiles(fma1.source(std::vector<xp::Operand>{flipped, 2.0f}), "fma1", {"xpk_fma1"});
   // Mixed types, conversions, raw arrays, a preamble, two outputs, `i` and `_ind`.
   const xp::ElementwiseKernel mixed("T x, raw T w, int32 n, float64 s", "float64 y, U z",
                                     "y = twice(x) * s + w[_ind.size() - i - 1]; z = (U)(n + i)", "mixed",
                                     {.preamble = "__device__ double twice(double v) { return 2 * v; }"});
   const Array z = xp::zeros({4, 5}, DType::int64, cpu);
   const Array y = xp::zeros({4, 5}, DType::float64, cpu);
-  compiles(mixed.source(std::vector<xp::Operand>{a, a, cpu_data({4, 5}, DType::int16), 3, y, z}), "mixed", {"mixed"});
+  compiles(mixed.source(std::vector<xp::Operand>{a, a, cpu_data({4, 5}, DType::int16), 3, y, z}), "mixed",
+           {"xpk_mixed"});
 }
 
 TEST(UserKernels, GeneratedReductionSourcesCompileWithNvrtc) {
@@ -260,14 +261,14 @@ TEST(UserKernels, GeneratedReductionSourcesCompileWithNvrtc) {
         xp::ReductionCall{.axis = std::vector<int>{}}}) {
     const std::string s = l2.source(std::vector<xp::Operand>{a}, how);
     EXPECT_NE(s.find("typedef float _type_reduce;"), std::string::npos);
-    compiles(s, "l2norm", {"l2norm", "l2norm_final"});
+    compiles(s, "l2norm", {"xpk_l2norm", "xpk_l2norm_final"});
   }
   const xp::ReductionKernel mean("T x, raw float64 w", "float64 y", "x * w[0]", "a + b",
                                  "y = a / _in_ind.size() * _out_ind.size()", "0", "wmean", {.reduce_type = "float64"});
   const Array w = xp::ones({1}, DType::float64, xp::Device::cpu());
   const std::string s = mean.source(std::vector<xp::Operand>{xp::flip(a, 1), w}, {.axis = -1});
   EXPECT_NE(s.find("typedef double _type_reduce;"), std::string::npos);
-  compiles(s, "wmean", {"wmean", "wmean_final"});
+  compiles(s, "wmean", {"xpk_wmean", "xpk_wmean_final"});
 }
 
 TEST(UserKernels, ABodyThatDoesNotCompileKeepsTheCompilersLogPointingAtTheOperation) {
@@ -315,6 +316,11 @@ void elementwise_matches_the_array_api(const xp::Device& dev) {
   // A larger one, past one block of any size.
   const Array g = data(dev, {3, 100001}, DType::float32, 1e-4, -3), h = data(dev, {100001}, DType::float32, -2e-4, 1);
   expect_same<float>(fma1({g, h}), g * h + 1);
+  // Kernels named like functions of the C library, which their bodies call.
+  const xp::ElementwiseKernel fmax("T x, T y", "T z", "z = fmax(x, y)", "fmax");
+  expect_same<float>(fmax({a, b}), xp::maximum(a, b));
+  const xp::ReductionKernel abs("T x", "T y", "abs(x)", "a + b", "y = a", "0", "abs");
+  expect_same<std::int32_t>(abs({i}), xp::sum(xp::abs(i)).astype(DType::int32));
 }
 
 void scalars_indices_raw_arrays_and_preamble(const xp::Device& dev) {

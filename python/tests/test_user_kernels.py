@@ -95,7 +95,7 @@ def test_source_shows_the_generated_code():
     k = xp.ElementwiseKernel("T x, T y", "T z", "z = x * y + 1", "fma1")
     a = xp.asarray(data((4,), np.float64), device="cpu")
     src = k.source(a, 2.0)
-    assert "typedef double T;" in src and 'extern "C" __global__ void fma1(' in src
+    assert "typedef double T;" in src and 'extern "C" __global__ void xpk_fma1(' in src
     r = xp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm", reduce_type="float64")
     src = r.source(xp.asarray(data((3, 4), np.float32), device="cpu"), axis=1)
     assert "typedef double _type_reduce;" in src and "l2norm_final" in src

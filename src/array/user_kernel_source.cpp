@@ -192,7 +192,7 @@ std::string elementwise_source(const UserKernelState& k, const CallPlan& plan) {
   const bool contiguous = plan.contiguous;
   if (!contiguous) s << dims_struct("xp_kdims", plan.dims.size());
   if (!k.preamble.empty()) s.user(k.name + " preamble", k.preamble);
-  s << "extern \"C\" __global__ void " + k.name + "(" + parameters(plan, false, contiguous) + ") {\n";
+  s << "extern \"C\" __global__ void " + k.symbol() + "(" + parameters(plan, false, contiguous) + ") {\n";
   s << "  const xp_index _ind = {xp_n};\n";
   // Each block takes xp_per consecutive elements, its threads striding through them; blocks
   // stride through the ranges when the grid is smaller than their count.
@@ -251,7 +251,7 @@ std::string reduction_source(const UserKernelState& k, const CallPlan& plan) {
 
   // Pass 1: a block per (output row, chunk of the reduced elements). With one chunk a row, it
   // writes the outputs; with more, each block's partial value, which pass 2 reduces.
-  s << "extern \"C\" __global__ void " + k.name + "(" + params + ") {\n";
+  s << "extern \"C\" __global__ void " + k.symbol() + "(" + params + ") {\n";
   s << "  __shared__ _type_reduce xp_sh[XP_BLOCK_MAX];\n";
   s << "  const xp_index _in_ind = {xp_rows * xp_red};\n  const xp_index _out_ind = {xp_rows};\n";
   s << "  const long long xp_per = (xp_red + xp_chunks - 1) / xp_chunks;\n";
@@ -287,7 +287,7 @@ std::string reduction_source(const UserKernelState& k, const CallPlan& plan) {
   s << "      } else {\n        xp_part[xp_b] = xp_sh[0];\n      }\n    }\n    __syncthreads();\n  }\n}\n";
 
   // Pass 2: a block per output row reduces the row's partial values and writes the outputs.
-  s << "extern \"C\" __global__ void " + k.name + "_final(" + params + ") {\n";
+  s << "extern \"C\" __global__ void " + k.symbol() + "_final(" + params + ") {\n";
   s << "  __shared__ _type_reduce xp_sh[XP_BLOCK_MAX];\n";
   s << "  const xp_index _in_ind = {xp_rows * xp_red};\n  const xp_index _out_ind = {xp_rows};\n";
   s << "  for (long long xp_row = blockIdx.x; xp_row < xp_rows; xp_row += gridDim.x) {\n";

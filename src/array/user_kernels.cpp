@@ -512,8 +512,8 @@ std::vector<Kernel> kernels_for(UserKernelState& k, const CallPlan& plan) {
   }
   // Compiled and loaded outside the lock of the cache's map, under the entry's own ordering: two
   // threads may both compile; Program's caches make the second cheap, and the first result stays.
-  std::vector<Kernel> ks{entry->program->kernel(k.name, plan.device)};
-  if (k.reduction) ks.push_back(entry->program->kernel(k.name + "_final", plan.device));
+  std::vector<Kernel> ks{entry->program->kernel(k.symbol(), plan.device)};
+  if (k.reduction) ks.push_back(entry->program->kernel(k.symbol() + "_final", plan.device));
   const std::lock_guard<std::mutex> lock(k.mutex);
   for (const auto& [d, existing] : entry->kernels)
     if (d == plan.device) return existing;

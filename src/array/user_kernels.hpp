@@ -85,6 +85,9 @@ struct UserKernelState {
   std::unordered_map<std::string, std::shared_ptr<Entry>> cache;
 
   std::string what() const { return kind + " '" + name + "'"; }
+  // The generated kernel's symbol: the name with a prefix, so that a kernel may be named like a
+  // function the kernel source can see (`fma`, `exp`, `max`: C linkage allows one of each name).
+  std::string symbol() const { return "xpk_" + name; }
 };
 
 std::string elementwise_source(const UserKernelState& k, const CallPlan& plan);
