@@ -1,6 +1,7 @@
 // CUDA C++ kernels on the CPU against xp's own array functions, in one run (public API only):
 //   1. vector add: c[i] = a[i] + b[i] through an xp::Program kernel on the CPU device, and
-//      xp::add(a, b, out=c), at 2^24 float32 (--log2n); the two outputs compared bit for bit.
+//      xp::add(a, b, out=c), at 2^24 float32 (--log2n); the two outputs compared bit for bit. Once
+//      in a program of its own (the seed's), once in a program with a kernel that synchronises.
 //   2. block reduction: a kernel whose blocks of 256 threads sum a grid-stride share each, then a
 //      tree in __shared__ memory with __syncthreads (so its threads run as fibers), a second launch
 //      of one block summing the partial sums; against xp::sum(a). The two sums are compared with a
@@ -24,6 +25,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "xp/xp.hpp"
@@ -33,7 +35,18 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// The seed's vector add, a program of its own: no function of it synchronises, so each block runs
+// as one loop over its threads that the host compiler may vectorise (docs/cpu-kernels.md).
 const char* kSource = R"(
+extern "C" __global__ void vadd(const float* a, const float* b, float* c, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+)";
+
+// The same vector add beside a kernel that synchronises: each thread's call is followed by a check
+// (did it start the block's fibers?), and the loop stays scalar.
+const char* kSyncSource = R"(
 extern "C" __global__ void vadd(const float* a, const float* b, float* c, long long n) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) c[i] = a[i] + b[i];
@@ -130,8 +143,9 @@ int main(int argc, char** argv) {
   a.eval();
   b.eval();
 
-  Program p(kSource);
-  const Kernel vadd = p.kernel("vadd", cpu), block_sum = p.kernel("block_sum", cpu);
+  Program p(kSource), q(kSyncSource);
+  const Kernel vadd = p.kernel("vadd", cpu), vadd_checked = q.kernel("vadd", cpu),
+               block_sum = q.kernel("block_sum", cpu);
   const auto nn = static_cast<long long>(n);
   const unsigned grid = static_cast<unsigned>((n + 255) / 256);
 
@@ -142,6 +156,31 @@ int main(int argc, char** argv) {
   const bool same = std::memcmp(cv.data(), dv.data(), cv.size() * sizeof(float)) == 0;
   std::printf("vector add, 2^%d float32: outputs %s\n", log2n, same ? "identical bit for bit" : "DIFFER");
   row("Program kernel on the CPU", k1, "xp::add(out=)", x1);
+  const Stat k1s = measure(10, [&] { vadd_checked.launch({.grid = grid, .block = 256}, a, b, c, nn); });
+  const auto cv2 = c.to_vector<float>();
+  std::printf("the same kernel in a program that synchronises: outputs %s\n",
+              std::memcmp(cv2.data(), dv.data(), cv2.size() * sizeof(float)) == 0 ? "identical bit for bit" : "DIFFER");
+  row("  ... beside a kernel that synchronises", k1s, "xp::add(out=)", x1);
+  // What ordinary stores allow: the same loop in C++, compiled with this program, split over as many
+  // threads as xp uses. xp::add writes its output with non-temporal stores (no read for ownership
+  // of the output's cache lines), which neither this loop nor a kernel's `c[i] = ...` does.
+  {
+    const auto* pa = static_cast<const float*>(a.data());
+    const auto* pb = static_cast<const float*>(b.data());
+    auto* pc = static_cast<float*>(Array(c).mutable_data());
+    const int parts = std::max(1, num_threads());
+    const Stat loop = measure(10, [&] {
+      std::vector<std::thread> ts;
+      for (int t = 0; t < parts; ++t)
+        ts.emplace_back([&, t] {
+          const std::int64_t lo = n * t / parts, hi = n * (t + 1) / parts;
+          for (std::int64_t i = lo; i < hi; ++i) pc[i] = pa[i] + pb[i];
+        });
+      for (auto& t : ts) t.join();
+    });
+    row("a C++ loop on as many std::threads", loop, "xp::add(out=)", x1);
+    row("Program kernel on the CPU", k1, "the C++ loop", loop);
+  }
 
   // 2. block reduction: 1024 blocks of 256 threads, then one block over the 1024 partial sums
   const unsigned blocks = 1024;

@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -631,6 +633,95 @@ TEST(CpuKernels, DISABLED_CacheChild) {
   std::vector<int> x = {1, 2, 3};
   again.kernel("twice", kCpu).launch({.grid = 1, .block = 3}, x.data());
   EXPECT_EQ(x, (std::vector<int>{2, 4, 6}));
+}
+
+// The compiler's --version runs once per compiler file: its output is remembered in the kernel
+// cache under the file's identity, so that a process that loads cached kernels starts no process.
+TEST(CpuKernels, TheCompilersVersionRunsOncePerCompilerFile) {
+  XP_REQUIRE_HOST_CXX();
+  xp_test::TempDir tmp;
+  const std::string log = tmp / "calls.log", wrapper = tmp / "cxx";
+  auto write_wrapper = [&](const std::string& comment) {
+    std::ofstream w(wrapper, std::ios::trunc);
+    w << "#!/bin/sh\n# " << comment << "\necho \"$*\" >> '" << log << "'\nexec '" << host_compiler_info().path
+      << "' \"$@\"\n";
+    w.close();
+    ::chmod(wrapper.c_str(), 0755);
+  };
+  write_wrapper("first");
+  const std::map<std::string, std::string> env = {
+      {"XP_CACHE_DIR", tmp / "kernels"}, {"XP_TEST_KEEP_CACHE_DIR", "1"}, {"XP_HOST_CXX", wrapper}};
+  auto version_runs = [&] {
+    std::ifstream in(log);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) n += line == "--version";
+    std::ofstream(log, std::ios::trunc).close();
+    return n;
+  };
+  std::vector<std::pair<std::string, int>> runs;  // (compiled or disk hit, --version runs)
+  for (int i = 0; i < 4; ++i) {
+    if (i == 3) write_wrapper("changed");  // another compiler file: asked again
+    auto child = xp_test::run_child_case("CpuKernels.DISABLED_CacheChild", env);
+    EXPECT_CHILD_CASE_PASSED(child);
+    runs.emplace_back(child.out.find("disk hit") != std::string::npos ? "disk hit" : "compiled", version_runs());
+  }
+  // 1: no cache folder yet, nothing remembered (finding a compiler creates no folder); 2: remembered;
+  // 3: read back; 4: the wrapper changed, so its new identity is asked (and the kernel's key changes
+  // with the compiler's identity only if --version's text does: here it does not).
+  const std::vector<std::pair<std::string, int>> want = {
+      {"compiled", 1}, {"disk hit", 1}, {"disk hit", 0}, {"disk hit", 1}};
+  EXPECT_EQ(runs, want);
+}
+
+// A program none of whose functions synchronises runs each block as one loop over its threads
+// without a check between them; one that synchronises anywhere keeps the check. Both give the same
+// results, including a kernel that synchronises only inside a __device__ function it calls.
+TEST(CpuKernels, ProgramsWithAndWithoutSynchronisationGiveTheSameResults) {
+  XP_REQUIRE_HOST_CXX();
+  const std::string add = R"(extern "C" __global__ void add3(const int* a, int* b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) b[i] = a[i] + 3;
+}
+)";
+  const std::string sync = R"(__device__ void wait_all() { __syncthreads(); }
+extern "C" __global__ void shift(const int* a, int* b, int n) {
+  __shared__ int s[128];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? a[i] : 0;
+  wait_all();
+  if (i < n) b[i] = s[(threadIdx.x + 1) % blockDim.x];
+}
+)";
+  const int n = 1000;
+  std::vector<int> a(n);
+  for (int i = 0; i < n; ++i) a[i] = i * 3 - 700;
+  for (const std::string& src : {add, add + sync}) {
+    Program p(src, {.name = "modes.cu"});
+    std::vector<int> b(n, 0);
+    p.kernel("add3", kCpu).launch({.grid = (n + 127) / 128, .block = 128}, a.data(), b.data(), n);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(b[i], a[i] + 3) << i;
+    if (src == add) continue;
+    p.kernel("shift", kCpu).launch({.grid = (n + 127) / 128, .block = 128}, a.data(), b.data(), n);
+    for (int i = 0; i < n; ++i) {
+      const int block = i / 128 * 128, j = block + (i - block + 1) % 128;
+      ASSERT_EQ(b[i], j < n ? a[j] : 0) << i;
+    }
+  }
+  // A program without the prelude's marker whose kernel reaches the engine's barrier by another
+  // way is a clear error, not a block run wrongly.
+  Program q(R"(extern "C" __global__ void sneaky(int* x) {
+  xp_cpu::block->api->barrier(xp_cpu::block->engine, threadIdx.x, 0, 0);
+  x[threadIdx.x] = 1;
+})",
+            {.name = "sneaky.cu"});
+  std::vector<int> x(64, 0);
+  try {
+    q.kernel("sneaky", kCpu).launch({.grid = 1, .block = 64}, x.data());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("never does"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CpuKernels, NvrtcOptionsForTheGpuAreDroppedThePreprocessorsPass) {

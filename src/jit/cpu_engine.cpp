@@ -123,7 +123,7 @@ struct Block {
     stopped = false;
     native = -1;
     block->fibers = 0;
-    kernel->entry(args, block, -1);
+    kernel->entry(args, block, kernel->synchronises ? -1 : XP_CPU_ALL_THREADS);
     if (!fibers || stopped) return;
     if (native >= 0) end_thread(native);  // it returned from the kernel
     native = -1;
@@ -263,6 +263,10 @@ struct Block {
 
   Block& synchronising(unsigned thread) {
     if (stopped) throw Stop{};
+    if (!kernel->synchronises) {  // its program has no marker: a call that did not come from the prelude
+      fail(where() + ": a thread synchronised, but the program was loaded as one that never does");
+      throw Stop{};
+    }
     if (!fibers) start_fibers(static_cast<int>(thread));
     return *this;
   }

@@ -18,6 +18,9 @@ struct CpuKernelDef {
   std::string program;  // for messages
   xp_cpu_entry entry = nullptr;
   std::vector<std::size_t> param_sizes;
+  // Whether some function of its program may synchronise (XP_CPU_SYNC_SYMBOL); when not, each
+  // block runs as one plain loop over its threads (XP_CPU_ALL_THREADS).
+  bool synchronises = true;
 };
 
 // The limits a launch is checked against: a GPU's (CUDA's compute capability 9.0).

@@ -289,8 +289,12 @@ bool read_table(CpuModule& m, const std::string& program, std::string& error) {
     error = "the shared object was built for another version of xp's CPU kernel interface";
     return false;
   }
+  // The marker of a program that may synchronise (an absolute symbol: found, whatever its value).
+  ::dlerror();
+  const bool synchronises = ::dlsym(m.handle, XP_CPU_SYNC_SYMBOL) != nullptr || ::dlerror() == nullptr;
   for (unsigned i = 0; i < count; ++i) {
     auto k = std::make_unique<CpuKernelDef>();
+    k->synchronises = synchronises;
     k->name = table[i].name;
     k->program = program;
     k->entry = table[i].entry;

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "jit/disk_cache.hpp"
 #include "runtime/environment.hpp"
 #include "xp/config.hpp"
 #include "xp/error.hpp"
@@ -101,20 +102,41 @@ HostCompiler find() {
     }
   }
   c.path = real_path(found);
-  char tmp[] = "/tmp/xp-cxx-version-XXXXXX";
-  const int fd = ::mkstemp(tmp);
-  if (fd < 0) {
-    c.error = std::string("cannot make a temporary file to run ") + c.path + " --version: " + std::strerror(errno);
-    return c;
-  }
-  ::close(fd);
-  const HostRun r = run_program({found, "--version"}, tmp);
-  ::unlink(tmp);
-  if (r.status != 0) {
-    c.error = c.path + " --version failed (" + (r.status < 0 ? "could not run" : "status " + std::to_string(r.status)) +
-              ")" + (r.output.empty() ? "" : ": " + r.output.substr(0, 300)) +
-              "; set XP_HOST_CXX to a C++ compiler (g++ or clang++)";
-    return c;
+  // `--version` costs a process (about 2 ms), which a process that only loads cached kernels should
+  // not pay: its output is remembered in the kernel cache under the compiler file's identity (path,
+  // device, inode, size, modification and change times), and read from there while that file stays.
+  std::string memo_key;
+  struct stat st {};
+  if (::stat(c.path.c_str(), &st) == 0)
+    memo_key = "xp-host-compiler --version 1\n" + c.path + "\n" + std::to_string(st.st_dev) + " " +
+               std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
+               "." + std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." +
+               std::to_string(st.st_ctim.tv_nsec) + "\n";
+  HostRun r;
+  std::vector<char> memo;
+  if (!memo_key.empty() && DiskCache::instance().load(memo_key, memo) == DiskCache::Lookup::hit && !memo.empty()) {
+    r.status = 0;
+    r.output.assign(memo.begin(), memo.end());
+  } else {
+    char tmp[] = "/tmp/xp-cxx-version-XXXXXX";
+    const int fd = ::mkstemp(tmp);
+    if (fd < 0) {
+      c.error = std::string("cannot make a temporary file to run ") + c.path + " --version: " + std::strerror(errno);
+      return c;
+    }
+    ::close(fd);
+    r = run_program({found, "--version"}, tmp);
+    ::unlink(tmp);
+    if (r.status != 0) {
+      c.error = c.path + " --version failed (" +
+                (r.status < 0 ? "could not run" : "status " + std::to_string(r.status)) + ")" +
+                (r.output.empty() ? "" : ": " + r.output.substr(0, 300)) +
+                "; set XP_HOST_CXX to a C++ compiler (g++ or clang++)";
+      return c;
+    }
+    // Remembered only in a folder that exists: finding the compiler (xp doctor) creates nothing.
+    if (!memo_key.empty() && !r.output.empty() && DiskCache::instance().folder_exists())
+      DiskCache::instance().store(memo_key, std::vector<char>(r.output.begin(), r.output.end()));
   }
   c.version = r.output.substr(0, r.output.find('\n'));
   c.identity = c.path + "\n" + r.output;
@@ -145,6 +167,10 @@ HostCompiler find() {
   // that instantiates the same template for a type of the same name and another layout.
   c.flags.push_back("-Wl,-Bsymbolic");
   if (r.output.find("clang") == std::string::npos) c.flags.push_back("-fno-gnu-unique");
+  // GCC's -O2 vectorises only loops that need no runtime checks (its "very cheap" model), which
+  // leaves scalar the loop over a block's threads (a bounds test per thread, pointers that may
+  // alias): the dynamic model vectorises it, as clang's -O2 does.
+  if (r.output.find("clang") == std::string::npos) c.flags.push_back("-fvect-cost-model=dynamic");
   c.available = true;
   return c;
 }

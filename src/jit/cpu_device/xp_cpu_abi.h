@@ -5,7 +5,13 @@
 #ifndef XP_CPU_ABI_H
 #define XP_CPU_ABI_H
 
-#define XP_CPU_ABI_VERSION 1u
+#define XP_CPU_ABI_VERSION 2u
+
+/* A symbol that a program defines when some function of it may synchronise (the prelude's
+   synchronising calls emit it): without it the engine runs a block's threads with
+   XP_CPU_ALL_THREADS. */
+#define XP_CPU_SYNC_SYMBOL "xp_cpu_synchronises"
+#define XP_CPU_ALL_THREADS (-2)
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,9 +52,10 @@ struct xp_cpu_block {
   int fibers;
 };
 
-/* Runs thread `thread` (linear, x fastest) of the block, or, when thread is -1, its threads one
-   after another until one synchronises (then the engine runs the others as fibers). args: one
-   pointer per parameter, as for cuLaunchKernel. */
+/* Runs thread `thread` (linear, x fastest) of the block; when thread is -1, its threads one
+   after another until one synchronises (then the engine runs the others as fibers); when it is
+   XP_CPU_ALL_THREADS, its threads one after another with no check between them (for a program
+   that never synchronises). args: one pointer per parameter, as for cuLaunchKernel. */
 typedef void (*xp_cpu_entry)(void** args, const struct xp_cpu_block* block, int thread);
 
 struct xp_cpu_kernel_info {

@@ -181,64 +181,74 @@ inline T from_bits(unsigned long long b) {
 }  // namespace xp_cpu
 
 // ---- synchronisation ----
+namespace xp_cpu {
+// Every call that may make a thread wait for others goes through here. Its marker, a symbol of the
+// shared object, tells the engine that some function of the program synchronises; a program
+// without it runs each block as one plain loop over its threads, with no check after each thread,
+// which the compiler may vectorise (XP_CPU_SYNC_SYMBOL in xp_cpu_abi.h).
+inline const xp_cpu_engine_api* sync_api() {
+  __asm__ __volatile__(".globl " XP_CPU_SYNC_SYMBOL "\n\t.set " XP_CPU_SYNC_SYMBOL ", 1");
+  return block->api;
+}
+}  // namespace xp_cpu
 inline void __syncthreads() {
   xp_cpu::Resume r;
-  xp_cpu::block->api->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, 0);
+  xp_cpu::sync_api()->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, 0);
 }
 inline int __syncthreads_count(int p) {
   xp_cpu::Resume r;
-  return xp_cpu::block->api->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, p != 0);
+  return xp_cpu::sync_api()->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, p != 0);
 }
 inline int __syncthreads_and(int p) {
   xp_cpu::Resume r;
-  return xp_cpu::block->api->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, p != 0);
+  return xp_cpu::sync_api()->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, p != 0);
 }
 inline int __syncthreads_or(int p) {
   xp_cpu::Resume r;
-  return xp_cpu::block->api->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 3, p != 0);
+  return xp_cpu::sync_api()->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 3, p != 0);
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   xp_cpu::Resume r;
-  xp_cpu::block->api->warp_sync(xp_cpu::block->engine, xp_cpu::linear_thread(), mask);
+  xp_cpu::sync_api()->warp_sync(xp_cpu::block->engine, xp_cpu::linear_thread(), mask);
 }
 template <class T>
 inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
   xp_cpu::Resume r;
-  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, mask,
+  return xp_cpu::from_bits<T>(xp_cpu::sync_api()->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, mask,
                                                        xp_cpu::to_bits(v), src, width));
 }
 template <class T>
 inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   xp_cpu::Resume r;
-  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, mask,
+  return xp_cpu::from_bits<T>(xp_cpu::sync_api()->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, mask,
                                                        xp_cpu::to_bits(v), static_cast<int>(delta), width));
 }
 template <class T>
 inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   xp_cpu::Resume r;
-  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, mask,
+  return xp_cpu::from_bits<T>(xp_cpu::sync_api()->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, mask,
                                                        xp_cpu::to_bits(v), static_cast<int>(delta), width));
 }
 template <class T>
 inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
   xp_cpu::Resume r;
-  return xp_cpu::from_bits<T>(xp_cpu::block->api->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 3, mask,
+  return xp_cpu::from_bits<T>(xp_cpu::sync_api()->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 3, mask,
                                                        xp_cpu::to_bits(v), lane_mask, width));
 }
 inline unsigned __ballot_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
-  return xp_cpu::block->api->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, mask, p != 0);
+  return xp_cpu::sync_api()->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, mask, p != 0);
 }
 inline int __any_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
-  return static_cast<int>(xp_cpu::block->api->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, mask, p != 0));
+  return static_cast<int>(xp_cpu::sync_api()->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, mask, p != 0));
 }
 inline int __all_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
-  return static_cast<int>(xp_cpu::block->api->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, mask, p != 0));
+  return static_cast<int>(xp_cpu::sync_api()->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, mask, p != 0));
 }
 inline unsigned __activemask() {
-  return xp_cpu::block->api->active_mask(xp_cpu::block->engine, xp_cpu::linear_thread());
+  return xp_cpu::sync_api()->active_mask(xp_cpu::block->engine, xp_cpu::linear_thread());
 }
 inline void __threadfence() {
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -837,6 +847,15 @@ inline void call_each(void (*f)(P...), void** a, const xp_cpu_block* b, int t, s
     return;
   }
   const unsigned bx = b->block[0], by = b->block[1], bz = b->block[2];
+  if (t == XP_CPU_ALL_THREADS) {  // no function of the program synchronises
+    for (unsigned z = 0; z < bz; ++z)
+      for (unsigned y = 0; y < by; ++y)
+        for (unsigned x = 0; x < bx; ++x) {
+          threadIdx = uint3{x, y, z};
+          f(std::get<I>(values)...);
+        }
+    return;
+  }
   for (unsigned z = 0; z < bz; ++z)
     for (unsigned y = 0; y < by; ++y)
       for (unsigned x = 0; x < bx; ++x) {
