@@ -1,8 +1,9 @@
 # One call on the GPU machine, from the repository root, .carry holding the test wheels:
 #   OUT=<folder> DEADLINE_S=570 bash bench/results/2026-12-07-gpu-suite/scripts/run.sh
 # A release build with the Python extension (the machine's python3); every test of the gpu label
-# (-j12, failures with their output); xp against CuPy for the linalg and fft rows
-# (bench/python/linalg_fft_gpu.py); then the Python package's tests with a GPU required.
+# (-j12, failures with their output); xp_bench_user_kernels on cuda:0 (an ElementwiseKernel against
+# xp's fused expression, and its first call in a new process); xp against CuPy for the linalg and
+# fft rows (bench/python/linalg_fft_gpu.py); then the Python package's tests with a GPU required.
 R=$PWD; t0=$SECONDS; B=$R/build/gpu
 PY=$(command -v python3)
 mkdir -p $R/.carry/pylib
@@ -22,6 +23,9 @@ export XP_TEST_REQUIRE_GPU=1 XP_TEST_REQUIRE_NVRTC=1 XP_TEST_REQUIRE_NUMPY=1
 s=$SECONDS
 timeout 330 ctest --test-dir $B -L gpu -j12 --timeout 300 --output-on-failure > $OUT/ctest_gpu.txt 2>&1
 echo "ctest -L gpu: rc=$? $((SECONDS - s)) s"; grep -E "tests passed|\(Failed\)|\(Timeout\)|Skipped\)|Not Run" $OUT/ctest_gpu.txt | tail -12
+s=$SECONDS
+timeout 60 $B/bench/xp_bench_user_kernels --device cuda:0 > $OUT/bench_user_kernels.txt 2>&1
+echo "bench_user_kernels: rc=$? $((SECONDS - s)) s"; cat $OUT/bench_user_kernels.txt
 s=$SECONDS
 left=$((${DEADLINE_S:-570} - SECONDS + t0))
 PYTHONPATH=$B/python:$PYTHONPATH timeout $((left - 20 < 120 ? left - 20 : 120)) $PY bench/python/linalg_fft_gpu.py > $OUT/linalg_fft_gpu.txt 2>&1
