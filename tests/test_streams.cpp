@@ -359,3 +359,36 @@ TEST_F(Streams, EventsRecordOnTheCurrentStreamAndTime) {
   EXPECT_THROW(Stream(gpu1).wait_event(stop), ValueError);
   EXPECT_THROW(Event e{Device::cpu()}, ValueError);
 }
+
+// Two threads, each on a stream of its own, read one array and make their own from it at once:
+// each one's launches go to its own stream, and the array's stream (a field both threads update
+// under the storage's lock) ends as one of the two. Under ThreadSanitizer (the tsan preset runs
+// this program) a race on the array's stream, the pool's blocks or the scopes would be reported.
+TEST_F(Streams, TwoThreadsOnStreamsOfTheirOwnShareAnInput) {
+  Array a = ramp(4096, gpu0);
+  (a + 1).eval();  // compiled and loaded before the threads
+  (a * 2).eval();
+  trace.clear();
+  constexpr int kRounds = 40;
+  std::vector<Stream> streams;
+  for (int t = 0; t < 2; ++t) streams.emplace_back(gpu0);
+  std::vector<std::string> failures(2);
+  auto work = [&](int t) {
+    try {
+      StreamScope on(streams[static_cast<std::size_t>(t)]);
+      for (int i = 0; i < kRounds; ++i) {
+        Array b = (t == 0 ? a + 1 : a * 2).eval();
+        if (b.size() != 4096) failures[static_cast<std::size_t>(t)] = "wrong size";
+      }
+    } catch (const std::exception& e) {
+      failures[static_cast<std::size_t>(t)] = e.what();
+    }
+  };
+  std::thread t0(work, 0), t1(work, 1);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(failures, (std::vector<std::string>{"", ""}));
+  EXPECT_EQ(trace.on("launch", streams[0]), kRounds);
+  EXPECT_EQ(trace.on("launch", streams[1]), kRounds);
+  EXPECT_EQ(trace.on("launch", Stream::default_for(gpu0)), 0);
+}
