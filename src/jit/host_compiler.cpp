@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "jit/disk_cache.hpp"
+#include "jit/program_parts.hpp"
 #include "runtime/environment.hpp"
 #include "xp/config.hpp"
 #include "xp/error.hpp"
@@ -107,11 +108,15 @@ HostCompiler find() {
   // device, inode, size, modification and change times), and read from there while that file stays.
   std::string memo_key;
   struct stat st {};
-  if (::stat(c.path.c_str(), &st) == 0)
-    memo_key = "xp-host-compiler --version 1\n" + c.path + "\n" + std::to_string(st.st_dev) + " " +
-               std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
-               "." + std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." +
-               std::to_string(st.st_ctim.tv_nsec) + "\n";
+  if (::stat(c.path.c_str(), &st) == 0) {
+    memo_key = "xp-host-compiler 1\n";
+    put_field(memo_key, "target", "host c++");  // what `xp cache list` shows
+    put_field(memo_key, "name", c.path);
+    put_field(memo_key, "file",
+              std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+                  std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
+                  std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec));
+  }
   HostRun r;
   std::vector<char> memo;
   if (!memo_key.empty() && DiskCache::instance().load(memo_key, memo) == DiskCache::Lookup::hit && !memo.empty()) {

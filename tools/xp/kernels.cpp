@@ -122,8 +122,8 @@ int cache(const std::string& action, const std::string& arch) {
   }
   if (action == "list") {
     for (const auto& e : xp::kernel_cache_entries())
-      std::printf("%-10s %-12s nvrtc %-6s %-24s %s\n", human(e.bytes).c_str(), e.target.c_str(), e.nvrtc.c_str(),
-                  e.program.c_str(), e.file.c_str());
+      std::printf("%-10s %-12s %-12s %-24s %s\n", human(e.bytes).c_str(), e.target.c_str(),
+                  e.nvrtc.empty() ? "" : ("nvrtc " + e.nvrtc).c_str(), e.program.c_str(), e.file.c_str());
     return 0;
   }
   if (action == "clear") {
