@@ -837,8 +837,12 @@ struct DynamicShared {
     return reinterpret_cast<P*>(dynamic_shared());
   }
 };
+// Inlined always, so that the kernel is a known function inside the loop over threads, inlined in
+// turn where the compiler likes (clang left `run` a call through the pointer: no inlining, no
+// vectorisation).
 template <class... P, std::size_t... I>
-inline void call_each(void (*f)(P...), void** a, const xp_cpu_block* b, int t, std::index_sequence<I...>) {
+__attribute__((always_inline)) inline void call_each(void (*f)(P...), void** a, const xp_cpu_block* b, int t,
+                                                     std::index_sequence<I...>) {
   // The arguments are read once: each thread's call gets its own copy, as on a GPU.
   const std::tuple<std::remove_cv_t<P>...> values{*static_cast<std::remove_cv_t<P>*>(a[I])...};
   if (t >= 0) {
@@ -865,7 +869,7 @@ inline void call_each(void (*f)(P...), void** a, const xp_cpu_block* b, int t, s
       }
 }
 template <class... P>
-inline void run(void (*f)(P...), void** a, const xp_cpu_block* b, int t) {
+__attribute__((always_inline)) inline void run(void (*f)(P...), void** a, const xp_cpu_block* b, int t) {
   enter(b);
   try {
     call_each(f, a, b, t, std::index_sequence_for<P...>{});
