@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -865,6 +866,44 @@ extern "C" __global__ void set(float* y, int n, float v) {
 // Each program's shared object binds its symbols to its own definitions: a kernel named like a C
 // library function runs the kernel, and two programs whose kernels take a struct of one name and two
 // layouts each check their own argument sizes.
+// Each program's thread-local built-ins and __shared__ variables are its shared object's TLS. Once
+// the loader's static TLS room is used up, a later module's TLS is made on each thread's first
+// access, through the TLS descriptor's slow path, which in glibc before 2.40 does not preserve the
+// vector registers that GCC's descriptor calls (-mtls-dialect=gnu2) may keep values in: an entry
+// point that held the block's size in one ran no thread, and this program's EachProgramsSymbolsAre-
+// ItsOwn, run after the others, saw a kernel that wrote nothing. The engine now makes a program's
+// TLS on each worker before the program's code runs. Here: many programs with large __shared__
+// arrays, each followed by one with a struct argument by value run on a new thread (a first access
+// there): every kernel runs and gives its result.
+TEST(CpuKernels, ManyProgramsLoadedInTurnEachRunEveryThread) {
+  XP_REQUIRE_HOST_CXX();
+  struct S {
+    long long v[2];
+  };
+  for (int i = 0; i < 16; ++i) {
+    // A program with 16 KiB of __shared__ memory, run once: the loader's static TLS room soon runs out.
+    Program padded(
+        "extern \"C\" __global__ void padded(int* out) {\n  __shared__ int pad[4096];\n"
+        "  pad[threadIdx.x] = " +
+            std::to_string(i) + ";\n  out[0] = pad[0];\n}\n",
+        {.name = "padded" + std::to_string(i) + ".cu"});
+    int one = -1;
+    padded.kernel("padded", kCpu).launch({.grid = 1, .block = 1}, &one);
+    EXPECT_EQ(one, i);
+    // Then a program whose entry point GCC compiles to hold the block's size in a vector register
+    // across its first TLS access, run on a new thread.
+    Program p("// program " + std::to_string(i) +
+                  "\nstruct S { long long v[2]; };\n"
+                  "extern \"C\" __global__ void pick(S s, long long* out) { out[0] = s.v[1]; }\n",
+              {.name = "pick" + std::to_string(i) + ".cu"});
+    const Kernel k = p.kernel("pick", kCpu);
+    long long out = -1;
+    std::thread t([&] { k.launch({.grid = 1, .block = 1}, S{{5, 100 + i}}, &out); });
+    t.join();
+    EXPECT_EQ(out, 100 + i) << "program " << i;
+  }
+}
+
 TEST(CpuKernels, EachProgramsSymbolsAreItsOwn) {
   XP_REQUIRE_HOST_CXX();
   Program libc_name(R"(

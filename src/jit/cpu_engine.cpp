@@ -391,6 +391,7 @@ void cpu_launch(const CpuKernelDef& k, const LaunchConfig& c, void** args, const
   const std::int64_t blocks = static_cast<std::int64_t>(g.x) * g.y * g.z;
   const std::int64_t grain = std::max<std::int64_t>(1, 16384 / static_cast<std::int64_t>(threads));
   parallel_for(blocks, grain, [&](std::int64_t first, std::int64_t last) {
+    k.prepare_thread();  // the program's thread-local storage on this thread, before its code runs
     xp_cpu_block blk{};
     blk.grid[0] = g.x;
     blk.grid[1] = g.y;

@@ -21,6 +21,8 @@ struct CpuKernelDef {
   // Whether some function of its program may synchronise (XP_CPU_SYNC_SYMBOL); when not, each
   // block runs as one plain loop over its threads (XP_CPU_ALL_THREADS).
   bool synchronises = true;
+  // Makes the program's thread-local storage on the calling thread (XP_CPU_PREPARE_THREAD_SYMBOL).
+  xp_cpu_prepare_thread_fn prepare_thread = nullptr;
 };
 
 // The limits a launch is checked against: a GPU's (CUDA's compute capability 9.0).

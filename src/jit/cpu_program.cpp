@@ -289,12 +289,18 @@ bool read_table(CpuModule& m, const std::string& program, std::string& error) {
     error = "the shared object was built for another version of xp's CPU kernel interface";
     return false;
   }
+  auto prepare = reinterpret_cast<xp_cpu_prepare_thread_fn>(::dlsym(m.handle, XP_CPU_PREPARE_THREAD_SYMBOL));
+  if (prepare == nullptr) {
+    error = "the shared object has no " XP_CPU_PREPARE_THREAD_SYMBOL;
+    return false;
+  }
   // The marker of a program that may synchronise (an absolute symbol: found, whatever its value).
   ::dlerror();
   const bool synchronises = ::dlsym(m.handle, XP_CPU_SYNC_SYMBOL) != nullptr || ::dlerror() == nullptr;
   for (unsigned i = 0; i < count; ++i) {
     auto k = std::make_unique<CpuKernelDef>();
     k->synchronises = synchronises;
+    k->prepare_thread = prepare;
     k->name = table[i].name;
     k->program = program;
     k->entry = table[i].entry;

@@ -5,7 +5,7 @@
 #ifndef XP_CPU_ABI_H
 #define XP_CPU_ABI_H
 
-#define XP_CPU_ABI_VERSION 2u
+#define XP_CPU_ABI_VERSION 3u
 
 /* A symbol that a program defines when some function of it may synchronise (the prelude's
    synchronising calls emit it): without it the engine runs a block's threads with
@@ -68,6 +68,13 @@ struct xp_cpu_kernel_info {
 /* Every program exports this: its kernels (count of them) and the ABI version it was built for. */
 typedef const struct xp_cpu_kernel_info* (*xp_cpu_kernels_fn)(unsigned* count, unsigned* abi_version);
 #define XP_CPU_KERNELS_SYMBOL "xp_cpu_kernels"
+
+/* Every program exports this too: it makes the program's thread-local storage (the built-ins,
+   __shared__ variables) on the calling thread. The engine calls it on each worker before the
+   worker's first block of a launch, so that no kernel code meets the loader's slow path of a first
+   TLS access (see the prelude). */
+typedef void (*xp_cpu_prepare_thread_fn)(void);
+#define XP_CPU_PREPARE_THREAD_SYMBOL "xp_cpu_prepare_thread"
 
 #ifdef __cplusplus
 }

@@ -180,6 +180,17 @@ inline T from_bits(unsigned long long b) {
 }
 }  // namespace xp_cpu
 
+// ---- the program's thread-local storage, made before any kernel code runs ----
+// A shared object loaded after the loader's static TLS room is used up gets its thread-local
+// storage on each thread's first access, through the TLS descriptor's slow path, which before
+// glibc 2.40 does not preserve the vector registers (glibc bug 31372): GCC's TLS descriptors
+// (-mtls-dialect=gnu2) let code keep values in them across an access, and an entry point that held
+// the block's size in one ran no thread. Called by the engine (XP_CPU_PREPARE_THREAD_SYMBOL), as a
+// function call, where nothing is live in a vector register; every later access takes the fast path.
+extern "C" __attribute__((noinline, visibility("default"))) void xp_cpu_prepare_thread() {
+  __asm__ __volatile__("" : : "r"(&threadIdx) : "memory");
+}
+
 // ---- synchronisation ----
 namespace xp_cpu {
 // Every call that may make a thread wait for others goes through here. Its marker, a symbol of the
