@@ -187,8 +187,14 @@ inline T from_bits(unsigned long long b) {
 // (-mtls-dialect=gnu2) let code keep values in them across an access, and an entry point that held
 // the block's size in one ran no thread. Called by the engine (XP_CPU_PREPARE_THREAD_SYMBOL), as a
 // function call, where nothing is live in a vector register; every later access takes the fast path.
+// It touches a variable of its own: any thread-local variable of the object makes all of them, and
+// one whose address escapes (into the asm) could be written by any store in the compiler's eyes,
+// which would keep the loop over threads from vectorising if it were threadIdx.
+namespace xp_cpu {
+static thread_local unsigned char tls_anchor;
+}
 extern "C" __attribute__((noinline, visibility("default"))) void xp_cpu_prepare_thread() {
-  __asm__ __volatile__("" : : "r"(&threadIdx) : "memory");
+  __asm__ __volatile__("" : : "r"(&xp_cpu::tls_anchor) : "memory");
 }
 
 // ---- synchronisation ----
