@@ -195,10 +195,18 @@ std::string elementwise_source(const UserKernelState& k, const CallPlan& plan) {
   s << "extern \"C\" __global__ void " + k.symbol() + "(" + parameters(plan, false, contiguous) + ") {\n";
   s << "  const xp_index _ind = {xp_n};\n";
   // Each block takes xp_per consecutive elements, its threads striding through them; blocks
-  // stride through the ranges when the grid is smaller than their count.
+  // stride through the ranges when the grid is smaller than their count. On the CPU xp launches
+  // one thread a block (run_elementwise), and the loop is written with a stride of 1, so that the
+  // host compiler can count its iterations and vectorise it (with blockDim.x as the stride, a
+  // thread-local variable there, it cannot).
+  s << "#ifdef XP_CPU_KERNEL\n  if (threadIdx.x != 0) return;\n#endif\n";
   s << "  for (long long xp_b = blockIdx.x; xp_b * xp_per < xp_n; xp_b += gridDim.x) {\n";
   s << "    const long long xp_end = (xp_b + 1) * xp_per < xp_n ? (xp_b + 1) * xp_per : xp_n;\n";
+  s << "#ifdef XP_CPU_KERNEL\n";
+  s << "    for (long long i = xp_b * xp_per; i < xp_end; ++i) {\n";
+  s << "#else\n";
   s << "    for (long long i = xp_b * xp_per + threadIdx.x; i < xp_end; i += blockDim.x) {\n";
+  s << "#endif\n";
   if (!contiguous) {
     offset_vars(s, plan, true, true, "      ", "");
     offsets(s, plan, plan.dims.size(), "i", "xp_kshape", "xp_s", walked, "      ");

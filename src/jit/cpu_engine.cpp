@@ -389,7 +389,12 @@ void cpu_launch(const CpuKernelDef& k, const LaunchConfig& c, void** args, const
 
   LaunchState state;
   const std::int64_t blocks = static_cast<std::int64_t>(g.x) * g.y * g.z;
-  const std::int64_t grain = std::max<std::int64_t>(1, 16384 / static_cast<std::int64_t>(threads));
+  // Chunks of about 16384 CUDA threads, and at least four chunks per worker where the grid has
+  // that many blocks (a grid of a few long blocks, as xp's own elementwise kernels launch on the
+  // CPU, must not become one chunk on one worker).
+  const std::int64_t per_worker = std::max<std::int64_t>(1, blocks / (4 * std::int64_t{num_threads()}));
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, std::min<std::int64_t>(16384 / static_cast<std::int64_t>(threads), per_worker));
   parallel_for(blocks, grain, [&](std::int64_t first, std::int64_t last) {
     k.prepare_thread();  // the program's thread-local storage on this thread, before its code runs
     xp_cpu_block blk{};
