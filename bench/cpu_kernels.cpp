@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_timing.hpp"
 #include "xp/xp.hpp"
 
 using namespace xp;
@@ -67,24 +68,12 @@ extern "C" __global__ void block_sum(const float* x, float* partial, long long n
 }
 )";
 
-struct Stat {
-  double median, lo, hi;
-};
-
-Stat stat_of(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  return {t[t.size() / 2], t.front(), t.back()};
-}
+using xp_bench::Stat;
+using xp_bench::stat_of;
 
 Stat measure(int reps, const std::function<void()>& f) {
   f();  // warm: first-touch pages, plans, the kernel's first call
-  std::vector<double> t;
-  for (int r = 0; r < 7; ++r) {
-    const auto t0 = Clock::now();
-    for (int i = 0; i < reps; ++i) f();
-    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / reps);
-  }
-  return stat_of(t);
+  return xp_bench::rounds(reps, f);
 }
 
 void row(const char* what, const Stat& s, const char* base, const Stat& b) {
@@ -112,16 +101,7 @@ int child_compile() {
 
 // Runs this program with --child-compile and XP_CACHE_DIR=dir; its time in ms (NaN on failure).
 double child(const std::string& dir) {
-  char self[4096] = {};
-  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len <= 0) return NAN;
-  const std::string cmd = "XP_CACHE_DIR='" + dir + "' '" + std::string(self) + "' --child-compile";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return NAN;
-  char line[128] = {};
-  const bool got = std::fgets(line, sizeof line, p) != nullptr;
-  const int rc = pclose(p);
-  return got && rc == 0 ? std::atof(line) : NAN;
+  return xp_bench::run_self("XP_CACHE_DIR='" + dir + "'", "--child-compile");
 }
 
 }  // namespace

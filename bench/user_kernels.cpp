@@ -17,8 +17,7 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
+#include "bench_timing.hpp"
 #include "xp/xp.hpp"
 
 using namespace xp;
@@ -26,25 +25,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Stat {
-  double median, lo, hi;
-};
-
-Stat stat_of(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  return {t[t.size() / 2], t.front(), t.back()};
-}
+using xp_bench::Stat;
+using xp_bench::stat_of;
 
 Stat measure(int reps, const std::function<void()>& f, const std::function<void()>& sync) {
-  std::vector<double> t;
-  for (int r = 0; r < 7; ++r) {
-    sync();
-    const auto t0 = Clock::now();
-    for (int i = 0; i < reps; ++i) f();
-    sync();
-    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / reps);
-  }
-  return stat_of(t);
+  return xp_bench::rounds(reps, f, sync);
 }
 
 const ElementwiseKernel& kernel() {
@@ -88,16 +73,7 @@ int first_call(const Device& d, const std::string& which) {
 }
 
 double child_first_call(const std::string& device, const std::string& which) {
-  char self[4096] = {};
-  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len <= 0) return NAN;
-  const std::string cmd = std::string(self) + " --device " + device + " --first-call " + which;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return NAN;
-  char line[128] = {};
-  const bool got = std::fgets(line, sizeof line, p) != nullptr;
-  const int rc = pclose(p);
-  return got && rc == 0 ? std::atof(line) : NAN;
+  return xp_bench::run_self("", "--device " + device + " --first-call " + which);
 }
 
 }  // namespace
