@@ -726,6 +726,80 @@ extern "C" __global__ void shift(const int* a, int* b, int n) {
   }
 }
 
+// Each kernel of a program is classified on its own: one whose code holds no synchronising call
+// runs as a plain loop even beside one that synchronises, unless a synchronising call lies in a
+// helper that was not inlined (then every kernel of the program is taken to synchronise).
+TEST(CpuKernels, EachKernelIsClassifiedByTheCallsInItsOwnCode) {
+  XP_REQUIRE_HOST_CXX();
+  // `sneaky` reaches the engine's barrier without the prelude, so only a kernel classified as one
+  // that synchronises gets through it; `shift` synchronises through the prelude, inlined.
+  const std::string kernels = R"(extern "C" __global__ void sneaky(int* x) {
+  const unsigned t = threadIdx.x;  // the prelude's calls restore the built-ins after a wait; this does
+  xp_cpu::block->api->barrier(xp_cpu::block->engine, t, 0, 0);
+  x[t] = 1;
+}
+extern "C" __global__ void shift(const int* a, int* b) {
+  __shared__ int s[64];
+  s[threadIdx.x] = a[threadIdx.x];
+  __syncthreads();
+  b[threadIdx.x] = s[(threadIdx.x + 1) % 64];
+}
+template <class T>
+__global__ void warp_sum(const T* a, T* out) {
+  T v = a[threadIdx.x];
+  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+  if (threadIdx.x % 32 == 0) out[threadIdx.x / 32] = v;
+}
+)";
+  std::vector<int> a(64), b(64, 0), x(64, 0);
+  for (int i = 0; i < 64; ++i) a[i] = i * 7 - 100;
+  auto check_shift = [&](Program& p) {
+    std::fill(b.begin(), b.end(), 0);
+    p.kernel("shift", kCpu).launch({.grid = 1, .block = 64}, a.data(), b.data());
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(b[i], a[(i + 1) % 64]) << i;
+  };
+  auto check_warp_sum = [&](Program& p) {
+    std::vector<int> out(2, 0);
+    p.kernel("warp_sum<int>", kCpu).launch({.grid = 1, .block = 64}, a.data(), out.data());
+    int s0 = 0, s1 = 0;
+    for (int i = 0; i < 32; ++i) s0 += a[i], s1 += a[32 + i];
+    EXPECT_EQ(out[0], s0);
+    EXPECT_EQ(out[1], s1);
+  };
+  {
+    Program p(kernels, {.name = "each_kernel.cu", .name_expressions = {"warp_sum<int>"}});
+    check_shift(p);
+    check_warp_sum(p);
+    try {
+      p.kernel("sneaky", kCpu).launch({.grid = 1, .block = 64}, x.data());
+      FAIL() << "sneaky ran as a kernel that synchronises beside shift";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the kernel was loaded as one that never does"), std::string::npos)
+          << e.what();
+    }
+  }
+  {
+    // A helper that synchronises and is not inlined: its call lies outside every kernel, so every
+    // kernel of the program is taken to synchronise, sneaky included (it runs, and waits as it asks).
+    Program p(kernels + R"(__noinline__ __device__ void wait_all() { __syncthreads(); }
+extern "C" __global__ void shift_out_of_line(const int* a, int* b) {
+  __shared__ int s[64];
+  s[threadIdx.x] = a[threadIdx.x];
+  wait_all();
+  b[threadIdx.x] = s[(threadIdx.x + 1) % 64];
+}
+)",
+              {.name = "helper.cu", .name_expressions = {"warp_sum<int>"}});
+    check_shift(p);
+    check_warp_sum(p);
+    std::fill(b.begin(), b.end(), 0);
+    p.kernel("shift_out_of_line", kCpu).launch({.grid = 1, .block = 64}, a.data(), b.data());
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(b[i], a[(i + 1) % 64]) << i;
+    p.kernel("sneaky", kCpu).launch({.grid = 1, .block = 64}, x.data());
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(x[i], 1) << i;
+  }
+}
+
 TEST(CpuKernels, NvrtcOptionsForTheGpuAreDroppedThePreprocessorsPass) {
   XP_REQUIRE_HOST_CXX();
   const std::string src = "extern \"C\" __global__ void put(long* x) { x[0] = VALUE; x[1] = __cplusplus; }\n";

@@ -263,8 +263,8 @@ struct Block {
 
   Block& synchronising(unsigned thread) {
     if (stopped) throw Stop{};
-    if (!kernel->synchronises) {  // its program has no marker: a call that did not come from the prelude
-      fail(where() + ": a thread synchronised, but the program was loaded as one that never does");
+    if (!kernel->synchronises) {  // no site of the prelude's in its code: a call that did not come from the prelude
+      fail(where() + ": a thread synchronised, but the kernel was loaded as one that never does");
       throw Stop{};
     }
     if (!fibers) start_fibers(static_cast<int>(thread));

@@ -18,8 +18,9 @@ struct CpuKernelDef {
   std::string program;  // for messages
   xp_cpu_entry entry = nullptr;
   std::vector<std::size_t> param_sizes;
-  // Whether some function of its program may synchronise (XP_CPU_SYNC_SYMBOL); when not, each
-  // block runs as one plain loop over its threads (XP_CPU_ALL_THREADS).
+  // Whether it may synchronise (the program's XP_CPU_SYNC_SYMBOL, and a site of a synchronising
+  // call in the kernel's code, XP_CPU_SYNC_SITES_SECTION); when not, each block runs as one plain
+  // loop over its threads (XP_CPU_ALL_THREADS).
   bool synchronises = true;
   // Makes the program's thread-local storage on the calling thread (XP_CPU_PREPARE_THREAD_SYMBOL).
   xp_cpu_prepare_thread_fn prepare_thread = nullptr;

@@ -10,12 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "jit/cpu_source.hpp"
 #include "jit/disk_cache.hpp"
@@ -275,6 +278,47 @@ void* load_bytes(const std::vector<char>& bytes, std::string& error) {
   return h;
 }
 
+// The code of a function of the shared object: [start, end), from its dynamic symbol; empty when
+// no symbol starts exactly there (then nothing is known to lie in it).
+std::pair<const char*, const char*> code_of(const void* f) {
+  Dl_info info{};
+  void* extra = nullptr;
+  if (f == nullptr || ::dladdr1(f, &info, &extra, RTLD_DL_SYMENT) == 0 || extra == nullptr || info.dli_saddr != f)
+    return {nullptr, nullptr};
+  const auto* sym = static_cast<const ElfW(Sym)*>(extra);
+  const auto* start = static_cast<const char*>(f);
+  return {start, start + sym->st_size};
+}
+
+// Which kernels of a program may synchronise. None when the program has no marker. Otherwise a
+// kernel does when a synchronising call of the final code (the prelude's sites section) lies in
+// its function or its entry point; and every kernel does when a call lies outside all of them (in
+// a helper that was not inlined, or a part the compiler split off), or when the sites cannot be read.
+std::vector<bool> synchronising_kernels(void* handle, const xp_cpu_kernel_info* table, unsigned count,
+                                        bool program_synchronises) {
+  std::vector<bool> out(count, program_synchronises);
+  if (!program_synchronises) return out;
+  auto sites = reinterpret_cast<xp_cpu_sync_sites_fn>(::dlsym(handle, XP_CPU_SYNC_SITES_SYMBOL));
+  if (sites == nullptr) return out;
+  const int* begin = nullptr;
+  const unsigned n = sites(&begin);
+  if (n == 0 || begin == nullptr) return out;
+  std::vector<std::array<std::pair<const char*, const char*>, 2>> code(count);
+  for (unsigned i = 0; i < count; ++i)
+    code[i] = {code_of(reinterpret_cast<const void*>(table[i].entry)), code_of(table[i].function)};
+  std::vector<bool> found(count, false);
+  for (unsigned s = 0; s < n; ++s) {
+    const char* at = reinterpret_cast<const char*>(begin + s) + begin[s];
+    bool placed = false;
+    for (unsigned i = 0; i < count; ++i)
+      for (const auto& [from, to] : code[i])
+        if (from != nullptr && at >= from && at < to) found[i] = placed = true;
+    if (!placed) return out;  // every kernel, as the marker says
+  }
+  for (unsigned i = 0; i < count; ++i) out[i] = found[i];
+  return out;
+}
+
 // The module's kernels, from its table; false (and the handle closed) when it is not one of
 // xp's CPU programs of this ABI.
 bool read_table(CpuModule& m, const std::string& program, std::string& error) {
@@ -297,9 +341,10 @@ bool read_table(CpuModule& m, const std::string& program, std::string& error) {
   // The marker of a program that may synchronise (an absolute symbol: found, whatever its value).
   ::dlerror();
   const bool synchronises = ::dlsym(m.handle, XP_CPU_SYNC_SYMBOL) != nullptr || ::dlerror() == nullptr;
+  const std::vector<bool> each = synchronising_kernels(m.handle, table, count, synchronises);
   for (unsigned i = 0; i < count; ++i) {
     auto k = std::make_unique<CpuKernelDef>();
-    k->synchronises = synchronises;
+    k->synchronises = each[i];
     k->prepare_thread = prepare;
     k->name = table[i].name;
     k->program = program;

@@ -331,15 +331,15 @@ CpuSource prepare_cpu_source(std::string_view source, const std::string& name,
       if (c == '"' || c == '\\') shown += '\\';
       shown += c;
     }
-    table += "    {\"" + shown + "\", " + fn + ", ::xp_cpu::param_count(&" + expr + "), ::xp_cpu::param_sizes(&" +
-             expr + ")},\n";
+    table += "    {\"" + shown + "\", " + fn + ", reinterpret_cast<const void*>(&" + expr +
+             "), ::xp_cpu::param_count(&" + expr + "), ::xp_cpu::param_sizes(&" + expr + ")},\n";
     out.kernels.push_back(entries[i].first);
   }
   out.text +=
       "extern \"C\" const xp_cpu_kernel_info* xp_cpu_kernels(unsigned* count, unsigned* abi) {\n"
       "  static const xp_cpu_kernel_info table[] = {\n" +
       table +
-      "    {nullptr, nullptr, 0, nullptr}};\n"
+      "    {nullptr, nullptr, nullptr, 0, nullptr}};\n"
       "  *count = " +
       std::to_string(entries.size()) +
       ";\n"

@@ -5,13 +5,21 @@
 #ifndef XP_CPU_ABI_H
 #define XP_CPU_ABI_H
 
-#define XP_CPU_ABI_VERSION 3u
+#define XP_CPU_ABI_VERSION 4u
 
 /* A symbol that a program defines when some function of it may synchronise (the prelude's
    synchronising calls emit it): without it the engine runs a block's threads with
    XP_CPU_ALL_THREADS. */
 #define XP_CPU_SYNC_SYMBOL "xp_cpu_synchronises"
 #define XP_CPU_ALL_THREADS (-2)
+
+/* The section where each synchronising call of the final code leaves its address (a 32-bit offset
+   from the entry to the call), and the function of the program that returns its entries (begin,
+   count): the engine runs with XP_CPU_ALL_THREADS each kernel whose code (its function, its entry
+   point) holds none of them, unless one lies outside every kernel's code. */
+#define XP_CPU_SYNC_SITES_SECTION "xp_cpu_sync_sites"
+typedef unsigned (*xp_cpu_sync_sites_fn)(const int** begin);
+#define XP_CPU_SYNC_SITES_SYMBOL "xp_cpu_sync_site_table"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +69,7 @@ typedef void (*xp_cpu_entry)(void** args, const struct xp_cpu_block* block, int 
 struct xp_cpu_kernel_info {
   const char* name; /* the __global__ function's name, or the name expression */
   xp_cpu_entry entry;
+  const void* function; /* the __global__ function itself */
   unsigned param_count;
   const unsigned long long* param_sizes;
 };

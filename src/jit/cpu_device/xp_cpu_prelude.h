@@ -199,72 +199,90 @@ extern "C" __attribute__((noinline, visibility("default"))) void xp_cpu_prepare_
 
 // ---- synchronisation ----
 namespace xp_cpu {
-// Every call that may make a thread wait for others goes through here. Its marker, a symbol of the
-// shared object, tells the engine that some function of the program synchronises; a program
-// without it runs each block as one plain loop over its threads, with no check after each thread,
-// which the compiler may vectorise (XP_CPU_SYNC_SYMBOL in xp_cpu_abi.h).
-inline const xp_cpu_engine_api* sync_api() {
-  __asm__ __volatile__(".globl " XP_CPU_SYNC_SYMBOL "\n\t.set " XP_CPU_SYNC_SYMBOL ", 1");
+// Every call that may make a thread wait for others goes through here, inlined into its caller
+// with the calls below. It leaves two marks in the shared object. A symbol says that some function
+// of the program synchronises: a program without it runs each block as one plain loop over its
+// threads, with no check after each thread, which the compiler may vectorise (XP_CPU_SYNC_SYMBOL).
+// And each copy of the call in the final code, wherever inlining put it, adds its own address to
+// a section (XP_CPU_SYNC_SITES_SECTION): the engine finds which kernels' code holds a copy, and
+// runs the others as plain loops too; a copy outside every kernel and entry point (a helper that
+// was not inlined) makes every kernel of the program one that synchronises.
+__attribute__((always_inline)) inline const xp_cpu_engine_api* sync_api() {
+  __asm__ __volatile__(".globl " XP_CPU_SYNC_SYMBOL "\n\t.set " XP_CPU_SYNC_SYMBOL
+                       ", 1\n771:\n\t.pushsection " XP_CPU_SYNC_SITES_SECTION
+                       ",\"a\"\n\t.balign 4\n\t.long 771b - .\n\t.popsection");
   return block->api;
 }
 }  // namespace xp_cpu
-inline void __syncthreads() {
+// The sites' section, bounded by the symbols the linker makes for it (weak: a program without a
+// synchronising call has no such section).
+extern "C" {
+extern const int __start_xp_cpu_sync_sites[] __attribute__((weak, visibility("hidden")));
+extern const int __stop_xp_cpu_sync_sites[] __attribute__((weak, visibility("hidden")));
+__attribute__((visibility("default"))) unsigned xp_cpu_sync_site_table(const int** begin) {
+  *begin = __start_xp_cpu_sync_sites;
+  return __start_xp_cpu_sync_sites == nullptr
+             ? 0u
+             : static_cast<unsigned>(__stop_xp_cpu_sync_sites - __start_xp_cpu_sync_sites);
+}
+}
+__attribute__((always_inline)) inline void __syncthreads() {
   xp_cpu::Resume r;
   xp_cpu::sync_api()->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, 0);
 }
-inline int __syncthreads_count(int p) {
+__attribute__((always_inline)) inline int __syncthreads_count(int p) {
   xp_cpu::Resume r;
   return xp_cpu::sync_api()->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, p != 0);
 }
-inline int __syncthreads_and(int p) {
+__attribute__((always_inline)) inline int __syncthreads_and(int p) {
   xp_cpu::Resume r;
   return xp_cpu::sync_api()->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, p != 0);
 }
-inline int __syncthreads_or(int p) {
+__attribute__((always_inline)) inline int __syncthreads_or(int p) {
   xp_cpu::Resume r;
   return xp_cpu::sync_api()->barrier(xp_cpu::block->engine, xp_cpu::linear_thread(), 3, p != 0);
 }
-inline void __syncwarp(unsigned mask = 0xffffffffu) {
+__attribute__((always_inline)) inline void __syncwarp(unsigned mask = 0xffffffffu) {
   xp_cpu::Resume r;
   xp_cpu::sync_api()->warp_sync(xp_cpu::block->engine, xp_cpu::linear_thread(), mask);
 }
 template <class T>
-inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+__attribute__((always_inline)) inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
   xp_cpu::Resume r;
   return xp_cpu::from_bits<T>(xp_cpu::sync_api()->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, mask,
                                                        xp_cpu::to_bits(v), src, width));
 }
 template <class T>
-inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+__attribute__((always_inline)) inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   xp_cpu::Resume r;
   return xp_cpu::from_bits<T>(xp_cpu::sync_api()->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, mask,
                                                        xp_cpu::to_bits(v), static_cast<int>(delta), width));
 }
 template <class T>
-inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+__attribute__((always_inline)) inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   xp_cpu::Resume r;
   return xp_cpu::from_bits<T>(xp_cpu::sync_api()->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, mask,
                                                        xp_cpu::to_bits(v), static_cast<int>(delta), width));
 }
 template <class T>
-inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
+__attribute__((always_inline)) inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
   xp_cpu::Resume r;
   return xp_cpu::from_bits<T>(xp_cpu::sync_api()->shfl(xp_cpu::block->engine, xp_cpu::linear_thread(), 3, mask,
                                                        xp_cpu::to_bits(v), lane_mask, width));
 }
-inline unsigned __ballot_sync(unsigned mask, int p) {
+__attribute__((always_inline)) inline unsigned __ballot_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
   return xp_cpu::sync_api()->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 0, mask, p != 0);
 }
-inline int __any_sync(unsigned mask, int p) {
+__attribute__((always_inline)) inline int __any_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
   return static_cast<int>(xp_cpu::sync_api()->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 1, mask, p != 0));
 }
-inline int __all_sync(unsigned mask, int p) {
+__attribute__((always_inline)) inline int __all_sync(unsigned mask, int p) {
   xp_cpu::Resume r;
   return static_cast<int>(xp_cpu::sync_api()->vote(xp_cpu::block->engine, xp_cpu::linear_thread(), 2, mask, p != 0));
 }
-inline unsigned __activemask() {
+__attribute__((always_inline)) inline unsigned __activemask() {
   return xp_cpu::sync_api()->active_mask(xp_cpu::block->engine, xp_cpu::linear_thread());
 }
 inline void __threadfence() {
