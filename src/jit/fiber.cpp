@@ -22,6 +22,17 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+#if defined(__SANITIZE_THREAD__)
+#define XP_FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define XP_FIBER_TSAN 1
+#endif
+#endif
+#ifdef XP_FIBER_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace xp::detail {
 
 namespace {
@@ -37,6 +48,13 @@ thread_local FiberContext* t_switching_from = nullptr;
 
 void before_switch(FiberContext& from, FiberContext& to, void** fake_stack) {
   t_switching_from = &from;
+#ifdef XP_FIBER_TSAN
+  // ThreadSanitizer keeps a state per fiber (its own shadow stack, its clock): the context being
+  // left is the thread's own the first time, and each switch orders what came before it with what
+  // the resumed fiber does next, as running on one thread does.
+  if (from.tsan == nullptr) from.tsan = __tsan_get_current_fiber();
+  __tsan_switch_to_fiber(to.tsan, 0);
+#endif
 #ifdef XP_FIBER_ASAN
   __sanitizer_start_switch_fiber(fake_stack, to.stack_bottom, to.stack_size);
 #else
@@ -56,6 +74,28 @@ void after_switch(void* fake_stack) {
   }
 #else
   (void)fake_stack;
+#endif
+}
+
+// A fresh ThreadSanitizer fiber for a context about to start (the one of its last run, abandoned
+// where that run switched away for good, is destroyed).
+void tsan_fresh(FiberContext& fiber) {
+#ifdef XP_FIBER_TSAN
+  if (fiber.tsan_owned) __tsan_destroy_fiber(fiber.tsan);
+  fiber.tsan = __tsan_create_fiber(0);
+  fiber.tsan_owned = true;
+#else
+  (void)fiber;
+#endif
+}
+
+void tsan_release(FiberContext& fiber) {
+#ifdef XP_FIBER_TSAN
+  if (fiber.tsan_owned) __tsan_destroy_fiber(fiber.tsan);
+  fiber.tsan = nullptr;
+  fiber.tsan_owned = false;
+#else
+  (void)fiber;
 #endif
 }
 
@@ -129,6 +169,7 @@ void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void*
   fiber.stack_size = kFiberStackBytes;
   fiber.entry = entry;
   fiber.arg = arg;
+  tsan_fresh(fiber);
   auto top = (reinterpret_cast<std::uintptr_t>(static_cast<char*>(stack) + kFiberStackBytes) - (color % 64) * 64) &
              ~std::uintptr_t{15};
   // Seven words; after the ret into xp_fiber_start the stack pointer is top - 16: 16-byte aligned.
@@ -150,7 +191,9 @@ void switch_fiber(FiberContext& from, FiberContext& to) {
   after_switch(fake_stack);
 }
 
-void release_fiber(FiberContext&) {}
+void release_fiber(FiberContext& fiber) {
+  tsan_release(fiber);
+}
 
 #else
 
@@ -171,6 +214,7 @@ void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void*
   fiber.stack_size = kFiberStackBytes;
   fiber.entry = entry;
   fiber.arg = arg;
+  tsan_fresh(fiber);
   auto* uc = static_cast<ucontext_t*>(fiber.impl);
   if (uc == nullptr) {
     uc = new ucontext_t();
@@ -198,6 +242,7 @@ void switch_fiber(FiberContext& from, FiberContext& to) {
 }
 
 void release_fiber(FiberContext& fiber) {
+  tsan_release(fiber);
   delete static_cast<ucontext_t*>(fiber.impl);
   fiber.impl = nullptr;
 }

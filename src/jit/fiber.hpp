@@ -27,6 +27,10 @@ struct FiberContext {
   std::size_t stack_size = 0;
   void (*entry)(void*) = nullptr;
   void* arg = nullptr;
+  // ThreadSanitizer's fiber (its builds only): made by prepare_fiber, or the thread's own, learnt
+  // at the first switch away from it.
+  void* tsan = nullptr;
+  bool tsan_owned = false;
 };
 
 // Makes `fiber` start entry(arg) on `stack` at its first switch_fiber. entry must never return:
@@ -36,7 +40,7 @@ struct FiberContext {
 void prepare_fiber(FiberContext& fiber, void* stack, void (*entry)(void*), void* arg, unsigned color = 0);
 // Saves the running context into `from` and resumes `to`.
 void switch_fiber(FiberContext& from, FiberContext& to);
-// Releases what prepare_fiber allocated besides the stack (nothing on x86-64).
+// Releases what prepare_fiber allocated besides the stack (on x86-64, only ThreadSanitizer's fiber).
 void release_fiber(FiberContext& fiber);
 
 }  // namespace xp::detail
