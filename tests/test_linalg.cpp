@@ -566,6 +566,42 @@ TEST(Linalg, ErrorsNameTheFunctionAndTheBatchEntry) {
   check_errors(xp::Device::cpu());
 }
 
+// rtol as an array: one tolerance per matrix, broadcast with the batch shape; each result is the
+// one the same tolerance as a number gives.
+TEST(Linalg, RtolArrayIsATolerancePerMatrix) {
+  require_lapack();
+  const xp::Device cpu = xp::Device::cpu();
+  auto shape_of = [](const xp::Array& x) { return xp::Shape(x.shape().begin(), x.shape().end()); };
+  auto g = xp::random::Generator(5);
+  const xp::Array a = g.uniform({3, 4, 4}, DType::float64, -1, 1, cpu);
+  const std::vector<double> tols = {1e-12, 0.4, 0.95};
+  const xp::Array rtol = xp::asarray(tols, xp::Shape{3}, cpu);
+  const std::vector<std::int64_t> ranks = la::matrix_rank(a, rtol).to_vector<std::int64_t>();
+  const xp::Array p = la::pinv(a, rtol);
+  ASSERT_EQ(shape_of(p), (xp::Shape{3, 4, 4}));
+  for (int i = 0; i < 3; ++i) {
+    const xp::Array one = a.slice({xp::Slice(i, i + 1)});
+    EXPECT_EQ(ranks[static_cast<std::size_t>(i)],
+              la::matrix_rank(one, tols[static_cast<std::size_t>(i)]).to_vector<std::int64_t>()[0])
+        << i;
+    EXPECT_EQ(p.slice({xp::Slice(i, i + 1)}).to_vector<double>(),
+              la::pinv(one, tols[static_cast<std::size_t>(i)]).to_vector<double>())
+        << i;
+  }
+  EXPECT_LT(ranks[2], ranks[0]);  // the tolerances differ enough to matter
+  // One matrix, two tolerances: the batch broadcasts up.
+  const xp::Array two = la::pinv(a.slice({xp::Slice(0, 1)}).reshape({4, 4}),
+                                 xp::asarray(std::vector<double>{1e-12, 0.95}, xp::Shape{2}, cpu));
+  EXPECT_EQ(shape_of(two), (xp::Shape{2, 4, 4}));
+  // Empty: a batch of none against a tolerance of shape (0,).
+  EXPECT_EQ(shape_of(la::matrix_rank(a.slice({xp::Slice(0, 0)}), xp::zeros({0}, DType::float32, cpu))), (xp::Shape{0}));
+  EXPECT_EQ(shape_of(la::pinv(a.slice({xp::Slice(0, 1)}).reshape({4, 4}), xp::zeros({0}, DType::float32, cpu))),
+            (xp::Shape{0, 4, 4}));
+  EXPECT_THROW(la::matrix_rank(a, xp::ones({2}, DType::float64, cpu)), xp::ValueError);
+  EXPECT_THROW(la::pinv(a, xp::ones({3}, DType::bool_, cpu)), xp::TypeError);
+  EXPECT_THROW(la::pinv(a, xp::ones({3}, DType::complex64, cpu)), xp::TypeError);
+}
+
 // Strided, reversed and lazy inputs give the same values as their C-contiguous copies, and no input
 // is written to.
 TEST(Linalg, AnyLayoutAndInputsUntouched) {

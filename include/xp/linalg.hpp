@@ -64,8 +64,13 @@ XP_API Array matrix_norm(const Array& x, double ord, bool keepdims = false);
 XP_API Array matrix_power(const Array& x, std::int64_t n);
 // Singular values above rtol * largest (rtol defaults to max(m, n) * eps of the dtype).
 XP_API Array matrix_rank(const Array& x, std::optional<double> rtol = std::nullopt);
+// A tolerance per matrix: rtol real, its shape broadcast with x's batch shape (the result's batch
+// shape is the broadcast one); TypeError for a bool or complex rtol, ValueError for a shape that
+// does not broadcast.
+XP_API Array matrix_rank(const Array& x, const Array& rtol);
 XP_API Array outer(const Array& x1, const Array& x2);
 XP_API Array pinv(const Array& x, std::optional<double> rtol = std::nullopt);
+XP_API Array pinv(const Array& x, const Array& rtol);                   // rtol as matrix_rank's
 XP_API QRResult qr(const Array& x, std::string_view mode = "reduced");  // "reduced" or "complete"
 XP_API SlogdetResult slogdet(const Array& x);
 // x1 (..., n, n) and x2 (..., n, k), or x2 (n,) a single vector (as the standard says; batch

@@ -42,16 +42,13 @@ xp::fft::Norm to_norm(const std::string& s) {
   return xp::fft::norm_from_string(s);
 }
 
-// rtol: None, a Python number, or a 0-d array (its value).
-std::optional<double> to_rtol(nb::handle h) {
-  if (h.is_none()) return std::nullopt;
-  if (nb::isinstance<xp::Array>(h)) {
-    const xp::Array& a = nb::cast<const xp::Array&>(h);
-    if (a.ndim() != 0)
-      throw nb::type_error("xp.linalg: rtol as an array must be 0-dimensional here (xp takes one tolerance)");
-    return a.item<double>();
-  }
-  return nb::cast<double>(h);
+// rtol: None, a Python number, or an array (a tolerance per matrix, broadcast with the batch).
+template <class F>
+xp::Array with_rtol(const xp::Array& x, nb::handle rtol, F f) {
+  if (rtol.is_none()) return f(x, std::optional<double>());
+  if (nb::isinstance<xp::Array>(rtol)) return f(x, nb::cast<const xp::Array&>(rtol));
+  if (nb::isinstance<nb::bool_>(rtol)) throw nb::type_error("xp.linalg: rtol must be a real number or an array");
+  return f(x, std::optional<double>(nb::cast<double>(rtol)));
 }
 
 }  // namespace
@@ -92,13 +89,19 @@ void register_linalg_fft(nb::module_& m) {
   l.def(
       "matrix_power", [](const xp::Array& x, std::int64_t n) { return la::matrix_power(x, n); }, arg("x"), arg("n"));
   l.def(
-      "matrix_rank", [](const xp::Array& x, nb::handle rtol) { return la::matrix_rank(x, to_rtol(rtol)); }, arg("x"),
-      nb::kw_only(), arg("rtol") = nb::none());
+      "matrix_rank",
+      [](const xp::Array& x, nb::handle rtol) {
+        return with_rtol(x, rtol, [](const xp::Array& a, const auto& t) { return la::matrix_rank(a, t); });
+      },
+      arg("x"), nb::kw_only(), arg("rtol") = nb::none());
   l.def(
       "outer", [](const xp::Array& a, const xp::Array& b) { return la::outer(a, b); }, arg("x1"), arg("x2"));
   l.def(
-      "pinv", [](const xp::Array& x, nb::handle rtol) { return la::pinv(x, to_rtol(rtol)); }, arg("x"), nb::kw_only(),
-      arg("rtol") = nb::none());
+      "pinv",
+      [](const xp::Array& x, nb::handle rtol) {
+        return with_rtol(x, rtol, [](const xp::Array& a, const auto& t) { return la::pinv(a, t); });
+      },
+      arg("x"), nb::kw_only(), arg("rtol") = nb::none());
   l.def(
       "qr",
       [](const xp::Array& x, const std::string& mode) {

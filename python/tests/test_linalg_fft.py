@@ -92,6 +92,32 @@ def test_factorizations_against_numpy(dtype):
     assert xp.asnumpy(xp.linalg.matrix_rank(xp.asarray(a))).tolist() == np.linalg.matrix_rank(a).tolist()
 
 
+def test_rtol_as_an_array_is_a_tolerance_per_matrix():
+    # The standard's rtol may be an array broadcast with the batch shape (x.shape[:-2]).
+    a = np.random.default_rng(3).standard_normal((4, 5, 3))
+    a[1, :, 2] = a[1, :, 0]  # rank 2
+    r = np.array([1e-12, 0.5, 0.9, 1e-3])
+    assert xp.asnumpy(xp.linalg.matrix_rank(xp.asarray(a), rtol=xp.asarray(r))).tolist() == \
+        np.linalg.matrix_rank(a, rtol=r).tolist()
+    check_close(xp.linalg.pinv(xp.asarray(a), rtol=xp.asarray(r)), np.linalg.pinv(a, rtol=r), 1000 * eps("float64"))
+    # a 0-d array is one tolerance; a float32 one compares with float64 singular values
+    assert xp.asnumpy(xp.linalg.matrix_rank(xp.asarray(a), rtol=xp.asarray(np.float32(0.5)))).tolist() == \
+        np.linalg.matrix_rank(a, rtol=0.5).tolist()
+    # the batch broadcasts up: one matrix, two tolerances, two results
+    two = xp.linalg.pinv(xp.asarray(a[0]), rtol=xp.asarray(np.array([1e-9, 0.7])))
+    assert two.shape == (2, 3, 5)
+    check_close(two[0], np.linalg.pinv(a[0], rtol=1e-9), 1000 * eps("float64"))
+    check_close(two[1], np.linalg.pinv(a[0], rtol=0.7), 1000 * eps("float64"))
+    # empty: as the conformance suite asks (rtol of shape (0,) against a batch of none)
+    assert xp.linalg.matrix_rank(xp.asarray(a[:0]), rtol=xp.asarray(np.zeros(0, np.float32))).shape == (0,)
+    assert xp.linalg.pinv(xp.asarray(a[0]), rtol=xp.asarray(np.zeros(0, np.float32))).shape == (0, 3, 5)
+    with pytest.raises(ValueError, match="does not broadcast with the batch shape"):
+        xp.linalg.matrix_rank(xp.asarray(a), rtol=xp.asarray(np.ones(3)))
+    for bad in (xp.asarray(np.array([True])), xp.asarray(np.ones(4, np.complex64)), True):
+        with pytest.raises(TypeError, match="rtol"):
+            xp.linalg.pinv(xp.asarray(a), rtol=bad)
+
+
 def test_named_tuples_and_result_dtypes():
     a = xp.asarray(rng_matrix((4, 4), "complex64", spd=True))
     r = xp.linalg.eigh(a)

@@ -360,6 +360,31 @@ Array matrix_rank(const Array& x, std::optional<double> rtol) {
   return sum(greater(s, cutoff), Axes(-1));
 }
 
+namespace {
+// A tolerance per matrix: real, and its shape broadcast with x's batch (the result's batch).
+Shape tolerance_batch(const char* fn, const Array& x, const Array& rtol) {
+  if (rtol.dtype() == DType::bool_ || is_complex(rtol.dtype()))
+    throw TypeError(std::string(fn) + ": rtol must be a real number or an array of real numbers; its dtype is " +
+                    std::string(name(rtol.dtype())));
+  const Shape batch = batch_of(x);
+  try {
+    return broadcast_shapes(batch, Shape(rtol.shape().begin(), rtol.shape().end()));
+  } catch (const ValueError&) {
+    throw ValueError(std::string(fn) + ": rtol of shape " + detail::shape_str(rtol.shape()) +
+                     " does not broadcast with the batch shape " + detail::shape_str(batch) + " of x");
+  }
+}
+}  // namespace
+
+Array matrix_rank(const Array& x, const Array& rtol) {
+  require_matrices("matrix_rank", x);
+  const Shape batch = tolerance_batch("matrix_rank", x, rtol);
+  const Array s = svdvals(x);
+  if (s.shape(-1) == 0) return zeros(batch, DType::int64, x.device());
+  const Array cutoff = multiply(max(s, Axes(-1), true), expand_dims(rtol, -1));
+  return sum(greater(s, cutoff), Axes(-1));
+}
+
 Array outer(const Array& x1, const Array& x2) {
   if (x1.ndim() != 1 || x2.ndim() != 1) {
     throw ValueError("outer: both inputs must be 1-D; their shapes are " + detail::shape_str(x1.shape()) + " and " +
@@ -376,6 +401,22 @@ Array pinv(const Array& x, std::optional<double> rtol) {
   const SVDResult f = svd(x, false);
   const double tol = rtol ? *rtol : static_cast<double>(std::max(m, n)) * eps_of(real_dtype(t));
   const Array cutoff = multiply(max(f.S, Axes(-1), true), tol);
+  const Array big = greater(f.S, cutoff);
+  const Array s_inv = where(big, divide(1, where(big, f.S, 1)), 0);
+  const Array u = is_complex(t) ? conj(f.U) : f.U, vh = is_complex(t) ? conj(f.Vh) : f.Vh;
+  return matmul(multiply(matrix_transpose(vh), expand_dims(s_inv, -2)), matrix_transpose(u));
+}
+
+Array pinv(const Array& x, const Array& rtol) {
+  require_matrices("pinv", x);
+  const DType t = compute_dtype("pinv", x.dtype());
+  const Shape batch = tolerance_batch("pinv", x, rtol);
+  const std::int64_t m = x.shape(-2), n = x.shape(-1);
+  std::int64_t count = 1;
+  for (const std::int64_t d : batch) count *= d;
+  if (count == 0 || x.size() == 0) return zeros(join(batch, {n, m}), t, x.device());
+  const SVDResult f = svd(x, false);
+  const Array cutoff = multiply(max(f.S, Axes(-1), true), expand_dims(rtol, -1));
   const Array big = greater(f.S, cutoff);
   const Array s_inv = where(big, divide(1, where(big, f.S, 1)), 0);
   const Array u = is_complex(t) ? conj(f.U) : f.U, vh = is_complex(t) ? conj(f.Vh) : f.Vh;
