@@ -555,6 +555,17 @@ TEST(Indexing, MasksReadAndWrite) {
   a.set({Slice(), Index(mask_of({0, 1, 0, 1}))}, array_of(std::vector<i64>{10, 20}, {2}));  // broadcast along the rows
   EXPECT_EQ(a.to_vector<i64>(), (std::vector<i64>{0, 10, 2, 20, 4, 10, 6, 20, -1, 10, -1, 20}));
   EXPECT_THROW(a.slice({Index(mask_of({1, 0}))}), xp::IndexError);
+  // An empty mask: each of its axes must be the array's size or 0 (NumPy's rule), whatever its size.
+  const auto empty_mask = [](xp::Shape s) { return xp::zeros(s, DType::bool_, kCpu); };
+  EXPECT_EQ(a.slice({Index(empty_mask({0, 4}))}).shape(0), 0);
+  EXPECT_EQ(a.slice({Index(empty_mask({3, 0}))}).shape(0), 0);
+  EXPECT_EQ(a.slice({Index(empty_mask({0}))}).shape(1), 4);
+  EXPECT_THROW(a.slice({Index(empty_mask({0, 5}))}), xp::IndexError);
+  EXPECT_THROW(a.slice({Index(empty_mask({2, 0}))}), xp::IndexError);
+  const Array none = xp::zeros({0, 0}, DType::float32, kCpu);
+  EXPECT_THROW(none.slice({Index(empty_mask({2, 0}))}), xp::IndexError);
+  EXPECT_THROW(none.slice({Index(empty_mask({0, 1}))}), xp::IndexError);
+  EXPECT_THROW(a.set({Index(empty_mask({0, 5}))}, 1), xp::IndexError);
   // Assigning to the copy that an array index reads is refused, not lost.
   EXPECT_THROW(a.slice({Index(mask)}) = 5, xp::ValueError);
 }

@@ -84,13 +84,13 @@ Plan plan_index(const Array& a, std::span<const Index> index) {
     std::int64_t scalar = 0;
   };
   std::vector<Pending> pending;
-  // A bool index (0-d as one element) checked against the view's axes it covers; an empty mask
-  // selects nothing whatever its shape (as NumPy).
+  // A bool index (0-d as one element) checked against the view's axes it covers: each of its axes
+  // is the view's size or 0 (an empty mask selects nothing; as NumPy, and the Array API's tests).
   const auto checked_mask = [](const Pending& q, const Array& view) {
     const Array mask = q.array.ndim() == 0 ? reshape(q.array, {1}) : q.array;
     for (int k = 0; k < mask.ndim(); ++k) {
       const int ax = q.first_axis + k;
-      if (mask.shape(k) != view.shape(ax) && mask.size() != 0) {
+      if (mask.shape(k) != view.shape(ax) && mask.shape(k) != 0) {
         throw IndexError("boolean index did not match indexed array along axis " + ordinal_axis(ax) +
                          "; size of axis is " + std::to_string(view.shape(ax)) +
                          " but size of corresponding boolean axis is " + std::to_string(mask.shape(k)));
