@@ -125,6 +125,12 @@ TEST(NumpyExtras, NanReductionsLeaveNaNsOut) {
   EXPECT_EQ(r.dtype(), DType::int64);
   EXPECT_EQ(shape_of(r), (std::vector<i64>{2, 1}));
   EXPECT_EQ(r.to_vector<i64>(), (std::vector<i64>{2, 2}));
+  // Empty: an empty reduced axis has no answer; along a non-empty one the result is just empty.
+  const Array none = xp::zeros({0, 3, 5}, DType::float32);
+  EXPECT_EQ(shape_of(xp::nanargmin(none, 1)), (std::vector<i64>{0, 5}));
+  EXPECT_EQ(shape_of(xp::nanargmax(none, -1, true)), (std::vector<i64>{0, 3, 1}));
+  EXPECT_THROW(xp::nanargmax(none, 0), xp::ValueError);
+  EXPECT_THROW(xp::nanargmin(none), xp::ValueError);
   // As NumPy: a NaN is replaced by -inf (+inf for nanargmin), and the first of equal values wins,
   // so a NaN before the -inf maxima is the answer.
   EXPECT_EQ(xp::nanargmax(vec<double>({kNaN, -kInf, -kInf})).item<i64>(), 0);

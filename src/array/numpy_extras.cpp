@@ -160,9 +160,13 @@ Array nan_extreme(const Array& a, const Axes& axes, bool keepdims, bool is_max) 
 Array nan_arg(const Array& a, std::optional<int> axis, bool keepdims, bool is_max) {
   if (!is_float(a.dtype())) return is_max ? argmax(a, axis, keepdims) : argmin(a, axis, keepdims);
   const char* what = is_max ? "nanargmax" : "nanargmin";
-  if (a.size() == 0)
-    throw ValueError(std::string(what) + ": attempt to get " + (is_max ? "argmax" : "argmin") +
-                     " of an empty sequence");
+  if (a.size() == 0) {
+    // An empty reduced axis has no answer; an empty result along a non-empty one is just empty.
+    if (!axis || a.ndim() == 0 || a.shape(*axis) == 0)
+      throw ValueError(std::string(what) + ": attempt to get " + (is_max ? "argmax" : "argmin") +
+                       " of an empty sequence");
+    return is_max ? argmax(a, axis, keepdims) : argmin(a, axis, keepdims);
+  }
   const Array nans = isnan(a);
   const Axes axes = axis ? Axes(*axis) : Axes();
   if (any(all(nans, axes)).item<bool>()) throw ValueError(std::string(what) + ": All-NaN slice encountered");
