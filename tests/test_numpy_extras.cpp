@@ -222,6 +222,32 @@ TEST(NumpyExtras, MedianAndQuantilesAreNumPysLinearMethod) {
   expect_values(xp::median(xp::full({}, 4.0, DType::float64, kCpu)), {4});
 }
 
+// NumPy's other simple methods: the values below come from NumPy 2 (np.quantile(a, q, method=m)).
+TEST(NumpyExtras, QuantileMethodsAreNumPys) {
+  const Array a = vec<std::int32_t>({3, 1, 4, 1, 5, 9, 2, 6});  // sorted: 1 1 2 3 4 5 6 9
+  const Array q = vec<double>({0.25, 0.5, 0.3, 1.0});           // (n - 1) q: 1.75, 3.5, 2.1, 7
+  const auto ints = [](const Array& r) { return r.to_vector<std::int32_t>(); };
+  EXPECT_EQ(ints(xp::quantile(a, q, {}, false, "lower")), (std::vector<std::int32_t>{1, 3, 2, 9}));
+  EXPECT_EQ(ints(xp::quantile(a, q, {}, false, "higher")), (std::vector<std::int32_t>{2, 4, 3, 9}));
+  // nearest rounds half to even: 3.5 -> 4
+  EXPECT_EQ(ints(xp::quantile(a, q, {}, false, "nearest")), (std::vector<std::int32_t>{2, 4, 2, 9}));
+  expect_values(xp::quantile(a, q, {}, false, "midpoint"), {1.5, 3.5, 2.5, 9.0});
+  EXPECT_EQ(xp::quantile(a, 0.5, {}, false, "nearest").dtype(), DType::int32);
+  EXPECT_EQ(xp::quantile(a, 0.5, {}, false, "nearest").item<std::int32_t>(), 4);
+  // (n - 1) q = 0.5 and 2.5 on five elements: half to even, 0 and 2
+  EXPECT_EQ(xp::quantile(vec<double>({0, 1, 2, 3, 4}), 0.125, {}, false, "nearest").item<double>(), 0);
+  EXPECT_EQ(xp::quantile(vec<double>({0, 1, 2, 3, 4}), 0.625, {}, false, "nearest").item<double>(), 2);
+  // midpoint with an integer q still interpolates: a float64 result where linear takes the element
+  EXPECT_EQ(xp::quantile(a, 1, {}, false, "midpoint").dtype(), DType::float64);
+  EXPECT_EQ(xp::quantile(a, 1, {}, false, "linear").dtype(), DType::int32);
+  expect_values(xp::percentile(a, vec<double>({25, 50}), {}, false, "midpoint"), {1.5, 3.5});
+  // a NaN in a slice gives NaN with every method
+  const Array m = array_of<double>({3, 1, kNaN, 2, 8, 5}, {2, 3});
+  for (const char* method : {"lower", "higher", "nearest", "midpoint"})
+    expect_values(xp::quantile(m, 0.5, 1, false, method), {kNaN, 5});
+  EXPECT_THROW(xp::quantile(a, 0.5, {}, false, "hazen"), xp::ValueError);
+}
+
 // ---- partition, bincount, histogram ----
 
 TEST(NumpyExtras, PartitionIsAFullSortThatMeetsTheContract) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -58,9 +59,14 @@ XP_API Array median(const Array& a, const Axes& axes = {}, bool keepdims = false
 // the array's values as a weak scalar, so a float32 array gives float32; an array q brings its
 // dtype (a float64 q gives float64). An integer q takes the elements themselves (a's dtype). A
 // slice holding a NaN gives NaN; an empty one is an IndexError. percentile is quantile of q / 100
-// (q in [0, 100]).
-XP_API Array quantile(const Array& a, const Operand& q, const Axes& axes = {}, bool keepdims = false);
-XP_API Array percentile(const Array& a, const Operand& q, const Axes& axes = {}, bool keepdims = false);
+// (q in [0, 100]). `method` as NumPy's: "linear" (the above), "lower", "higher", "nearest" (the
+// element at (n - 1) q rounded down, up, or half to even: a's dtype) and "midpoint" (the mean of the
+// two elements around (n - 1) q, or the element where that is whole: a float, also for an integer
+// q); another name is a ValueError.
+XP_API Array quantile(const Array& a, const Operand& q, const Axes& axes = {}, bool keepdims = false,
+                      std::string_view method = "linear");
+XP_API Array percentile(const Array& a, const Operand& q, const Axes& axes = {}, bool keepdims = false,
+                        std::string_view method = "linear");
 
 // ---- partial sorts, counts and histograms --------------------------------------------------------
 // An array whose element at each kth position along axis is the one a sort would put there, smaller

@@ -173,18 +173,18 @@ void register_numpy_extras(nb::module_& m) {
       arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
   m.def(
       "quantile",
-      [](nb::handle a, nb::handle q, nb::handle axis, bool keepdims) {
+      [](nb::handle a, nb::handle q, nb::handle axis, bool keepdims, const std::string& method) {
         const Arg qa(q);
-        return xp::quantile(array_arg(a, "quantile"), *qa, to_axes(axis), keepdims);
+        return xp::quantile(array_arg(a, "quantile"), *qa, to_axes(axis), keepdims, method);
       },
-      arg("a"), arg("q"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
+      arg("a"), arg("q"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false, arg("method") = "linear");
   m.def(
       "percentile",
-      [](nb::handle a, nb::handle q, nb::handle axis, bool keepdims) {
+      [](nb::handle a, nb::handle q, nb::handle axis, bool keepdims, const std::string& method) {
         const Arg qa(q);
-        return xp::percentile(array_arg(a, "percentile"), *qa, to_axes(axis), keepdims);
+        return xp::percentile(array_arg(a, "percentile"), *qa, to_axes(axis), keepdims, method);
       },
-      arg("a"), arg("q"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
+      arg("a"), arg("q"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false, arg("method") = "linear");
 
   m.def(
       "partition",

@@ -143,6 +143,27 @@ def test_median_quantile_percentile_match_numpy(dtype):
                 same(xp.percentile(x, xp.asarray(qs * 100), axis=axis), np.percentile(arr, qs * 100, axis=axis))
 
 
+@pytest.mark.parametrize("method", ["lower", "higher", "nearest", "midpoint"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8"])
+def test_quantile_methods_match_numpy(method, dtype):
+    a = sample(dtype, (6, 7), 9, nans=False)
+    b = a.copy()
+    if dtype.startswith("float"):
+        b[2, :] = np.nan
+    qs = np.array([0.0, 0.125, 0.25, 0.5, 0.625, 2 / 3, 1.0])
+    for arr in (a, b):
+        x = xp.asarray(arr)
+        for axis in [None, 0, -1]:
+            for q in [0.0, 0.3, 0.5, 0.625, 1.0, 1]:
+                same(xp.quantile(x, q, axis=axis, method=method), np.quantile(arr, q, axis=axis, method=method))
+            same(xp.quantile(x, xp.asarray(qs), axis=axis, method=method),
+                 np.quantile(arr, qs, axis=axis, method=method))
+            same(xp.percentile(x, 37.5, axis=axis, keepdims=True, method=method),
+                 np.percentile(arr, 37.5, axis=axis, keepdims=True, method=method))
+    with pytest.raises(ValueError, match="'linear'"):
+        xp.quantile(xp.asarray(a), 0.5, method="hazen")
+
+
 def test_quantile_errors():
     x = xp.asarray(np.arange(5.0))
     for q in [1.5, -0.1, float("nan")]:

@@ -248,12 +248,26 @@ Array median(const Array& a, const Axes& axes, bool keepdims) {
 
 namespace {
 
-Array quantile_impl(const Array& a, const Operand& q_in, bool percent, const Axes& axes, bool keepdims) {
+enum class QuantileMethod { linear, lower, higher, nearest, midpoint };
+
+QuantileMethod quantile_method(std::string_view m, const char* what) {
+  if (m == "linear") return QuantileMethod::linear;
+  if (m == "lower") return QuantileMethod::lower;
+  if (m == "higher") return QuantileMethod::higher;
+  if (m == "nearest") return QuantileMethod::nearest;
+  if (m == "midpoint") return QuantileMethod::midpoint;
+  throw ValueError(std::string(what) + ": method '" + std::string(m) +
+                   "' is not one xp has; it has 'linear' (the default), 'lower', 'higher', 'nearest' and 'midpoint'");
+}
+
+Array quantile_impl(const Array& a, const Operand& q_in, bool percent, const Axes& axes, bool keepdims,
+                    std::string_view method_name) {
   // NumPy 2.4's "linear" method (numpy/lib/_function_base_impl.py: quantile, _quantile,
   // _get_indexes, _get_gamma, _lerp), step by step, so that the roundings are NumPy's.
   const char* what = percent ? "percentile" : "quantile";
   const char* range_error = percent ? "percentile: Percentiles must be in the range [0, 100]"
                                     : "quantile: Quantiles must be in the range [0, 1]";
+  const QuantileMethod method = quantile_method(method_name, what);
   const DType t = a.dtype();
   if (t == DType::bool_) throw TypeError(std::string(what) + ": a must hold numbers, got bool");
   // A number q is "weak" (NumPy's weak_q): q and the interpolation weight are float64 numbers, and
@@ -288,7 +302,28 @@ Array quantile_impl(const Array& a, const Operand& q_in, bool percent, const Axe
   const int last_axis = s.ndim() - 1;
   const Device dev = a.device();
   Array r;
-  if (q_integer) {
+  const bool discrete =
+      method == QuantileMethod::lower || method == QuantileMethod::higher || method == QuantileMethod::nearest;
+  if (method == QuantileMethod::midpoint && q_integer) {  // NumPy interpolates: a float result
+    q_integer = false;
+    if (!weak) q = q.astype(DType::float64);
+  }
+  if (discrete) {
+    // The element at (n - 1) q rounded down, up, or to the nearest (half to even), in a's dtype.
+    const auto pick = [method](const Array& v) {
+      return method == QuantileMethod::lower ? floor(v) : method == QuantileMethod::higher ? ceil(v) : round(v);
+    };
+    if (weak) {
+      const double vi = static_cast<double>(f.n - 1) * qd;
+      const double k = method == QuantileMethod::lower    ? std::floor(vi)
+                       : method == QuantileMethod::higher ? std::ceil(vi)
+                                                          : std::nearbyint(vi);
+      r = take(s, full({}, std::min<i64>(static_cast<i64>(k), f.n - 1), DType::int64, dev), last_axis);
+    } else {
+      const Array vi = q_integer ? q.astype(DType::int64) * (f.n - 1) : pick(q * (f.n - 1));
+      r = take(s, minimum(vi.astype(DType::int64), f.n - 1), last_axis);
+    }
+  } else if (q_integer) {
     // Integer virtual indices: the elements themselves, in a's dtype (NumPy takes them).
     const Array vi = weak ? full({}, static_cast<i64>(qd) * (f.n - 1), DType::int64, dev)
                           : (q.astype(DType::int64) * (f.n - 1)).eval();
@@ -302,7 +337,8 @@ Array quantile_impl(const Array& a, const Operand& q_in, bool percent, const Axe
       below = static_cast<i64>(std::floor(vi));
       above = below + 1;
     }
-    const double gamma = vi - static_cast<double>(below);
+    double gamma = vi - static_cast<double>(below);
+    if (method == QuantileMethod::midpoint) gamma = vi == std::floor(vi) ? 0.0 : 0.5;
     const Array lo = take(s, full({}, below, DType::int64, dev), last_axis);
     const Array hi = take(s, full({}, above, DType::int64, dev), last_axis);
     const Array diff = hi - lo;
@@ -313,7 +349,8 @@ Array quantile_impl(const Array& a, const Operand& q_in, bool percent, const Axe
     const Array top = logical_or(greater_equal(vi, f.n - 1), isnan(vi)), bottom = less(vi, 0);
     const Array below = where(top, -1, where(bottom, 0, prev)).astype(DType::int64);
     const Array above = where(top, -1, where(bottom, 0, prev + 1)).astype(DType::int64);
-    const Array gamma = (vi.astype(DType::float64) - below.astype(DType::float64)).astype(vi.dtype());
+    Array gamma = (vi.astype(DType::float64) - below.astype(DType::float64)).astype(vi.dtype());
+    if (method == QuantileMethod::midpoint) gamma = where(equal(vi, prev), 0.0, 0.5).astype(vi.dtype());
     const Array lo = take(s, below, last_axis), hi = take(s, above, last_axis);
     const Array diff = hi - lo;
     const Array lerp = lo + diff * gamma;
@@ -334,11 +371,11 @@ Array quantile_impl(const Array& a, const Operand& q_in, bool percent, const Axe
 
 }  // namespace
 
-Array quantile(const Array& a, const Operand& q, const Axes& axes, bool keepdims) {
-  return quantile_impl(a, q, false, axes, keepdims);
+Array quantile(const Array& a, const Operand& q, const Axes& axes, bool keepdims, std::string_view method) {
+  return quantile_impl(a, q, false, axes, keepdims, method);
 }
-Array percentile(const Array& a, const Operand& q, const Axes& axes, bool keepdims) {
-  return quantile_impl(a, q, true, axes, keepdims);
+Array percentile(const Array& a, const Operand& q, const Axes& axes, bool keepdims, std::string_view method) {
+  return quantile_impl(a, q, true, axes, keepdims, method);
 }
 
 // ---- partial sorts, counts and histograms --------------------------------------------------------
