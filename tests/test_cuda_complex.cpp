@@ -375,10 +375,14 @@ bool element_ok(Op op, DType c, bool math, const T* g, const T* w, int parts, co
                : normwise(op) ? normwise_ulp(g[0], g[1], w[0], w[1])
                               : std::max(ulp_distance(g[0], w[0]), ulp_distance(g[1], w[1]));
   if (op == Op::pow) {
+    // pow = exp(b log a): an error of log a grows by |b| |log a|. A zero b scales by nothing (0 times
+    // the infinite log of a zero or infinite a was NaN, which failed equal results); an infinite
+    // scale (a zero or infinite a) leaves the finite results to the class check above.
     const long double la = std::log(std::hypot(static_cast<long double>(a[0]), static_cast<long double>(a[1])));
     const long double arg = std::atan2(static_cast<long double>(a[1]), static_cast<long double>(a[0]));
-    err /= static_cast<double>(1 + std::hypot(static_cast<long double>(b[0]), static_cast<long double>(b[1])) *
-                                       std::hypot(la, arg));
+    const long double nb = std::hypot(static_cast<long double>(b[0]), static_cast<long double>(b[1]));
+    const long double scale = nb == 0 ? 0 : nb * std::hypot(la, arg);
+    err = std::isfinite(static_cast<double>(scale)) ? err / static_cast<double>(1 + scale) : 0;
   }
   worst = std::max(worst, err);
   return err <= 2 * cpu_ulp_bound(op, c) + cuda_extra_ulp(c);

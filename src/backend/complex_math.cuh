@@ -104,13 +104,21 @@ XP_CM_D xp_complex<T> xp_cm_sub(xp_complex<T> a, xp_complex<T> b) {
   typedef xp_real<T> R;
   return xp_cm_make(R::sub(a.re, b.re), R::sub(a.im, b.im));
 }
+// -v with its sign bit flipped for a NaN too, through copysign (bits only): a GPU's negation of a
+// NaN need not flip it (atan(inf + NaN i) gave -0 where the CPU gives +0, the sign coming from the
+// NaN that the rotation negates), so every negation here that may meet a NaN is this one.
+template <class T>
+XP_CM_D T xp_cm_flip(T v) {
+  typedef xp_real<T> R;
+  return R::copysign(v, R::copysign((T)1, v) > (T)0 ? (T)-1 : (T)1);
+}
 template <class T>
 XP_CM_D xp_complex<T> xp_cm_neg(xp_complex<T> a) {
-  return xp_cm_make(-a.re, -a.im);
+  return xp_cm_make(xp_cm_flip(a.re), xp_cm_flip(a.im));
 }
 template <class T>
 XP_CM_D xp_complex<T> xp_cm_conj(xp_complex<T> a) {
-  return xp_cm_make(a.re, -a.im);
+  return xp_cm_make(a.re, xp_cm_flip(a.im));
 }
 // (ac - bd) + (ad + bc)i, each product rounded, as NumPy (no recovery of infinities from NaNs).
 template <class T>
@@ -373,17 +381,17 @@ XP_CM_D xp_complex<T> xp_cm_tanh(xp_complex<T> z) {
 // sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz).
 template <class T>
 XP_CM_D xp_complex<T> xp_cm_sin(xp_complex<T> z) {
-  const xp_complex<T> w = xp_cm_sinh(xp_cm_make(-z.im, z.re));
-  return xp_cm_make(w.im, -w.re);
+  const xp_complex<T> w = xp_cm_sinh(xp_cm_make(xp_cm_flip(z.im), z.re));
+  return xp_cm_make(w.im, xp_cm_flip(w.re));
 }
 template <class T>
 XP_CM_D xp_complex<T> xp_cm_cos(xp_complex<T> z) {
-  return xp_cm_cosh(xp_cm_make(-z.im, z.re));
+  return xp_cm_cosh(xp_cm_make(xp_cm_flip(z.im), z.re));
 }
 template <class T>
 XP_CM_D xp_complex<T> xp_cm_tan(xp_complex<T> z) {
-  const xp_complex<T> w = xp_cm_tanh(xp_cm_make(-z.im, z.re));
-  return xp_cm_make(w.im, -w.re);
+  const xp_complex<T> w = xp_cm_tanh(xp_cm_make(xp_cm_flip(z.im), z.re));
+  return xp_cm_make(w.im, xp_cm_flip(w.re));
 }
 
 // ---- logarithms and sqrt ----
@@ -551,8 +559,8 @@ XP_CM_D xp_complex<T> xp_cm_asinh(xp_complex<T> z) {
 }
 template <class T>
 XP_CM_D xp_complex<T> xp_cm_asin(xp_complex<T> z) {  // -i asinh(iz)
-  const xp_complex<T> w = xp_cm_asinh(xp_cm_make(-z.im, z.re));
-  return xp_cm_make(w.im, -w.re);
+  const xp_complex<T> w = xp_cm_asinh(xp_cm_make(xp_cm_flip(z.im), z.re));
+  return xp_cm_make(w.im, xp_cm_flip(w.re));
 }
 
 template <class T>
@@ -623,8 +631,8 @@ XP_CM_D xp_complex<T> xp_cm_atanh(xp_complex<T> z) {
 }
 template <class T>
 XP_CM_D xp_complex<T> xp_cm_atan(xp_complex<T> z) {  // -i atanh(iz)
-  const xp_complex<T> w = xp_cm_atanh(xp_cm_make(-z.im, z.re));
-  return xp_cm_make(w.im, -w.re);
+  const xp_complex<T> w = xp_cm_atanh(xp_cm_make(xp_cm_flip(z.im), z.re));
+  return xp_cm_make(w.im, xp_cm_flip(w.re));
 }
 
 // ---- pow, as NumPy: 1 for a zero exponent; 0 for a zero base with a positive real exponent (NaN
