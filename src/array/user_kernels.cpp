@@ -528,8 +528,10 @@ class ArgPack {
       : refs_(arrays + 1), context_(device, refs_.data(), arrays + 1) {}
   void word(std::uint64_t v, std::size_t bytes = 8) { add({v}, bytes); }
   void dims(const std::vector<std::int64_t>& v) {
-    std::vector<std::uint64_t> w(v.begin(), v.end());
-    if (w.empty()) w.push_back(0);
+    // At least one word (a 0-d shape); sized first, not grown (GCC 13 warned, falsely, of a delete
+    // at an offset in push_back's path).
+    std::vector<std::uint64_t> w(std::max<std::size_t>(v.size(), 1), 0);
+    std::copy(v.begin(), v.end(), w.begin());
     add(w, w.size() * 8);
   }
   std::uint64_t address(const Array& a) { return kernel_arg(a, context_); }
