@@ -7,7 +7,7 @@ R=$PWD; t0=$SECONDS; B=$R/build/gpu
   echo "source hash of this tree: $(bash scripts/source_hash.sh)"; } > $OUT/machine.txt 2>&1
 cmake -S $R -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DXP_BENCH_NVCC=OFF -DXP_PYTHON=OFF > $OUT/configure.log 2>&1 &&
   timeout 200 cmake --build $B -j16 --target test_user_kernels test_kernels_gpu test_cuda_complex test_numpy_extras \
-    test_complex test_streams_gpu test_kernel_arrays xp_cli > $OUT/build.log 2>&1 || { tail -30 $OUT/configure.log $OUT/build.log; echo BUILD FAILED; exit 1; }
+    test_complex test_streams_gpu test_kernel_arrays xp_bench_user_kernels xp_cli > $OUT/build.log 2>&1 || { tail -30 $OUT/configure.log $OUT/build.log; echo BUILD FAILED; exit 1; }
 echo "build $((SECONDS - t0)) s, warnings: $(grep -c 'warning:' $OUT/build.log)"
 echo "xp --version: $($B/tools/xp/xp --version)" | tee -a $OUT/machine.txt
 export XP_TEST_REQUIRE_GPU=1 XP_TEST_REQUIRE_NVRTC=1
@@ -17,6 +17,9 @@ timeout 150 ctest --test-dir $B -L gpu -j12 --timeout 140 --output-on-failure \
 echo "ctest: rc=$? $((SECONDS - s)) s"
 grep -E "tests passed|\(Failed\)|\(Timeout\)|Skipped\)|Not Run" $OUT/ctest_gpu.txt | tail -14
 grep -E "ulp \]|differ from|Failure" $OUT/ctest_gpu.txt | head -30
+s=$SECONDS
+timeout 35 $B/bench/xp_bench_user_kernels --device cuda:0 > $OUT/bench_user_kernels.txt 2>&1
+echo "bench: rc=$? $((SECONDS - s)) s"; cat $OUT/bench_user_kernels.txt
 s=$SECONDS
 timeout 170 python3 scripts/gpu_sanitize.py $B --tool memcheck -j12 --timeout 150 --budget 20 \
   -R 'StreamsGpu|UserKernelsGpu|KernelArraysGpu' --out $OUT/memcheck > $OUT/memcheck.txt 2>&1
