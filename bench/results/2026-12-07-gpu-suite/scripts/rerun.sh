@@ -1,7 +1,7 @@
 # The second call: the programs of the first call's failures, after their fixes, with a GPU required;
 # then compute-sanitizer memcheck over the GPU tests of the streams, kernel-array and user-kernel
 # programs (the code the streams change and the user kernels touch), as the device time allows:
-#   OUT=<folder> bash bench/results/2026-12-07-gpu-suite/scripts/rerun.sh
+#   OUT=<folder> DEADLINE_S=<seconds> bash bench/results/2026-12-07-gpu-suite/scripts/rerun.sh
 R=$PWD; t0=$SECONDS; B=$R/build/gpu
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; echo "cpus $(nproc)"
   echo "source hash of this tree: $(bash scripts/source_hash.sh)"; } > $OUT/machine.txt 2>&1
@@ -12,7 +12,7 @@ echo "build $((SECONDS - t0)) s, warnings: $(grep -c 'warning:' $OUT/build.log)"
 echo "xp --version: $($B/tools/xp/xp --version)" | tee -a $OUT/machine.txt
 export XP_TEST_REQUIRE_GPU=1 XP_TEST_REQUIRE_NVRTC=1
 s=$SECONDS
-timeout 150 ctest --test-dir $B -L gpu -j12 --timeout 140 --output-on-failure \
+timeout 120 ctest --test-dir $B -L gpu -j12 --timeout 110 --output-on-failure \
   -R "UserKernelsGpu|GpuKernels\.|CudaComplexGpu|NumpyExtrasGpu|ComplexGpu" > $OUT/ctest_gpu.txt 2>&1
 echo "ctest: rc=$? $((SECONDS - s)) s"
 grep -E "tests passed|\(Failed\)|\(Timeout\)|Skipped\)|Not Run" $OUT/ctest_gpu.txt | tail -14
@@ -20,7 +20,12 @@ grep -E "ulp \]|differ from|Failure" $OUT/ctest_gpu.txt | head -30
 s=$SECONDS
 timeout 35 $B/bench/xp_bench_user_kernels --device cuda:0 > $OUT/bench_user_kernels.txt 2>&1
 echo "bench: rc=$? $((SECONDS - s)) s"; cat $OUT/bench_user_kernels.txt
-s=$SECONDS
-timeout 170 python3 scripts/gpu_sanitize.py $B --tool memcheck -j12 --timeout 150 --budget 20 \
-  -R 'StreamsGpu|UserKernelsGpu|KernelArraysGpu' --out $OUT/memcheck > $OUT/memcheck.txt 2>&1
-echo "memcheck: rc=$? $((SECONDS - s)) s"; grep -v ': skipped' $OUT/memcheck.txt | tail -8
+left=$((${DEADLINE_S:-400} - SECONDS + t0))
+if [ $left -gt 60 ]; then
+  s=$SECONDS
+  timeout $((left - 10)) python3 scripts/gpu_sanitize.py $B --tool memcheck -j12 --timeout $((left - 20)) --budget 10 \
+    -R 'StreamsGpu|UserKernelsGpu|KernelArraysGpu' --out $OUT/memcheck > $OUT/memcheck.txt 2>&1
+  echo "memcheck: rc=$? $((SECONDS - s)) s"; grep -v ': skipped' $OUT/memcheck.txt | tail -8
+else
+  echo "memcheck: not run ($left s left)"
+fi
