@@ -592,16 +592,16 @@ void run_elementwise(UserKernelState& k, const CallPlan& plan) {
   const std::vector<Kernel> ks = kernels_for(k, plan);
   ArgPack pack(plan.device, array_count(plan));
   pack_arguments(pack, plan, false);
-  // A block takes `per` consecutive elements. GPU: 256 threads, one element each (with two each,
-  // the second element's loads waited for the first one's store, which may alias them: 0.97x of
-  // xp's fused expression at 2^26 float32 on an H100). CPU: one thread a block, walking its range
-  // in order (a block's threads run one after another there, so more of them would each stride
-  // through memory), a few blocks per thread of xp's.
+  // A block takes `per` consecutive elements. GPU: 256 threads, two elements each (0.97x of xp's
+  // fused expression at 2^26 float32 on an H100: the second element's loads wait for the first
+  // one's store, which may alias them). CPU: one thread a block, walking its range in order (a
+  // block's threads run one after another there, so more of them would each stride through
+  // memory), a few blocks per thread of xp's.
   std::int64_t per = 0;
   LaunchConfig config;
   if (plan.device.is_cuda()) {
     config.block = Dim3(256);
-    per = 256;
+    per = 512;
   } else {
     config.block = Dim3(1);
     const std::int64_t blocks = std::int64_t{num_threads()} * 4;
