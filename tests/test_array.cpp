@@ -495,6 +495,12 @@ TEST(BadInput, VecdotsAxisAndBroadcastViewsAsNumPy) {
   Array one = broadcast_to(x, {1, 3});
   one += 2.0;
   EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{2, 2, 2}));
+  // Nor does an empty view, whatever its steps: writing to it does nothing (as NumPy), where a zero
+  // step along an axis of 4 was refused (an empty array imported from NumPy had such steps).
+  Array none = broadcast_to(zeros({0, 1}), {0, 4});
+  EXPECT_NO_THROW(none.assign(3.0));
+  EXPECT_NO_THROW(copyto(none, 5.0));
+  EXPECT_EQ(none.size(), 0);
 }
 
 TEST(BadInput, TypedErrorsAndNothingWrittenToOut) {

@@ -132,3 +132,15 @@ def test_eye_takes_any_python_int_as_k():
         got = xp.to_cpu(xp.eye(3, 4, k=k))
         assert np.array_equal(got, np.eye(3, 4, k=max(min(k, 10), -10)))
     assert np.array_equal(xp.to_cpu(xp.eye(3, k=1)), np.eye(3, k=1))
+
+
+def test_writing_to_an_empty_array_does_nothing_whatever_its_steps():
+    # An empty array from NumPy is imported with steps of 0; writing to it is a no-op, as in NumPy.
+    x = xp.asarray(np.zeros((0, 0, 4), np.int32))
+    x[...] = 3
+    assert x.shape == (0, 0, 4)
+    b = xp.broadcast_to(xp.zeros((0, 1)), (0, 4))
+    b[...] = 1
+    with pytest.raises(ValueError, match="broadcast view"):
+        c = xp.broadcast_to(xp.zeros((1,)), (4,))
+        c[...] = 1
