@@ -28,6 +28,7 @@ from ._namespace import (  # noqa: F401
     result_type,
 )
 from ._interop import asnumpy, to_cpu  # noqa: F401
+from . import _methods  # noqa: F401  (NumPy's and CuPy's array methods: a.sum(), a.reshape(3, 2), a.get(), ...)
 from ._sets import unique_all, unique_counts, unique_inverse  # noqa: F401
 from . import random  # noqa: F401  (xp.random.default_rng)
 from . import fft, linalg  # noqa: F401  (the Array API's two extensions)

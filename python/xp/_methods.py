@@ -1,0 +1,264 @@
+"""NumPy's and CuPy's array methods on ``xp.Array`` (``a.sum()``, ``a.reshape(3, 2)``, ``a.get()``...).
+
+The Array API's array object has operators and a few attributes only; code written for NumPy or
+CuPy calls methods. Each method here is the namespace's function under NumPy's signature (axis
+first, ``keepdims``, ``ddof``), with NumPy's defaults where they differ from the standard's:
+``diagonal`` and ``trace`` over the first two axes, ``cumsum``, ``take`` and ``repeat`` of a flat
+array when no axis is given, ``transpose()`` reversing the axes. ``fill`` and ``sort`` write in
+place, as NumPy's do. Results are xp arrays on the array's device, as the functions' are.
+"""
+
+from . import _xp
+
+_Array = _xp.Array
+_reshape = _Array.reshape
+_item = _Array.item
+
+
+def _linalg():
+    from . import linalg
+
+    return linalg
+
+
+def _axes_tuple(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _reshape_method(self, *shape, copy=None):
+    shape = _axes_tuple(shape)
+    if len(shape) == 1:
+        shape = shape[0] if not isinstance(shape[0], (tuple, list)) else tuple(shape[0])
+    if copy is None:
+        return _reshape(self, shape)
+    return _xp.reshape(self, shape if isinstance(shape, tuple) else (shape,), copy=copy)
+
+
+def _item_method(self, *args):
+    if not args:
+        return _item(self)
+    if len(args) == 1 and not isinstance(args[0], tuple):  # a flat index, as NumPy's item(i)
+        return _item(_xp.reshape(self, (-1,))[args[0]])
+    return _item(self[args[0] if len(args) == 1 else tuple(args)])
+
+
+def _flat(self, axis):
+    return (_xp.reshape(self, (-1,)), 0) if axis is None else (self, axis)
+
+
+def _sum(self, axis=None, dtype=None, keepdims=False):
+    return _xp.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _prod(self, axis=None, dtype=None, keepdims=False):
+    return _xp.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _mean(self, axis=None, keepdims=False):
+    return _xp.mean(self, axis=axis, keepdims=keepdims)
+
+
+def _std(self, axis=None, ddof=0, keepdims=False):
+    return _xp.std(self, axis=axis, correction=ddof, keepdims=keepdims)
+
+
+def _var(self, axis=None, ddof=0, keepdims=False):
+    return _xp.var(self, axis=axis, correction=ddof, keepdims=keepdims)
+
+
+def _min(self, axis=None, keepdims=False):
+    return _xp.min(self, axis=axis, keepdims=keepdims)
+
+
+def _max(self, axis=None, keepdims=False):
+    return _xp.max(self, axis=axis, keepdims=keepdims)
+
+
+def _argmin(self, axis=None, keepdims=False):
+    return _xp.argmin(self, axis=axis, keepdims=keepdims)
+
+
+def _argmax(self, axis=None, keepdims=False):
+    return _xp.argmax(self, axis=axis, keepdims=keepdims)
+
+
+def _any(self, axis=None, keepdims=False):
+    return _xp.any(self, axis=axis, keepdims=keepdims)
+
+
+def _all(self, axis=None, keepdims=False):
+    return _xp.all(self, axis=axis, keepdims=keepdims)
+
+
+def _cumsum(self, axis=None, dtype=None):
+    x, ax = _flat(self, axis)
+    return _xp.cumulative_sum(x, axis=ax, dtype=dtype)
+
+
+def _cumprod(self, axis=None, dtype=None):
+    x, ax = _flat(self, axis)
+    return _xp.cumulative_prod(x, axis=ax, dtype=dtype)
+
+
+def _round(self, decimals=0):
+    if decimals == 0:
+        return _xp.round(self)
+    if self.dtype not in (_xp.float16, _xp.bfloat16, _xp.float32, _xp.float64, _xp.complex64, _xp.complex128):
+        if decimals > 0:
+            return _xp.asarray(self, copy=True)
+        raise NotImplementedError("xp: round of an integer array to negative decimals")
+    # NumPy's steps: scale by a power of ten, round half to even, scale back.
+    if decimals > 0:
+        return _xp.round(self * 10.0**decimals) / 10.0**decimals
+    return _xp.round(self / 10.0**-decimals) * 10.0**-decimals
+
+
+def _clip(self, min=None, max=None):  # noqa: A002  (NumPy's names)
+    return _xp.clip(self, min, max)
+
+
+def _ravel(self):
+    return _xp.reshape(self, (-1,))
+
+
+def _flatten(self):
+    return _xp.reshape(self, (-1,), copy=True)
+
+
+def _transpose(self, *axes):
+    axes = _axes_tuple(axes)
+    if not axes:
+        axes = tuple(reversed(range(self.ndim)))
+    return _xp.permute_dims(self, axes)
+
+
+def _swapaxes(self, axis1, axis2):
+    axes = list(range(self.ndim))
+    axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
+    return _xp.permute_dims(self, tuple(axes))
+
+
+def _squeeze(self, axis=None):
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(self.shape) if n == 1)
+    return _xp.squeeze(self, axis)
+
+
+def _last_two(self, axis1, axis2):
+    n = self.ndim
+    a, b = axis1 % n, axis2 % n
+    if a == b:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    rest = [i for i in range(n) if i not in (a, b)]
+    return _xp.permute_dims(self, tuple(rest + [a, b]))
+
+
+def _diagonal(self, offset=0, axis1=0, axis2=1):
+    return _linalg().diagonal(_last_two(self, axis1, axis2), offset=offset)
+
+
+def _trace(self, offset=0, axis1=0, axis2=1, dtype=None):
+    return _linalg().trace(_last_two(self, axis1, axis2), offset=offset, dtype=dtype)
+
+
+def _repeat(self, repeats, axis=None):
+    x, ax = _flat(self, axis)
+    return _xp.repeat(x, repeats, axis=ax)
+
+
+def _take(self, indices, axis=None):
+    x, ax = _flat(self, axis)
+    if not isinstance(indices, _Array):
+        indices = _xp.asarray(indices, device=self.device)
+    return _xp.take(x, indices, axis=ax)
+
+
+def _dot(self, b):
+    if self.ndim == 0 or b.ndim == 0:
+        return self * b
+    if self.ndim <= 2 and b.ndim <= 2:
+        return _xp.matmul(self, b)
+    # NumPy's dot of N-d arrays: the last axis of a against the second-to-last of b.
+    return _xp.tensordot(self, b, axes=([-1], [-2 if b.ndim > 1 else 0]))
+
+
+def _nonzero(self):
+    return _xp.nonzero(self)
+
+
+def _argsort(self, axis=-1):
+    return _xp.argsort(self, axis=axis)
+
+
+def _sort(self, axis=-1):
+    self[...] = _xp.sort(self, axis=axis)
+
+
+def _fill(self, value):
+    self[...] = value
+
+
+def _tolist(self):
+    from ._interop import to_cpu
+
+    return to_cpu(self).tolist()
+
+
+def _get(self, stream=None):  # CuPy's: the array in host memory, as a NumPy array
+    from ._interop import to_cpu
+
+    return to_cpu(self)
+
+
+def _divmod(self, other):
+    return _xp.floor_divide(self, other), _xp.remainder(self, other)
+
+
+def _rdivmod(self, other):  # a Python number stays weak, as in NumPy 2
+    return _xp.floor_divide(other, self), _xp.remainder(other, self)
+
+
+_METHODS = {
+    "reshape": _reshape_method,
+    "item": _item_method,
+    "sum": _sum,
+    "prod": _prod,
+    "mean": _mean,
+    "std": _std,
+    "var": _var,
+    "min": _min,
+    "max": _max,
+    "argmin": _argmin,
+    "argmax": _argmax,
+    "any": _any,
+    "all": _all,
+    "cumsum": _cumsum,
+    "cumprod": _cumprod,
+    "round": _round,
+    "clip": _clip,
+    "ravel": _ravel,
+    "flatten": _flatten,
+    "transpose": _transpose,
+    "swapaxes": _swapaxes,
+    "squeeze": _squeeze,
+    "diagonal": _diagonal,
+    "trace": _trace,
+    "repeat": _repeat,
+    "take": _take,
+    "dot": _dot,
+    "nonzero": _nonzero,
+    "argsort": _argsort,
+    "sort": _sort,
+    "fill": _fill,
+    "tolist": _tolist,
+    "get": _get,
+    "__divmod__": _divmod,
+    "__rdivmod__": _rdivmod,
+}
+
+for _name, _fn in _METHODS.items():
+    _fn.__name__ = _name
+    _fn.__qualname__ = "Array." + _name
+    setattr(_Array, _name, _fn)
