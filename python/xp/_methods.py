@@ -68,28 +68,11 @@ def _var(self, axis=None, ddof=0, keepdims=False):
     return _xp.var(self, axis=axis, correction=ddof, keepdims=keepdims)
 
 
-def _min(self, axis=None, keepdims=False):
-    return _xp.min(self, axis=axis, keepdims=keepdims)
+def _axis_keepdims(fn):  # min, max, argmin, argmax, any, all: the function as is
+    def method(self, axis=None, keepdims=False):
+        return fn(self, axis=axis, keepdims=keepdims)
 
-
-def _max(self, axis=None, keepdims=False):
-    return _xp.max(self, axis=axis, keepdims=keepdims)
-
-
-def _argmin(self, axis=None, keepdims=False):
-    return _xp.argmin(self, axis=axis, keepdims=keepdims)
-
-
-def _argmax(self, axis=None, keepdims=False):
-    return _xp.argmax(self, axis=axis, keepdims=keepdims)
-
-
-def _any(self, axis=None, keepdims=False):
-    return _xp.any(self, axis=axis, keepdims=keepdims)
-
-
-def _all(self, axis=None, keepdims=False):
-    return _xp.all(self, axis=axis, keepdims=keepdims)
+    return method
 
 
 def _cumsum(self, axis=None, dtype=None):
@@ -228,12 +211,12 @@ _METHODS = {
     "mean": _mean,
     "std": _std,
     "var": _var,
-    "min": _min,
-    "max": _max,
-    "argmin": _argmin,
-    "argmax": _argmax,
-    "any": _any,
-    "all": _all,
+    "min": _axis_keepdims(_xp.min),
+    "max": _axis_keepdims(_xp.max),
+    "argmin": _axis_keepdims(_xp.argmin),
+    "argmax": _axis_keepdims(_xp.argmax),
+    "any": _axis_keepdims(_xp.any),
+    "all": _axis_keepdims(_xp.all),
     "cumsum": _cumsum,
     "cumprod": _cumprod,
     "round": _round,

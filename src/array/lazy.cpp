@@ -359,9 +359,8 @@ void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {
   // A broadcast view (a step of 0 along an axis of more than one element) names one element several
   // times: which write lands would depend on the order. NumPy's broadcast_to views are read-only.
   // An empty array names no element, whatever its steps (an imported one may have 0 steps).
-  std::int64_t count = 1;
-  for (const std::int64_t d : dst->shape) count *= d;
-  for (std::size_t i = 0; i < dst->shape.size() && count != 0; ++i) {
+  const bool empty = dst->size() == 0;
+  for (std::size_t i = 0; i < dst->shape.size() && !empty; ++i) {
     if (dst->strides[i] == 0 && dst->shape[i] > 1)
       throw ValueError("cannot write to a broadcast view: axis " + std::to_string(i) + " of shape " +
                        shape_str(dst->shape) + " repeats one element (copy it first)");

@@ -361,6 +361,14 @@ Array matrix_rank(const Array& x, std::optional<double> rtol) {
 }
 
 namespace {
+// The pseudo-inverse from x's SVD: V diag(1 / s) U^H over the singular values above the cutoff.
+Array pinv_of(const SVDResult& f, const Array& cutoff, DType t) {
+  const Array big = greater(f.S, cutoff);
+  const Array s_inv = where(big, divide(1, where(big, f.S, 1)), 0);
+  const Array u = is_complex(t) ? conj(f.U) : f.U, vh = is_complex(t) ? conj(f.Vh) : f.Vh;
+  return matmul(multiply(matrix_transpose(vh), expand_dims(s_inv, -2)), matrix_transpose(u));
+}
+
 // A tolerance per matrix: real, and its shape broadcast with x's batch (the result's batch).
 Shape tolerance_batch(const char* fn, const Array& x, const Array& rtol) {
   if (rtol.dtype() == DType::bool_ || is_complex(rtol.dtype()))
@@ -400,11 +408,7 @@ Array pinv(const Array& x, std::optional<double> rtol) {
   if (x.size() == 0) return zeros(join(batch_of(x), {n, m}), t, x.device());
   const SVDResult f = svd(x, false);
   const double tol = rtol ? *rtol : static_cast<double>(std::max(m, n)) * eps_of(real_dtype(t));
-  const Array cutoff = multiply(max(f.S, Axes(-1), true), tol);
-  const Array big = greater(f.S, cutoff);
-  const Array s_inv = where(big, divide(1, where(big, f.S, 1)), 0);
-  const Array u = is_complex(t) ? conj(f.U) : f.U, vh = is_complex(t) ? conj(f.Vh) : f.Vh;
-  return matmul(multiply(matrix_transpose(vh), expand_dims(s_inv, -2)), matrix_transpose(u));
+  return pinv_of(f, multiply(max(f.S, Axes(-1), true), tol), t);
 }
 
 Array pinv(const Array& x, const Array& rtol) {
@@ -412,15 +416,9 @@ Array pinv(const Array& x, const Array& rtol) {
   const DType t = compute_dtype("pinv", x.dtype());
   const Shape batch = tolerance_batch("pinv", x, rtol);
   const std::int64_t m = x.shape(-2), n = x.shape(-1);
-  std::int64_t count = 1;
-  for (const std::int64_t d : batch) count *= d;
-  if (count == 0 || x.size() == 0) return zeros(join(batch, {n, m}), t, x.device());
+  if (detail::checked_size(batch) == 0 || x.size() == 0) return zeros(join(batch, {n, m}), t, x.device());
   const SVDResult f = svd(x, false);
-  const Array cutoff = multiply(max(f.S, Axes(-1), true), expand_dims(rtol, -1));
-  const Array big = greater(f.S, cutoff);
-  const Array s_inv = where(big, divide(1, where(big, f.S, 1)), 0);
-  const Array u = is_complex(t) ? conj(f.U) : f.U, vh = is_complex(t) ? conj(f.Vh) : f.Vh;
-  return matmul(multiply(matrix_transpose(vh), expand_dims(s_inv, -2)), matrix_transpose(u));
+  return pinv_of(f, multiply(max(f.S, Axes(-1), true), expand_dims(rtol, -1)), t);
 }
 
 QRResult qr(const Array& x, std::string_view mode) {
