@@ -84,7 +84,7 @@ def test_dot_round_and_in_place_methods():
     c = rng.standard_normal((2, 3, 4))
     d = rng.standard_normal((5, 4, 2))
     same(xp.asarray(c).dot(xp.asarray(d)), c.dot(d))  # N-d: last axis against the second-to-last
-    same(x.dot(xp.asarray(np.float64(2.0))), a.dot(2.0))
+    same(x.dot(xp.asarray(np.float64(2.0), device=x.device)), a.dot(2.0))  # a scalar goes to the default device
     v = rng.standard_normal(50) * 1000
     for decimals in [0, 1, 2, -1, -2]:
         same(xp.asarray(v).round(decimals), v.round(decimals))
