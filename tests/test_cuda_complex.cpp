@@ -369,10 +369,11 @@ bool element_ok(Op op, DType c, bool math, const T* g, const T* w, int parts, co
   }
   // pow = exp(b log a): an error of log a grows by |b| |log a|. A zero b scales by nothing (0 times
   // the infinite log of a zero or infinite a was NaN, which failed equal results); an infinite
-  // scale (a zero or infinite a) leaves the finite results to the class check below. Where the
-  // phase Im(b log a) is so large that its rounding error exceeds a radian, the direction of the
-  // result, and so the sign of an infinite or zero part, is not determined by the operands at this
-  // precision: the class check then ignores signs.
+  // scale (a zero or infinite a) leaves the finite results to the class check below. The sign of
+  // an infinite or zero part is the sign of the cosine or sine of the phase Im(b log a); where the
+  // phase's rounding error (a few ulp of the terms that make it) could carry it across an axis, or
+  // passes a radian, the operands do not determine that sign at this precision: the class check
+  // then ignores signs.
   long double scale = 0;
   bool loose = false;
   if (op == Op::pow) {
@@ -380,8 +381,11 @@ bool element_ok(Op op, DType c, bool math, const T* g, const T* w, int parts, co
     const long double arg = std::atan2(static_cast<long double>(a[1]), static_cast<long double>(a[0]));
     const long double nb = std::hypot(static_cast<long double>(b[0]), static_cast<long double>(b[1]));
     scale = nb == 0 ? 0 : nb * std::hypot(la, arg);
-    const long double phase = std::fabs(b[0] * arg) + std::fabs(b[1] * la);
-    loose = std::isfinite(static_cast<double>(phase)) && phase * std::numeric_limits<T>::epsilon() > 1;
+    const long double phase = b[0] * arg + b[1] * la;
+    const long double error = 4 * std::numeric_limits<T>::epsilon() * (std::fabs(b[0] * arg) + std::fabs(b[1] * la));
+    const long double quarter = std::acos(-1.0L) / 2;
+    const long double off_axis = std::fabs(phase - quarter * std::nearbyint(phase / quarter));
+    loose = std::isfinite(static_cast<double>(phase)) && (error >= 1 || off_axis <= error);
   }
   for (int q = 0; q < parts; ++q)
     if (!same_class(g[q], w[q], loose)) return false;
