@@ -296,6 +296,57 @@ TEST(CudaReducePlan, ColumnsInVectorsForAlignedContiguousOutputs) {
   EXPECT_FALSE(plan(ReduceOp::sum, FakeView(DType::float32, {1000, 64}, {128, 2}), {0}).cols_vec);
 }
 
+// Columns in vectors over few rows: the splits' states (written, then read back by the finish) stay
+// within half the input's bytes, a thread per output finishes up to kColsThinFinishStates states,
+// and fewer threads than a block per SM run in blocks of kColsSmallBlock.
+TEST(CudaReducePlan, ColumnsOverFewRowsKeepTheirStatesSmall) {
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::argmin,
+                      ReduceOp::argmax, ReduceOp::var, ReduceOp::std})
+    for (DType t : {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int8, DType::uint16,
+                    DType::int32, DType::int64})
+      EXPECT_LE(cg::reduce_state_bytes(op, t), static_cast<i64>(cg::kReduceStateBytes)) << xp::name(t);
+  EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::var, DType::float16), 24);  // four floats and a count
+  EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::var, DType::int8), 40);     // four doubles and a count
+  EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::sum, DType::bfloat16), 8);  // a compensated pair of floats
+  EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::argmax, DType::uint8), 16);
+  EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::any, DType::bool_), 4);
+  constexpr int kH100 = 132;
+  // 64 rows of 128 KiB float32 (16 MiB): 16384 threads of four outputs would be under 512 per SM,
+  // so runs of 16 rows, four splits; their 8-byte sums move 64 bytes an output against 256 read.
+  FakeView f32(DType::float32, {64, 32768 * 4});
+  auto p = plan(ReduceOp::sum, f32, {0}, kH100);
+  EXPECT_TRUE(p.cols_vec);
+  EXPECT_EQ(p.splits, 4);
+  EXPECT_EQ(p.block, cg::kReduceBlock);          // 131072 threads
+  EXPECT_EQ(cg::finish_grid(p), 131072u / 256);  // a thread per output
+  // The variance's 24-byte states: two splits at most (2 * 2 * 24 <= 256 / 2).
+  p = plan(ReduceOp::var, f32, {0}, kH100);
+  EXPECT_EQ(p.splits, 2);
+  EXPECT_EQ(cg::finish_grid(p), 131072u / 256);
+  // float16 over 64 rows (128 bytes an output): no split for the variance (24-byte states) or
+  // argmax of uint8 (16-byte states, 64 bytes an output), each thread reading all 64 rows; a
+  // sum's 8-byte state keeps four. Fewer threads than 256 per SM: blocks of 64.
+  FakeView f16(DType::float16, {64, 131072});
+  p = plan(ReduceOp::var, f16, {0}, kH100);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.block, cg::kColsSmallBlock);
+  EXPECT_EQ(cg::reduce_grid(p), 131072u / 8 / cg::kColsSmallBlock);
+  p = plan(ReduceOp::sum, f16, {0}, kH100);
+  EXPECT_EQ(p.splits, 4);
+  EXPECT_EQ(p.block, cg::kReduceBlock);  // 65536 threads, more than 256 per SM
+  FakeView u8(DType::uint8, {64, 262144});
+  p = plan(ReduceOp::argmax, u8, {0}, kH100);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.block, cg::kColsSmallBlock);
+  EXPECT_EQ(plan(ReduceOp::any, FakeView(DType::bool_, {64, 262144}), {0}, kH100).splits, 4);
+  // More rows: the sum of 256 rows of 64 KiB float32 keeps its runs of 16 rows (the cap is 32
+  // splits); the variance's bigger states, 10 (2 * 10 * 24 <= 1024 / 2).
+  EXPECT_EQ(plan(ReduceOp::sum, FakeView(DType::float32, {256, 16384}), {0}, kH100).splits, 16);
+  EXPECT_EQ(plan(ReduceOp::var, FakeView(DType::float32, {256, 16384}), {0}, kH100).splits, 10);
+  // The finish of many states stays a block per 32 outputs.
+  EXPECT_EQ(cg::finish_grid(plan(ReduceOp::sum, FakeView(DType::float32, {256, 16384}), {0}, kH100)), 16384u / 32);
+}
+
 // Tiles (a block per rows_vector unit) exactly when the outputs are fewer than the multiprocessors,
 // or when each row is at least 64 KiB and the op is not argmin or argmax; a block's chunk is whole
 // vectors for its 256 threads, never below 2048 elements, and a short reduction is one unit that
@@ -1755,6 +1806,38 @@ TEST(CudaReduceGpu, ColumnsInVectorsMatchTheCpu) {
           check_op(op, cs, gs, std::vector<int>{0}, false, where + " [:, 1:]");
       }
     }
+  }
+}
+
+// Columns over few rows (the plans of CudaReducePlan.ColumnsOverFewRowsKeepTheirStatesSmall): no
+// split, two or four; blocks of kColsSmallBlock; a thread per output finishing the states.
+TEST(CudaReduceGpu, ColumnsOverFewRowsMatchTheCpu) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  std::uint64_t seed = 900;
+  for (const xp::Shape& shape : {xp::Shape{64, 65536}, xp::Shape{40, 131072}}) {
+    xp::random::Generator r(seed++);
+    std::vector<double> v = r.normal({shape[0] * shape[1]}, DType::float64, 0, 20, kCpu).to_vector<double>();
+    for (i64 j = 0; j < shape[1]; ++j) v[static_cast<std::size_t>(7 * shape[1] + j)] = 120;  // argmax: row 7
+    const Array base = xp::asarray(v, shape, kCpu);
+    const std::string where = "shape " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + " axis 0";
+    for (DType t : {DType::float32, DType::float16, DType::bfloat16, DType::int8, DType::uint8}) {
+      const Array c = base.astype(t), g = c.to_device(gpu);
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::var, ReduceOp::std, ReduceOp::max, ReduceOp::argmax,
+                          ReduceOp::argmin, ReduceOp::any, ReduceOp::all})
+        check_op(op, c, g, std::vector<int>{0}, false, where);
+      EXPECT_EQ(raw_bits(xp::var(g, 0)), raw_bits(xp::var(g, 0))) << xp::name(t) << " " << where;
+      if (t != DType::uint8) {
+        const auto am = xp::argmax(g, 0).to_device(kCpu).to_vector<std::int64_t>();
+        i64 wrong = 0;
+        for (const std::int64_t i : am) wrong += i == 7 ? 0 : 1;
+        EXPECT_EQ(wrong, 0) << xp::name(t) << " " << where;
+      }
+    }
+    const Array b = (base > 30.0).to_device(gpu);  // bool: any and all of 16 bytes a vector
+    for (ReduceOp op : {ReduceOp::any, ReduceOp::all, ReduceOp::sum})
+      check_op(op, b.to_device(kCpu), b, std::vector<int>{0}, false, where + " bool");
   }
 }
 

@@ -417,11 +417,12 @@ class CudaBackend final : public Backend {
     if (sm_count_ == 0) sm_count_ = gpu_info(device_).sm_count;
     return sm_count_;
   }
-  // One launch of kReduceBlock threads per block with one by-value struct argument.
-  static void launch_one(const Kernel& k, unsigned grid, void* arg, std::size_t size, const Stream& st) {
+  // One launch of `block` threads per block with one by-value struct argument.
+  static void launch_one(const Kernel& k, unsigned grid, void* arg, std::size_t size, const Stream& st,
+                         unsigned block = kReduceBlock) {
     LaunchConfig cfg;
     cfg.grid = {grid, 1, 1};
-    cfg.block = {kReduceBlock, 1, 1};
+    cfg.block = {block, 1, 1};
     cfg.stream = st;
     k.launch_packed(cfg, &arg, &size, 1);
   }
@@ -451,7 +452,7 @@ class CudaBackend final : public Backend {
     ReduceArgs args = reduce_args(plan, address(part.data), !split);
     std::memcpy(bytes.data(), &args, sizeof args);
     launch_one(kernels_.kernel(Generator::reduce, key, reduce_kernel_name(plan), source), reduce_grid(plan),
-               bytes.data(), bytes.size(), st);
+               bytes.data(), bytes.size(), st, plan.block);
     if (split) {
       args.final = 1;
       std::memcpy(bytes.data(), &args, sizeof args);

@@ -44,6 +44,32 @@ i64 reduce_int_moments_run(ReduceOp op, DType d) noexcept {
   return itemsize(d) == 1 ? i64{1} << 16 : i64{1} << 15;
 }
 
+i64 reduce_state_bytes(ReduceOp op, DType d) noexcept {
+  // reduce_source's accumulators: integers and float64 in 8 bytes, the other floats in 4.
+  const i64 acc = is_intlike(d) || d == DType::float64 ? 8 : 4;
+  switch (op) {
+    case ReduceOp::var:
+    case ReduceOp::std:
+      return 4 * acc + 8;  // (h, l, q, c, n)
+    case ReduceOp::sum:
+    case ReduceOp::mean:
+      if (is_intlike(d) || d == DType::float16) return 8;  // a u64, or xp_sum_wide's double
+      return 2 * acc;                                      // xp_sum_comp's compensated pair
+    case ReduceOp::prod:
+      return acc;
+    case ReduceOp::min:
+    case ReduceOp::max:
+      return d == DType::float16 || d == DType::bfloat16 ? 4 : static_cast<i64>(itemsize(d));
+    case ReduceOp::argmin:
+    case ReduceOp::argmax:
+      return 16;  // (value, i64 index)
+    case ReduceOp::any:
+    case ReduceOp::all:
+      return 4;
+  }
+  return kReduceStateBytes;
+}
+
 const char* family_name(ReduceFamily f) noexcept {
   switch (f) {
     case ReduceFamily::rows_vector:
@@ -163,6 +189,11 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
     S = std::max<i64>(1, std::min(most, ceil_div(p.N, min_chunk)));
     if (groups * S < sms * kColsVecMinThreads && p.M * p.N * isz >= (i64{1} << 20))
       S = std::max<i64>(1, std::min(most, ceil_div(p.N, 16)));
+    // The states a split writes and its finish reads back (2 S state bytes an output) stay within
+    // half of what the first pass reads (N isz): over 64 rows of float16, the variance's four
+    // splits moved 2.5 times the input's bytes and took 0.050 ms for 16 MiB on an H100, where one
+    // kernel reading it once took 0.015 ms.
+    S = std::max<i64>(1, std::min(S, p.N * isz / (4 * reduce_state_bytes(op, p.in_dtype))));
   } else if (p.M < target) {
     S = std::max<i64>(1, std::min(ceil_div(target, p.M), ceil_div(p.N, min_chunk)));
   }
@@ -178,6 +209,7 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   p.splits = ceil_div(p.N, chunk);
   p.rows_each =
       p.family == ReduceFamily::rows_vector && !p.tiles && p.splits == 1 && p.nk <= 1 && p.N * isz <= kRowsEachMaxBytes;
+  if (p.cols_vec && p.M / (16 / isz) * p.splits < sms * kReduceBlock) p.block = kColsSmallBlock;
   return p;
 }
 
@@ -243,13 +275,16 @@ constexpr i64 kMaxGrid = i64{1} << 20;  // the kernels stride over what one laun
 }
 
 unsigned reduce_grid(const ReducePlan& p) noexcept {
-  const i64 per_block = p.family == ReduceFamily::columns ? kReduceBlock : p.tiles ? 1 : kReduceBlock / 32;
+  const i64 per_block = p.family == ReduceFamily::columns ? p.block : p.tiles ? 1 : kReduceBlock / 32;
   const i64 units = p.cols_vec ? p.units() / (16 / static_cast<i64>(itemsize(p.in_dtype))) : p.units();
   return static_cast<unsigned>(std::clamp<i64>(ceil_div(std::max<i64>(units, 1), per_block), 1, kMaxGrid));
 }
 
 unsigned finish_grid(const ReducePlan& p) noexcept {
-  const i64 per_block = wide_finish(p) ? 1 : p.family == ReduceFamily::columns ? 32 : kReduceBlock / 32;
+  const i64 per_block = wide_finish(p)                      ? 1
+                        : p.family != ReduceFamily::columns ? kReduceBlock / 32
+                        : p.splits <= kColsThinFinishStates ? kReduceBlock
+                                                            : 32;
   return static_cast<unsigned>(std::clamp<i64>(ceil_div(std::max<i64>(p.M, 1), per_block), 1, kMaxGrid));
 }
 

@@ -72,6 +72,12 @@ constexpr std::int64_t kColsVecWaves = 1;
 // Columns in vectors: below this many threads per SM, runs of 16 rows instead of 64 (plan_reduce;
 // docs/performance.md, "kColsVecMinThreads": not yet measured on its own).
 constexpr std::int64_t kColsVecMinThreads = 512;
+// Columns in vectors with fewer threads than kReduceBlock per SM: blocks of this many threads, so
+// that every SM gets some (16384 threads in blocks of 256 would leave half of an H100's idle).
+constexpr unsigned kColsSmallBlock = 64;
+// The finish of the columns class: up to this many states per output, a thread per output reads
+// them all (a block per 32 outputs, a warp per eighth of the states, above).
+constexpr std::int64_t kColsThinFinishStates = 8;
 
 enum class ReduceFamily : std::uint8_t { rows_vector, rows_strided, columns };
 const char* family_name(ReduceFamily f) noexcept;
@@ -91,6 +97,7 @@ struct ReducePlan {
   bool tiles = false;                  // rows_vector: a block per unit, not a warp
   bool cols_vec = false;               // columns: a thread per 16 / itemsize adjacent outputs (16-byte loads)
   bool rows_each = false;              // rows_vector, a warp per unit, one kept axis, one split: kRowsEachKernel
+  unsigned block = kReduceBlock;       // threads per block of the first pass (kColsSmallBlock: few threads)
   std::int64_t units() const noexcept { return M * splits; }
 };
 
@@ -101,6 +108,9 @@ struct ReducePlan {
 // var and std of bool and 8- and 16-bit integers over columns in vectors add exact integer sums; a
 // thread then reads at most this many rows (0: not such a reduction).
 std::int64_t reduce_int_moments_run(ReduceOp op, DType d) noexcept;
+// The bytes of one partial state of `op` over elements of `d` as the kernels keep it (reduce_source's
+// St; at most kReduceStateBytes): what a split writes and its finish reads back per output.
+std::int64_t reduce_state_bytes(ReduceOp op, DType d) noexcept;
 
 ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction,
                        int multiprocessors, std::int64_t resident_warps = 0);
@@ -136,7 +146,8 @@ static_assert(sizeof(ReduceArgs) == 8 * (11 + 5 * kMaxReduceDims));
 ReduceArgs reduce_args(const ReducePlan& plan, std::uint64_t part, bool final);
 
 // Blocks for the first pass (units / warps or threads per block, a block per unit in tiles; capped:
-// the kernels stride) and for the finish pass (a warp per output, or a block when wide).
+// the kernels stride; plan.block threads each) and for the finish pass (a warp per output, a block
+// when wide; columns: a block per 32 outputs, or a thread per output up to kColsThinFinishStates).
 unsigned reduce_grid(const ReducePlan& plan) noexcept;
 unsigned finish_grid(const ReducePlan& plan) noexcept;
 

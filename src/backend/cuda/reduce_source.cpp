@@ -484,7 +484,9 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, true) +
          "(const Args a) { xp_cols_vec_body<R0, " + std::to_string(kColsVecLoads) + ">(a); }\n";
   s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name() + "(const Args a) { " +
-       (cols ? "xp_finish_cols_body<" : "xp_finish_body<") + "R0>(a); }\n";
+       (cols ? "xp_finish_cols_body<R0, " + std::to_string(kColsThinFinishStates) + ">"
+             : std::string("xp_finish_body<R0>")) +
+       "(a); }\n";
   s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name(true) +
        "(const Args a) { xp_finish_wide_body<R0" + (cols ? ", true" : ", false") + ">(a); }\n";
   return s;

@@ -560,9 +560,29 @@ template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
 
 // The finish of the columns class (states at part[s * M + m]): a block per 32 adjacent outputs,
 // warp w merging the states of splits [w q, (w + 1) q) in order (q = ceil(S / 8), four loads in
-// flight; a warp's loads are contiguous), then the eight warps' states in order.
-template <class R> XP_D void xp_finish_cols_body(const Args& a) {
+// flight; a warp's loads are contiguous), then the eight warps' states in order. Up to Thin (<= 8)
+// states, a thread per output instead (finish_grid: 256 outputs a block): its S loads at once, then
+// the same merges in the same order (state s merged into the identity, as warp s does, and the
+// identity for each warp past S), so both give the same bits.
+template <class R, int Thin> XP_D void xp_finish_cols_body(const Args& a) {
   typedef typename R::St St;
+  static_assert(Thin <= 8, "a thread per output repeats the eight warps' merges");
+  if (a.S <= Thin) {
+    for (i64 m = (i64)blockIdx.x * blockDim.x + threadIdx.x; m < a.M; m += (i64)gridDim.x * blockDim.x) {
+      const R r(a, m);
+      const St* part = (const St*)a.part + m;
+      St p[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) p[k] = k < a.S ? part[k * a.M] : r.id();
+      St t = r.merge(r.id(), p[0]);
+#pragma unroll
+      for (int k = 1; k < 8; ++k) t = r.merge(t, k < a.S ? r.merge(r.id(), p[k]) : p[k]);
+      i64 io, oo;
+      xp_kept(a, m, io, oo);
+      r.finish(a, m, t, oo);
+    }
+    return;
+  }
   __shared__ St sh[8][32];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const i64 q = (a.S + 7) / 8;
