@@ -297,8 +297,8 @@ TEST(CudaReducePlan, ColumnsInVectorsForAlignedContiguousOutputs) {
 }
 
 // Columns in vectors over few rows: the splits' states (written, then read back by the finish) stay
-// within half the input's bytes, a thread per output finishes up to kColsThinFinishStates states,
-// and fewer threads than a block per SM run in blocks of kColsSmallBlock.
+// within a quarter of the input's bytes (kColsStateShare), a thread per output finishes up to kColsThinFinishStates
+// states, and fewer threads than a block per SM run in blocks of kColsSmallBlock.
 TEST(CudaReducePlan, ColumnsOverFewRowsKeepTheirStatesSmall) {
   for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::argmin,
                       ReduceOp::argmax, ReduceOp::var, ReduceOp::std})
@@ -319,30 +319,31 @@ TEST(CudaReducePlan, ColumnsOverFewRowsKeepTheirStatesSmall) {
   EXPECT_EQ(p.splits, 4);
   EXPECT_EQ(p.block, cg::kReduceBlock);          // 131072 threads
   EXPECT_EQ(cg::finish_grid(p), 131072u / 256);  // a thread per output
-  // The variance's 24-byte states: two splits at most (2 * 2 * 24 <= 256 / 2).
+  // The variance's 24-byte states: no split (2 * 2 * 24 > 256 / 4), 32768 threads in blocks of 64.
   p = plan(ReduceOp::var, f32, {0}, kH100);
-  EXPECT_EQ(p.splits, 2);
-  EXPECT_EQ(cg::finish_grid(p), 131072u / 256);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.block, cg::kColsSmallBlock);
   // float16 over 64 rows (128 bytes an output): no split for the variance (24-byte states) or
   // argmax of uint8 (16-byte states, 64 bytes an output), each thread reading all 64 rows; a
-  // sum's 8-byte state keeps four. Fewer threads than 256 per SM: blocks of 64.
+  // sum's 8-byte state, two. Fewer threads than 256 per SM: blocks of 64.
   FakeView f16(DType::float16, {64, 131072});
   p = plan(ReduceOp::var, f16, {0}, kH100);
   EXPECT_EQ(p.splits, 1);
   EXPECT_EQ(p.block, cg::kColsSmallBlock);
   EXPECT_EQ(cg::reduce_grid(p), 131072u / 8 / cg::kColsSmallBlock);
   p = plan(ReduceOp::sum, f16, {0}, kH100);
-  EXPECT_EQ(p.splits, 4);
-  EXPECT_EQ(p.block, cg::kReduceBlock);  // 65536 threads, more than 256 per SM
+  EXPECT_EQ(p.splits, 2);
+  EXPECT_EQ(p.block, cg::kColsSmallBlock);  // 32768 threads, fewer than 256 per SM
+  EXPECT_EQ(cg::finish_grid(p), 131072u / 256);
   FakeView u8(DType::uint8, {64, 262144});
   p = plan(ReduceOp::argmax, u8, {0}, kH100);
   EXPECT_EQ(p.splits, 1);
   EXPECT_EQ(p.block, cg::kColsSmallBlock);
-  EXPECT_EQ(plan(ReduceOp::any, FakeView(DType::bool_, {64, 262144}), {0}, kH100).splits, 4);
-  // More rows: the sum of 256 rows of 64 KiB float32 keeps its runs of 16 rows (the cap is 32
-  // splits); the variance's bigger states, 10 (2 * 10 * 24 <= 1024 / 2).
+  EXPECT_EQ(plan(ReduceOp::any, FakeView(DType::bool_, {64, 262144}), {0}, kH100).splits, 2);
+  // More rows: the sum of 256 rows of 64 KiB float32 keeps its runs of 16 rows (the cap is 16
+  // splits); the variance's bigger states, 5 (2 * 5 * 24 <= 1024 / 4).
   EXPECT_EQ(plan(ReduceOp::sum, FakeView(DType::float32, {256, 16384}), {0}, kH100).splits, 16);
-  EXPECT_EQ(plan(ReduceOp::var, FakeView(DType::float32, {256, 16384}), {0}, kH100).splits, 10);
+  EXPECT_EQ(plan(ReduceOp::var, FakeView(DType::float32, {256, 16384}), {0}, kH100).splits, 5);
   // The finish of many states stays a block per 32 outputs.
   EXPECT_EQ(cg::finish_grid(plan(ReduceOp::sum, FakeView(DType::float32, {256, 16384}), {0}, kH100)), 16384u / 32);
 }

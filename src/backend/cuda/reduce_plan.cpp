@@ -190,10 +190,10 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
     if (groups * S < sms * kColsVecMinThreads && p.M * p.N * isz >= (i64{1} << 20))
       S = std::max<i64>(1, std::min(most, ceil_div(p.N, 16)));
     // The states a split writes and its finish reads back (2 S state bytes an output) stay within
-    // half of what the first pass reads (N isz): over 64 rows of float16, the variance's four
-    // splits moved 2.5 times the input's bytes and took 0.050 ms for 16 MiB on an H100, where one
-    // kernel reading it once took 0.015 ms.
-    S = std::max<i64>(1, std::min(S, p.N * isz / (4 * reduce_state_bytes(op, p.in_dtype))));
+    // 1 / kColsStateShare of what the first pass reads (N isz): over 64 rows of float16, the
+    // variance's four splits moved 2.5 times the input's bytes and took 0.050 ms for 16 MiB on an
+    // H100, where one kernel reading it once took 0.015 ms.
+    S = std::max<i64>(1, std::min(S, p.N * isz / (2 * kColsStateShare * reduce_state_bytes(op, p.in_dtype))));
   } else if (p.M < target) {
     S = std::max<i64>(1, std::min(ceil_div(target, p.M), ceil_div(p.N, min_chunk)));
   }

@@ -72,6 +72,9 @@ constexpr std::int64_t kColsVecWaves = 1;
 // Columns in vectors: below this many threads per SM, runs of 16 rows instead of 64 (plan_reduce;
 // docs/performance.md, "kColsVecMinThreads": not yet measured on its own).
 constexpr std::int64_t kColsVecMinThreads = 512;
+// Columns in vectors: the splits' states (written, then read back) at most 1 / kColsStateShare of the
+// bytes the first pass reads (docs/performance.md, "kColsStateShare").
+constexpr std::int64_t kColsStateShare = 4;
 // Columns in vectors with fewer threads than kReduceBlock per SM: blocks of this many threads, so
 // that every SM gets some (16384 threads in blocks of 256 would leave half of an H100's idle).
 constexpr unsigned kColsSmallBlock = 64;
