@@ -340,6 +340,14 @@ TEST(CudaReducePlan, ColumnsOverFewRowsKeepTheirStatesSmall) {
   EXPECT_EQ(p.splits, 1);
   EXPECT_EQ(p.block, cg::kColsSmallBlock);
   EXPECT_EQ(plan(ReduceOp::any, FakeView(DType::bool_, {64, 262144}), {0}, kH100).splits, 2);
+  // argmin, argmax, var and std of 16-bit floats keep twice as many splits (kColsStateShareHeavy):
+  // 170 rows of 96 KiB float16 (340 bytes an output), runs of 16 rows would be 11 splits.
+  FakeView f16r(DType::float16, {170, 49152});
+  EXPECT_EQ(plan(ReduceOp::argmax, f16r, {0}, kH100).splits, 5);  // 2 * 5 * 16 <= 340 / 2
+  EXPECT_EQ(plan(ReduceOp::var, f16r, {0}, kH100).splits, 3);     // 2 * 3 * 24 <= 340 / 2
+  EXPECT_EQ(plan(ReduceOp::sum, f16r, {0}, kH100).splits, 5);     // 2 * 5 * 8 <= 340 / 4
+  EXPECT_EQ(plan(ReduceOp::argmax, FakeView(DType::float32, {170, 24576}), {0}, kH100).splits,
+            5);  // 2 * 5 * 16 <= 680 / 4
   // More rows: the sum of 256 rows of 64 KiB float32 keeps its runs of 16 rows (the cap is 16
   // splits); the variance's bigger states, 5 (2 * 5 * 24 <= 1024 / 4).
   EXPECT_EQ(plan(ReduceOp::sum, FakeView(DType::float32, {256, 16384}), {0}, kH100).splits, 16);

@@ -73,8 +73,11 @@ constexpr std::int64_t kColsVecWaves = 1;
 // docs/performance.md, "kColsVecMinThreads": not yet measured on its own).
 constexpr std::int64_t kColsVecMinThreads = 512;
 // Columns in vectors: the splits' states (written, then read back) at most 1 / kColsStateShare of the
-// bytes the first pass reads (docs/performance.md, "kColsStateShare").
+// bytes the first pass reads; 1 / kColsStateShareHeavy for argmin, argmax, var and std of float16 and
+// bfloat16, whose eight outputs a thread bound them by its arithmetic, not by the bytes
+// (docs/performance.md, "kColsStateShare").
 constexpr std::int64_t kColsStateShare = 4;
+constexpr std::int64_t kColsStateShareHeavy = 2;
 // Columns in vectors with fewer threads than kReduceBlock per SM: blocks of this many threads, so
 // that every SM gets some (16384 threads in blocks of 256 would leave half of an H100's idle).
 constexpr unsigned kColsSmallBlock = 64;
