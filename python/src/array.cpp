@@ -42,9 +42,84 @@ bool to_scalar(nb::handle h, xp::Scalar& s) {
   return false;
 }
 
-bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict) {
+namespace {
+// numpy.<name> (a type), once NumPy has been imported (never imported here); null before.
+PyObject* numpy_type(const char* name, PyObject*& cache) {
+  if (cache != nullptr) return cache;
+  nb::object module_name = nb::str("numpy");
+  PyObject* np = PyImport_GetModule(module_name.ptr());
+  if (np == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  cache = PyObject_GetAttrString(np, name);  // kept for the process
+  Py_DECREF(np);
+  if (cache == nullptr) PyErr_Clear();
+  return cache;
+}
+bool is_instance_of(PyObject* o, PyObject* type) {
+  if (type == nullptr) return false;
+  const int is = PyObject_IsInstance(o, type);
+  if (is < 0) PyErr_Clear();
+  return is > 0;
+}
+}  // namespace
+
+bool is_numpy_array(nb::handle h) {
+  static PyObject* ndarray = nullptr;
+  return is_instance_of(h.ptr(), numpy_type("ndarray", ndarray));
+}
+
+std::optional<NumpyScalar> numpy_scalar(nb::handle h) {
+  PyObject* const o = h.ptr();
+  // Python's own numbers first (no NumPy scalar is one of these exact types).
+  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyBool_Check(o) || PyComplex_CheckExact(o)) return std::nullopt;
+  static PyObject* generic = nullptr;
+  if (!is_instance_of(o, numpy_type("generic", generic))) return std::nullopt;
+  std::optional<xp::DType> t;
+  try {
+    t = to_dtype(h.attr("dtype"));
+  } catch (const std::exception&) {
+    return std::nullopt;  // a dtype xp has not (datetime64, str_, object_, longdouble...)
+  }
+  if (!t) return std::nullopt;
+  switch (xp::kind(*t)) {
+    case xp::DTypeKind::boolean:
+      return NumpyScalar{xp::Scalar(PyObject_IsTrue(o) == 1), *t};
+    case xp::DTypeKind::signed_integer:
+    case xp::DTypeKind::unsigned_integer: {
+      xp::Scalar v(0);
+      if (!to_scalar(checked(PyNumber_Index(o)), v)) return std::nullopt;
+      return NumpyScalar{v, *t};
+    }
+    case xp::DTypeKind::floating: {
+      const double d = PyFloat_AsDouble(o);  // exact for every float dtype xp has
+      if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      return NumpyScalar{xp::Scalar(d), *t};
+    }
+    case xp::DTypeKind::complex_floating: {
+      const Py_complex z = PyComplex_AsCComplex(o);
+      if (z.real == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      return NumpyScalar{xp::Scalar(std::complex<double>(z.real, z.imag)), *t};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<xp::Device> device_of(nb::handle h) {
+  if (nb::isinstance<xp::Array>(h)) return nb::cast<xp::Array&>(h).device();
+  return std::nullopt;
+}
+
+bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict,
+                const std::optional<xp::Device>& device) {
   if (nb::isinstance<xp::Array>(h)) {
     op.emplace(nb::cast<xp::Array&>(h));
+    return true;
+  }
+  if (const auto ns = numpy_scalar(h)) {
+    keep = xp::full({}, ns->value, ns->dtype, device);
+    op.emplace(keep);
     return true;
   }
   xp::Scalar s(0);
@@ -52,7 +127,9 @@ bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, b
     op.emplace(s);
     return true;
   }
-  if (!strict) return false;
+  // Operators take NumPy arrays too (NumPy defers to xp.Array's operators: __array_priority__), as
+  // xp.asarray takes them: on the CPU, without a copy.
+  if (!strict && !is_numpy_array(h)) return false;
   keep = asarray(h, std::nullopt, std::nullopt, std::nullopt);
   op.emplace(keep);
   return true;
@@ -148,7 +225,7 @@ void setitem(const xp::Array& a, nb::handle key, nb::handle value) {
   const std::vector<xp::Index> idx = to_indices(key, a);
   std::optional<xp::Operand> op;
   xp::Array keep;
-  to_operand(value, op, keep, true);
+  to_operand(value, op, keep, true, a.device());
   a.set(std::span<const xp::Index>(idx), *op);
 }
 
@@ -159,14 +236,14 @@ template <Binary F>
 nb::object forward(const xp::Array& a, nb::handle b) {
   std::optional<xp::Operand> op;
   xp::Array keep;
-  if (!to_operand(b, op, keep, false)) return nb::borrow(Py_NotImplemented);
+  if (!to_operand(b, op, keep, false, a.device())) return nb::borrow(Py_NotImplemented);
   return nb::cast(F(a, *op, {}));
 }
 template <Binary F>
 nb::object reflected(const xp::Array& a, nb::handle b) {
   std::optional<xp::Operand> op;
   xp::Array keep;
-  if (!to_operand(b, op, keep, false)) return nb::borrow(Py_NotImplemented);
+  if (!to_operand(b, op, keep, false, a.device())) return nb::borrow(Py_NotImplemented);
   return nb::cast(F(*op, a, {}));
 }
 template <Binary F>
@@ -174,7 +251,7 @@ nb::object inplace(nb::handle self, nb::handle b) {
   const xp::Array& a = nb::cast<xp::Array&>(self);
   std::optional<xp::Operand> op;
   xp::Array keep;
-  if (!to_operand(b, op, keep, false)) return nb::borrow(Py_NotImplemented);
+  if (!to_operand(b, op, keep, false, a.device())) return nb::borrow(Py_NotImplemented);
   F(a, *op, xp::Out(a));
   return nb::borrow(self);
 }
@@ -184,6 +261,17 @@ void def_binary(nb::class_<xp::Array>& c, const char* name, const char* rname, c
   c.def(name, &forward<F>, nb::arg("other").none());
   if (rname != nullptr) c.def(rname, &reflected<F>, nb::arg("other").none());
   if (iname != nullptr) c.def(iname, &inplace<F>, nb::arg("other").none());
+}
+
+// The other operand of @: an xp array, or a NumPy array (as the other operators take one).
+bool matmul_operand(nb::handle b, xp::Array& out) {
+  if (nb::isinstance<xp::Array>(b)) {
+    out = nb::cast<xp::Array&>(b);
+    return true;
+  }
+  if (!is_numpy_array(b)) return false;
+  out = asarray(b, std::nullopt, std::nullopt, std::nullopt);
+  return true;
 }
 
 // The single element as a Python number (errors as the C++ item<T>() raises them).
@@ -211,6 +299,10 @@ void register_array(nb::module_& m) {
   nb::class_<xp::Array> c(m, "Array", nb::type_slots(g_buffer_slots),
                           "An n-dimensional array on one device (the CPU or a CUDA GPU). Elementwise work is lazy "
                           "and fused; values are computed where they are read.");
+  // NumPy's arrays and scalars leave a mixed operation (np.float32(2) * x, ndarray + x) to this
+  // class's reflected operators, as they do for PyTorch's tensors: the result is an xp array, and a
+  // NumPy scalar keeps its dtype (NEP 50). NumPy's ufuncs (np.sin(x)) still take a CPU array.
+  c.attr("__array_priority__") = 100.0;
   c.def_prop_ro("dtype", [](const xp::Array& a) { return dtype_object(a.dtype()); })
       .def_prop_ro("shape", &shape_tuple)
       .def_prop_ro("ndim", &xp::Array::ndim)
@@ -311,18 +403,21 @@ void register_array(nb::module_& m) {
       .def("__invert__", [](const xp::Array& a) { return ~a; })
       .def("__matmul__",
            [](const xp::Array& a, nb::handle b) -> nb::object {
-             if (!nb::isinstance<xp::Array>(b)) return nb::borrow(Py_NotImplemented);
-             return nb::cast(xp::matmul(a, nb::cast<xp::Array&>(b)));
+             xp::Array other;
+             if (!matmul_operand(b, other)) return nb::borrow(Py_NotImplemented);
+             return nb::cast(xp::matmul(a, other));
            })
       .def("__rmatmul__",
            [](const xp::Array& a, nb::handle b) -> nb::object {
-             if (!nb::isinstance<xp::Array>(b)) return nb::borrow(Py_NotImplemented);
-             return nb::cast(xp::matmul(nb::cast<xp::Array&>(b), a));
+             xp::Array other;
+             if (!matmul_operand(b, other)) return nb::borrow(Py_NotImplemented);
+             return nb::cast(xp::matmul(other, a));
            })
       .def("__imatmul__", [](nb::handle self, nb::handle b) -> nb::object {
-        if (!nb::isinstance<xp::Array>(b)) return nb::borrow(Py_NotImplemented);
+        xp::Array other;
+        if (!matmul_operand(b, other)) return nb::borrow(Py_NotImplemented);
         const xp::Array& a = nb::cast<xp::Array&>(self);
-        const xp::Array r = xp::matmul(a, nb::cast<xp::Array&>(b));
+        const xp::Array r = xp::matmul(a, other);
         xp::copyto(a, r);
         return nb::borrow(self);
       });

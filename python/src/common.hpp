@@ -31,10 +31,27 @@ std::optional<xp::DType> to_dtype(nb::handle h);
 // A device from Python: None (nullopt), an xp.Device, or a name ("cpu", "cuda", "cuda:1").
 std::optional<xp::Device> to_device(nb::handle h);
 
-// An operand: an xp array, a Python bool/int/float (a weak scalar), or anything xp.asarray takes.
-// `keep` holds the array made for a non-array operand. Returns false (nothing converted) for an
-// object that is neither, when `strict` is false: operators then return NotImplemented.
-bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict);
+// An operand: an xp array, a Python bool/int/float/complex (a weak scalar), a NumPy scalar (a 0-d
+// array of its own dtype on `device`, else on the default device: strong, as NEP 50 says), or anything
+// xp.asarray takes. `keep` holds the array made for a non-array operand. Returns false (nothing
+// converted) for an object that is none of these, when `strict` is false: operators then return
+// NotImplemented.
+bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict,
+                const std::optional<xp::Device>& device = std::nullopt);
+
+// A NumPy scalar (an instance of numpy.generic of a dtype xp has: numpy.float32(2), numpy.int64(n),
+// numpy.bool_, ml_dtypes.bfloat16): its value and dtype. nullopt for anything else, and whenever
+// NumPy is not imported (then nothing can be one). NumPy's float64 and complex128 scalars are
+// Python float and complex objects too: they are checked before those.
+struct NumpyScalar {
+  xp::Scalar value;
+  xp::DType dtype;
+};
+std::optional<NumpyScalar> numpy_scalar(nb::handle h);
+// Whether h is a NumPy ndarray (false whenever NumPy is not imported).
+bool is_numpy_array(nb::handle h);
+// The device of h when it is an xp array; nullopt otherwise.
+std::optional<xp::Device> device_of(nb::handle h);
 
 // A new reference from a C API call, or the Python error it set raised as nb::python_error.
 inline nb::object checked(PyObject* result) {

@@ -13,7 +13,13 @@ namespace {
 struct Arg {
   std::optional<xp::Operand> op;
   xp::Array keep;
-  explicit Arg(nb::handle h) { to_operand(h, op, keep, true); }
+  // A NumPy scalar goes to the device of the first xp array among `partners` (else the default).
+  explicit Arg(nb::handle h, std::initializer_list<nb::handle> partners = {}) {
+    std::optional<xp::Device> device;
+    for (nb::handle p : partners)
+      if ((device = device_of(p))) break;
+    to_operand(h, op, keep, true, device);
+  }
   const xp::Operand& operator*() const { return *op; }
 };
 
@@ -165,7 +171,7 @@ void register_functions(nb::module_& m) {
   m.def(                                                                                 \
       pyname,                                                                            \
       [](nb::handle x1, nb::handle x2, nb::handle out) {                                 \
-        const Arg a(x1), b(x2);                                                          \
+        const Arg a(x1, {x2}), b(x2, {x1});                                              \
         if (!(*a).is_array() && !(*b).is_array())                                        \
           throw nb::type_error("xp." pyname ": at least one argument must be an array"); \
         return xp::name(*a, *b, to_out(out));                                            \
@@ -243,12 +249,26 @@ void register_functions(nb::module_& m) {
       "clip",
       [](const xp::Array& x, nb::handle lo, nb::handle hi, nb::handle out) {
         if (lo.is_none() && hi.is_none()) return out.is_none() ? x.copy() : (xp::copyto(arr(out), x), arr(out));
-        // A missing bound is one that never applies: +-inf for floats, and for integers a bound at
-        // the dtype's limit, which clip drops.
-        const bool is_float = xp::kind(x.dtype()) == xp::DTypeKind::floating;
-        const xp::Scalar low = is_float ? xp::Scalar(-INFINITY) : xp::Scalar(INT64_MIN);
-        const xp::Scalar high = is_float ? xp::Scalar(INFINITY) : xp::Scalar(UINT64_MAX);
-        const Arg a(lo.is_none() ? nb::cast(x) : nb::borrow(lo)), b(hi.is_none() ? nb::cast(x) : nb::borrow(hi));
+        // A missing bound is one that never applies: +-inf for floats; false and true for bool
+        // beside a bool bound; else a bound at or past the dtype's limit, which clip drops for an
+        // integer array and which bounds nothing in the int64 or float result a bool array takes
+        // from an integer or float bound. Only uint64 takes UINT64_MAX: beside a signed bound it
+        // would not fit the int64 result.
+        const xp::DTypeKind k = xp::kind(x.dtype());
+        const nb::handle given = lo.is_none() ? hi : lo;
+        const auto ns = numpy_scalar(given);
+        const bool bool_bound = PyBool_Check(given.ptr()) || (ns && ns->dtype == xp::DType::bool_) ||
+                                (nb::isinstance<xp::Array>(given) && arr(given).dtype() == xp::DType::bool_);
+        const bool is_float = k == xp::DTypeKind::floating, is_bool = k == xp::DTypeKind::boolean && bool_bound;
+        const xp::Scalar low = is_float  ? xp::Scalar(-INFINITY)
+                               : is_bool ? xp::Scalar(false)
+                                         : xp::Scalar(static_cast<std::int64_t>(INT64_MIN));
+        const xp::Scalar high = is_float                         ? xp::Scalar(INFINITY)
+                                : is_bool                        ? xp::Scalar(true)
+                                : x.dtype() == xp::DType::uint64 ? xp::Scalar(static_cast<std::uint64_t>(UINT64_MAX))
+                                                                 : xp::Scalar(static_cast<std::int64_t>(INT64_MAX));
+        const Arg a(lo.is_none() ? nb::cast(x) : nb::borrow(lo), {nb::cast(x)}),
+            b(hi.is_none() ? nb::cast(x) : nb::borrow(hi), {nb::cast(x)});
         const xp::Operand l = lo.is_none() ? xp::Operand(low) : *a;
         const xp::Operand h = hi.is_none() ? xp::Operand(high) : *b;
         return xp::clip(x, l, h, to_out(out));
@@ -265,14 +285,14 @@ void register_functions(nb::module_& m) {
           return nb::tuple(l);
         }
         if (x1.is_none() || x2.is_none()) throw nb::type_error("xp: where takes one argument or three");
-        const Arg a(c), b(x1), d(x2);
+        const Arg a(c, {x1, x2}), b(x1, {c, x2}), d(x2, {c, x1});
         return nb::cast(xp::where(*a, *b, *d, to_out(out)));
       },
       arg("condition"), arg("x1") = none, arg("x2") = none, nb::kw_only(), arg("out") = none);
   m.def(
       "fma",
       [](nb::handle x, nb::handle y, nb::handle z, nb::handle out) {
-        const Arg a(x), b(y), c(z);
+        const Arg a(x, {y, z}), b(y, {x, z}), c(z, {x, y});
         return xp::fma(*a, *b, *c, to_out(out));
       },
       arg("x"), arg("y"), arg("z"), nb::kw_only(), arg("out") = none);
@@ -332,8 +352,9 @@ void register_functions(nb::module_& m) {
       "diff",
       [](const xp::Array& x, int axis, int n, nb::handle prepend, nb::handle append) {
         std::optional<Arg> p, a;
-        if (!prepend.is_none()) p.emplace(prepend);
-        if (!append.is_none()) a.emplace(append);
+        const nb::object self = nb::cast(x);
+        if (!prepend.is_none()) p.emplace(prepend, std::initializer_list<nb::handle>{self});
+        if (!append.is_none()) a.emplace(append, std::initializer_list<nb::handle>{self});
         return xp::diff(x, axis, n, p ? std::optional<xp::Operand>(**p) : std::nullopt,
                         a ? std::optional<xp::Operand>(**a) : std::nullopt);
       },
@@ -489,7 +510,8 @@ void register_functions(nb::module_& m) {
   });
   m.def("_isdtype", [](const PyDType& t, const std::string& kind) { return xp::isdtype(t.dtype, kind); });
   m.def(
-      "copyto", [](const xp::Array& dst, nb::handle src) { xp::copyto(dst, *Arg(src)); }, arg("dst"), arg("src"));
+      "copyto", [](const xp::Array& dst, nb::handle src) { xp::copyto(dst, *Arg(src, {nb::cast(dst)})); }, arg("dst"),
+      arg("src"));
   m.def("eval", [](nb::args arrays) {
     for (nb::handle h : arrays) nb::cast<xp::Array&>(h).eval();
   });

@@ -21,7 +21,13 @@ const xp::Array& array_arg(nb::handle h, const char* what) {
 struct Arg {
   std::optional<xp::Operand> op;
   xp::Array keep;
-  explicit Arg(nb::handle h) { to_operand(h, op, keep, true); }
+  // A NumPy scalar goes to the device of the first xp array among `partners` (else the default).
+  explicit Arg(nb::handle h, std::initializer_list<nb::handle> partners = {}) {
+    std::optional<xp::Device> device;
+    for (nb::handle p : partners)
+      if ((device = device_of(p))) break;
+    to_operand(h, op, keep, true, device);
+  }
   const xp::Operand& operator*() const { return *op; }
 };
 
@@ -114,21 +120,21 @@ void register_numpy_extras(nb::module_& m) {
   m.def(
       "isclose",
       [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan) {
-        const Arg x(a), y(b);
+        const Arg x(a, {b}), y(b, {a});
         return xp::isclose(*x, *y, rtol, atol, equal_nan);
       },
       arg("a"), arg("b"), arg("rtol") = 1e-05, arg("atol") = 1e-08, arg("equal_nan") = false);
   m.def(
       "allclose",
       [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan) {
-        const Arg x(a), y(b);
+        const Arg x(a, {b}), y(b, {a});
         return xp::allclose(*x, *y, rtol, atol, equal_nan);
       },
       arg("a"), arg("b"), arg("rtol") = 1e-05, arg("atol") = 1e-08, arg("equal_nan") = false);
   m.def(
       "array_equal",
       [](nb::handle a1, nb::handle a2, bool equal_nan) {
-        const Arg x(a1), y(a2);
+        const Arg x(a1, {a2}), y(a2, {a1});
         const xp::Array& l = x.keep.valid() ? x.keep : array_arg(a1, "array_equal");
         const xp::Array& r = y.keep.valid() ? y.keep : array_arg(a2, "array_equal");
         return xp::array_equal(l, r, equal_nan);

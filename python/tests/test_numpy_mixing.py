@@ -1,0 +1,95 @@
+"""NumPy scalars and arrays beside xp arrays: NumPy's scalars keep their dtype (NEP 50: they are not
+weak, as Python's numbers are), on the xp array's device, and a mixed operation gives an xp array
+whichever side NumPy's object is on."""
+
+import numpy as np
+import pytest
+
+import xp
+import xp.testing
+
+
+def same(got, want):
+    assert isinstance(got, xp.Array), type(got)
+    g = xp.to_cpu(got)
+    assert g.dtype == want.dtype, (g.dtype, want.dtype)
+    np.testing.assert_array_equal(g, want)
+
+
+SCALARS = [np.float32(2.5), np.float64(1.1), np.float16(3), np.int8(-3), np.int16(300), np.int64(7), np.uint8(200),
+           np.uint64(2**63 + 1), np.bool_(True), np.complex64(1 - 2j), np.complex128(0.5j)]
+
+
+@pytest.mark.parametrize("s", SCALARS, ids=lambda s: type(s).__name__)
+@pytest.mark.parametrize("t", [np.float32, np.int8, np.uint16, np.float64])
+def test_numpy_scalars_keep_their_dtype_on_either_side(s, t):
+    a = np.array([1, 2, 3], t)
+    x = xp.asarray(a)
+    with np.errstate(all="ignore"):
+        same(x + s, a + s)
+        same(s + x, s + a)
+        same(x * s, a * s)
+        same(s * x, s * a)
+        same(x == s, a == s)
+        if not np.iscomplexobj(s):
+            same(s < x, s < a)
+
+
+def test_numpy_float64_and_complex128_are_not_weak_python_numbers():
+    # Both subclass Python's float and complex: they used to be taken as weak scalars.
+    x = xp.asarray(np.array([1.5], np.float32))
+    assert (x * np.float64(1.1)).dtype == xp.float64
+    assert (x * 1.1).dtype == xp.float32  # a Python float stays weak
+    assert (x * np.complex128(1j)).dtype == xp.complex128
+    assert (x * 1j).dtype == xp.complex64
+    h = xp.asarray(np.array([1], np.float16))
+    same(h + np.float64(1e6), np.array([1], np.float16) + np.float64(1e6))  # 1000001.0, not inf
+    same(xp.add(x, np.float64(1)), np.add(np.array([1.5], np.float32), np.float64(1)))
+    same(xp.where(x > 0, np.float32(1), 0), np.where(np.array([True]), np.float32(1), 0))
+    same(xp.maximum(np.int16(3), xp.asarray(np.array([1, 5], np.int8))), np.array([3, 5], np.int16))
+
+
+def test_numpy_arrays_beside_xp_arrays_give_xp_arrays():
+    a, b = np.array([1.0, 2.0, 3.0], np.float32), np.array([0.5, 4.0, -1.0], np.float32)
+    x = xp.asarray(a)
+    same(x + b, a + b)
+    same(b + x, b + a)
+    same(b * x, b * a)
+    same(b == x, b == a)
+    same(b @ x, np.asarray(b @ a))
+    # NumPy's ufuncs still take a CPU array through its buffer: a NumPy result.
+    assert isinstance(np.sin(x), np.ndarray)
+    np.testing.assert_array_equal(np.sin(x), np.sin(a))
+
+
+def test_numpy_scalars_in_setitem_and_clip():
+    x = xp.asarray(np.zeros(3, np.float32))
+    x[1] = np.float64(2.5)
+    same(x, np.array([0, 2.5, 0], np.float32))
+    same(xp.clip(x, np.float32(1), None), np.clip(np.array([0, 2.5, 0], np.float32), np.float32(1), None))
+
+
+@pytest.mark.parametrize("lo,hi", [(1, None), (True, None), (5, None), (None, 0), (None, False), (1.5, None),
+                                   (None, -2), (False, True)])
+def test_clip_of_bool_with_one_bound(lo, hi):
+    b = np.array([False, True])
+    same(xp.clip(xp.asarray(b), lo, hi), np.clip(b, lo, hi))
+
+
+def test_clip_of_integers_with_one_bound():
+    for t in (np.int8, np.int64, np.uint8, np.uint64):
+        a = np.array([0, 3, np.iinfo(t).max], t)
+        same(xp.clip(xp.asarray(a), 2, None), np.clip(a, 2, None))
+        same(xp.clip(xp.asarray(a), None, 2), np.clip(a, None, 2))
+
+
+def test_numpy_scalars_go_to_the_arrays_device():
+    xp.testing.requires_gpu()
+    x = xp.asarray(np.array([1.0, 2.0], np.float32), device="cuda:0")
+    for r in (x * np.float32(2), np.float64(2) * x, xp.add(x, np.int64(1)), xp.where(x > 1, np.float32(0), x)):
+        assert r.device == x.device
+    x[0] = np.float64(5)
+    same(x, np.array([5, 2], np.float32))
+    # A NumPy array is on the CPU: beside a GPU array, a device mismatch (xp copies nothing silently).
+    with pytest.raises(xp.DeviceMismatch):
+        x + np.ones(2, np.float32)
