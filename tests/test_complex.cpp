@@ -174,6 +174,15 @@ TEST(Complex, ArithmeticWithExactValues) {
             (std::vector<c128>{{1, 2}, {9, 9}}));
   // A float32 array with a complex number stays in single precision.
   EXPECT_EQ((vec<float>({1.5f}) * c128(0, 2)).to_vector<c64>(), (std::vector<c64>{{0, 3}}));
+  // A zero base: 0 for an exponent of positive real part, whatever its imaginary part (NumPy 2.4's
+  // np.power(0j, 1 + 2j) is 0j), NaN + NaN j for the others, 1 for a zero exponent.
+  const std::vector<c128> r =
+      xp::pow(vec<c128>({0, 0, 0, 0, 0}), vec<c128>({{1, 2}, {0.5, 0}, {0, 1}, {-1, 1}, {0, 0}})).to_vector<c128>();
+  EXPECT_EQ(r[0], c128(0, 0));
+  EXPECT_EQ(r[1], c128(0, 0));
+  EXPECT_TRUE(std::isnan(r[2].real()) && std::isnan(r[2].imag()));
+  EXPECT_TRUE(std::isnan(r[3].real()) && std::isnan(r[3].imag()));
+  EXPECT_EQ(r[4], c128(1, 0));
 }
 
 TEST(Complex, ReductionsThroughTheParts) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -301,6 +302,35 @@ TEST(NumpyExtras, HistogramUsesNumPysEdges) {
   EXPECT_THROW(xp::histogram(vec<double>({kNaN, 1})), xp::ValueError);
   EXPECT_THROW(xp::histogram(vec<double>({1}), 0), xp::ValueError);
   EXPECT_THROW(xp::histogram(vec<double>({1}), 2, std::make_pair(2.0, 1.0)), xp::ValueError);
+}
+
+// Found by differential fuzzing against NumPy 2.4: uint64 values past 2^63 (read as int64 they
+// wrapped negative), the bins check for a single bin, complex NaNs in the nan reductions and in
+// array_equal, complex weights of bincount.
+TEST(NumpyExtras, FuzzedCornersMatchNumPy) {
+  const std::uint64_t big = std::uint64_t{1} << 63;
+  const xp::Histogram u = xp::histogram(vec<std::uint64_t>({big, big + (big >> 1), ~std::uint64_t{0} - 2047}), 2);
+  EXPECT_EQ(u.counts.to_vector<i64>(), (std::vector<i64>{1, 2}));
+  expect_values(u.edges, {9223372036854775808.0, 13835058055282163712.0, 18446744073709549568.0});
+  const xp::Histogram v = xp::histogram(vec<std::uint64_t>({10, big}), 2);
+  EXPECT_EQ(v.counts.to_vector<i64>(), (std::vector<i64>{1, 1}));
+  // One bin of no width in float64 (1e17 +- 0.5 rounds to 1e17): NumPy's "too many bins".
+  EXPECT_THROW(xp::histogram(vec<double>({1e17}), 1), xp::ValueError);
+  EXPECT_EQ(xp::histogram(vec<double>({1, 2, 3}), 1).counts.to_vector<i64>(), (std::vector<i64>{3}));
+  // Complex: a NaN in either part is left out by nansum and nanmean.
+  const Array c = vec<std::complex<double>>({{1, 1}, {kNaN, 1}, {2, 0}});
+  EXPECT_EQ(xp::nansum(c).item<std::complex<double>>(), std::complex<double>(3, 1));
+  EXPECT_EQ(xp::nanmean(c).item<std::complex<double>>(), std::complex<double>(1.5, 0.5));
+  EXPECT_EQ(xp::nanmean(c.astype(DType::complex64)).dtype(), DType::complex64);
+  const Array n = vec<std::complex<double>>({{kNaN, 1}});
+  EXPECT_TRUE(xp::array_equal(n, n, true));
+  EXPECT_FALSE(xp::array_equal(n, n, false));
+  try {
+    xp::bincount(vec<i64>({0, 1}), c.slice({Slice(0, 2)}));
+    ADD_FAILURE() << "bincount took complex weights";
+  } catch (const xp::TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("weights must be real, got complex128"), std::string::npos) << e.what();
+  }
 }
 
 TEST(NumpyExtras, HistogramWithEdgesDensityAndBinEdges) {

@@ -48,7 +48,7 @@ typedef xp_sum_comp<S, false> R0;
 #if defined(XP_SUM_COLUMNS)
 extern "C" __global__ void __launch_bounds__(256) xp_cols(const Args a) { xp_cols_body<R0>(a); }
 extern "C" __global__ void __launch_bounds__(256) xp_cols_vec(const Args a) { xp_cols_vec_body<R0, 8>(a); }
-extern "C" __global__ void __launch_bounds__(256) xp_finish(const Args a) { xp_finish_cols_body<R0>(a); }
+extern "C" __global__ void __launch_bounds__(256) xp_finish(const Args a) { xp_finish_cols_body<R0, 8>(a); }
 extern "C" __global__ void __launch_bounds__(256) xp_finish_wide(const Args a) { xp_finish_wide_body<R0, true>(a); }
 #else
 // rows_vec_loads(sum, dtype): 8 loads in flight.

@@ -21,6 +21,10 @@ using i64 = std::int64_t;
 bool is_float(DType t) {
   return kind(t) == DTypeKind::floating;
 }
+// Real or complex floating point: the dtypes that hold NaN.
+bool has_nan(DType t) {
+  return kind(t) == DTypeKind::floating || kind(t) == DTypeKind::complex_floating;
+}
 
 Shape shape_of(const Array& a) {
   return Shape(a.shape().begin(), a.shape().end());
@@ -125,25 +129,28 @@ bool allclose(const Operand& a, const Operand& b, double rtol, double atol, bool
 bool array_equal(const Array& a1, const Array& a2, bool equal_nan) {
   if (!std::equal(a1.shape().begin(), a1.shape().end(), a2.shape().begin(), a2.shape().end())) return false;
   Array same = equal(a1, a2);
-  if (equal_nan && (is_float(a1.dtype()) || is_float(a2.dtype())))
+  if (equal_nan && (has_nan(a1.dtype()) || has_nan(a2.dtype())))
     same = logical_or(same, logical_and(isnan(a1), isnan(a2)));
   return all(same).item<bool>();
 }
 
 // ---- reductions that ignore NaN ------------------------------------------------------------------
 
+// A complex number with a NaN part is NaN (isnan), as NumPy's nan functions take it.
 Array nansum(const Array& a, const Axes& axes, bool keepdims) {
-  if (!is_float(a.dtype())) return sum(a, axes, keepdims);
+  if (!has_nan(a.dtype())) return sum(a, axes, keepdims);
   return sum(where(isnan(a), 0, a), axes, keepdims);
 }
 
 Array nanmean(const Array& a, const Axes& axes, bool keepdims) {
-  if (!is_float(a.dtype())) return mean(a, axes, keepdims);
-  // NumPy's: the sum of the numbers over their count, divided in float64 and rounded to the dtype.
+  if (!has_nan(a.dtype())) return mean(a, axes, keepdims);
+  // NumPy's: the sum of the numbers over their count, divided in float64 (complex128) and rounded
+  // to the dtype.
   const Array nans = isnan(a);
   const Array total = sum(where(nans, 0, a), axes, keepdims);
   const Array count = sum(logical_not(nans), axes, keepdims, DType::int64);
-  return divide(total.astype(DType::float64), count.astype(DType::float64)).astype(total.dtype());
+  const DType wide = kind(total.dtype()) == DTypeKind::complex_floating ? DType::complex128 : DType::float64;
+  return divide(total.astype(wide), count.astype(DType::float64)).astype(total.dtype());
 }
 
 namespace {
@@ -414,6 +421,8 @@ Array bincount(const Array& x, const std::optional<Array>& weights, std::int64_t
   const Device dev = x.device();
   if (weights) {
     if (!(weights->device() == dev)) throw DeviceMismatch("bincount", dev.str(), weights->device().str());
+    if (kind(weights->dtype()) == DTypeKind::complex_floating)  // NumPy casts them to float64 'safe'
+      throw TypeError("bincount: weights must be real, got " + std::string(name(weights->dtype())));
     if (!std::equal(x.shape().begin(), x.shape().end(), weights->shape().begin(), weights->shape().end()))
       throw ValueError("bincount: weights must have x's shape " + shape_text(x) + ", got " + shape_text(*weights));
   }
@@ -520,6 +529,17 @@ EqualBins equal_bins(const Array& a, std::int64_t bins, const std::optional<std:
         last = (full({}, last, t, dev) + 0.5).item<double>();
       }
       denom = (full({}, last, t, dev) - full({}, first, t, dev)).item<double>();
+    } else if (t == DType::uint64) {  // past 2^63 an int64 would wrap
+      const std::uint64_t l = lo.item<std::uint64_t>(), h = hi.item<std::uint64_t>();
+      first = static_cast<double>(l);
+      last = static_cast<double>(h);
+      if (l == h) {
+        first -= 0.5;
+        last += 0.5;
+        denom = 1;
+      } else {
+        denom = static_cast<double>(h - l);
+      }
     } else {
       const i64 l = lo.astype(DType::int64).item<i64>(), h = hi.astype(DType::int64).item<i64>();
       first = static_cast<double>(l);
@@ -536,8 +556,7 @@ EqualBins equal_bins(const Array& a, std::int64_t bins, const std::optional<std:
   const DType lin_type = in_bin_type ? bin_type : DType::float64;
   const Array edges =
       linspace_like_numpy(full({}, first, lin_type, dev), full({}, last, lin_type, dev), bins + 1).astype(bin_type);
-  if (bins > 1 &&
-      any(greater_equal(edges.slice({Slice(std::nullopt, bins)}), edges.slice({Slice(1, std::nullopt)}))).item<bool>())
+  if (any(greater_equal(edges.slice({Slice(std::nullopt, bins)}), edges.slice({Slice(1, std::nullopt)}))).item<bool>())
     throw ValueError("histogram: too many bins for data range: cannot create " + std::to_string(bins) +
                      " finite-sized bins");
   return {edges, flat, bin_type, first, last, denom};

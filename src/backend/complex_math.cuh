@@ -635,8 +635,8 @@ XP_CM_D xp_complex<T> xp_cm_atan(xp_complex<T> z) {  // -i atanh(iz)
   return xp_cm_make(w.im, xp_cm_flip(w.re));
 }
 
-// ---- pow, as NumPy: 1 for a zero exponent; 0 for a zero base with a positive real exponent (NaN
-// for other exponents); an integer exponent of magnitude below 100 by products (1, 2 and 3 written
+// ---- pow, as NumPy 2: 1 for a zero exponent; 0 for a zero base with an exponent of positive real
+// part (NaN for other exponents); an integer exponent of magnitude below 100 by products (1, 2 and 3 written
 // out, others by repeated squaring from 1 + 0i, a negative one's reciprocal), so that integer powers
 // of Gaussian integers are exact; otherwise exp(b log a). ----
 
@@ -645,7 +645,7 @@ XP_CM_D xp_complex<T> xp_cm_pow(xp_complex<T> a, xp_complex<T> b) {
   typedef xp_real<T> R;
   if (b.re == 0 && b.im == 0) return xp_cm_make((T)1, (T)0);
   if (a.re == 0 && a.im == 0) {
-    if (b.re > 0 && b.im == 0) return xp_cm_make((T)0, (T)0);
+    if (b.re > 0) return xp_cm_make((T)0, (T)0);
     return xp_cm_make(R::nan(), R::nan());
   }
   if (b.im == 0 && b.re == R::rint(b.re) && R::fabs(b.re) < (T)100) {

@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(256) xp_rows_strided(const Args a) 
 extern "C" __global__ void __launch_bounds__(256) xp_cols(const Args a) { xp_cols_body<R0>(a); }
 extern "C" __global__ void __launch_bounds__(256) xp_cols_vec(const Args a) { xp_cols_vec_body<R0, 8>(a); }
 extern "C" __global__ void __launch_bounds__(256) xp_finish(const Args a) { xp_finish_body<R0>(a); }
-extern "C" __global__ void __launch_bounds__(256) xp_finish_cols(const Args a) { xp_finish_cols_body<R0>(a); }
+extern "C" __global__ void __launch_bounds__(256) xp_finish_cols(const Args a) { xp_finish_cols_body<R0, 8>(a); }
 extern "C" __global__ void __launch_bounds__(256) xp_finish_wide(const Args a) { xp_finish_wide_body<R0, true>(a); }
 
 struct Moments {
