@@ -586,6 +586,19 @@ TEST(Indexing, IntegerArraysFollowNumPysPlacement) {
   EXPECT_EQ(sep.slice({1, 0}).item<i64>(), 44);  // a[2, 0, -1]
   // An integer beside an array counts as an array index (here: separated, so first).
   EXPECT_EQ(a.slice({1, Slice(), Index(i)}).shape(0), 2);
+  // An ellipsis between two array indices separates them even where it covers no axis (NumPy's
+  // a[:, [0, 2], ..., [1, -1]] has shape (2, 3)): fuzzing against NumPy found it kept in place, the
+  // values transposed where the sizes agree.
+  const Array e = a.slice({Slice(), Index(i), xp::ellipsis, Index(j)});
+  EXPECT_EQ(e.shape(0), 2);
+  EXPECT_EQ(e.shape(1), 3);
+  EXPECT_EQ(e.to_vector<i64>(), (std::vector<i64>{1, 21, 41, 14, 34, 54}));
+  EXPECT_EQ(a.slice({Slice(), 0, xp::ellipsis, Index(j)}).shape(0), 2);  // an integer too
+  // With nothing between them, an ellipsis before or after leaves them in place.
+  EXPECT_EQ(a.slice({xp::ellipsis, Index(i), Index(j)}).shape(0), 3);
+  Array w = xp::zeros({3, 4, 5}, DType::int64, kCpu);
+  w.set({Slice(), Index(i), xp::ellipsis, Index(j)}, e + 100);
+  EXPECT_EQ(w.slice({2, 2, 4}).item<i64>(), 154);  // a[2, 2, -1] + 100 went to its own place
   // Broadcasting index arrays.
   const Array col = array_of(std::vector<i64>{0, 2}, {2, 1});
   EXPECT_EQ(a.slice({Index(col), Index(j)}).shape(1), 2);

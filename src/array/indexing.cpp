@@ -35,6 +35,9 @@ struct Plan {
   bool single_mask = false;      // one bool index: positions is its flat nonzero, over all its axes
   Array mask_positions;          // that case: positions into the covered axes flattened (C order)
   Shape index_shape;             // the shape the array indices broadcast to
+  // A slice, ellipsis or newaxis stands between two advanced indices in the index (NumPy's rule:
+  // the index dimensions then go first, even where an ellipsis covers no axis between them).
+  bool separated = false;
 };
 
 std::string ordinal_axis(int axis) {
@@ -99,7 +102,15 @@ Plan plan_index(const Array& a, std::span<const Index> index) {
     return mask;
   };
   int vaxis = 0;  // the view's axis the next index item produces
+  bool seen_advanced = false, gap = false, separated = false;
   for (const Index& ix : index) {
+    const bool advanced = ix.kind() == Index::Kind::integer || ix.kind() == Index::Kind::array;
+    if (advanced) {
+      separated = separated || (seen_advanced && gap);
+      seen_advanced = true;
+    } else if (seen_advanced) {
+      gap = true;
+    }
     switch (ix.kind()) {
       case Index::Kind::newaxis:
         basic.emplace_back(newaxis);
@@ -135,6 +146,7 @@ Plan plan_index(const Array& a, std::span<const Index> index) {
     }
   }
   Plan p;
+  p.separated = separated;
   p.view = a.slice(std::span<const Index>(basic.data(), basic.size()));
   const Array& v = p.view;
   // One bool index and nothing else advanced: its nonzero positions over its axes flattened.
@@ -227,7 +239,7 @@ ResultLayout result_layout(const Plan& p) {
   Shape rest;
   for (int d = 0; d < nd; ++d)
     if (std::find(p.axes.begin(), p.axes.end(), d) == p.axes.end()) rest.push_back(v.shape(d));
-  const int before = adjacent(p.axes) ? p.axes.front() : 0;  // other axes before the index dims
+  const int before = !p.separated && adjacent(p.axes) ? p.axes.front() : 0;  // other axes before the index dims
   ResultLayout r;
   r.shape.assign(rest.begin(), rest.begin() + before);
   r.shape.insert(r.shape.end(), p.index_shape.begin(), p.index_shape.end());
