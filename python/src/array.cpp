@@ -1,7 +1,9 @@
 // xp.Array: properties, operators (with their reflected and in-place forms), indexing, conversions
 // to Python numbers and printing, over xp::Array.
 #include <Python.h>
+#include <algorithm>
 #include <complex>
+#include <cstdint>
 
 #include <cmath>
 
@@ -173,16 +175,36 @@ xp::Index array_index(const xp::Array& k, const xp::Array& a) {
   return xp::Index(k.device() == a.device() ? k : k.to_device(a.device()));
 }
 
+// An integer index: past the 64-bit range it is out of bounds of any axis (NumPy's IndexError).
+std::int64_t int_index(nb::handle k) {
+  const nb::object i = checked(PyNumber_Index(k.ptr()));
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow != 0)
+    throw nb::index_error(
+        ("xp: index " + nb::cast<std::string>(nb::str(i)) + " is out of bounds (beyond int64)").c_str());
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+
 // One index of a[key]: an int (or __index__), a slice, Ellipsis, None, a bool, or an array (an xp
 // array, or what xp.asarray takes: a NumPy array, a list) of integers or bools.
 xp::Index to_index(nb::handle k, const xp::Array& a) {
   if (k.is_none()) return xp::newaxis;
   if (k.ptr() == Py_Ellipsis) return xp::ellipsis;
   if (PySlice_Check(k.ptr())) {
+    // Bounds past the 64-bit range are clamped (as Python's slices clamp to the length); a step
+    // past it is as long as any array.
     auto part = [&](const char* name) -> std::optional<std::int64_t> {
       nb::object o = k.attr(name);
       if (o.is_none()) return std::nullopt;
-      return nb::cast<std::int64_t>(checked(PyNumber_Index(o.ptr())));
+      const nb::object i = checked(PyNumber_Index(o.ptr()));
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+      if (overflow > 0) return INT64_MAX;
+      if (overflow < 0) return -INT64_MAX;
+      if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+      return std::max<std::int64_t>(v, -INT64_MAX);
     };
     const auto step = part("step");
     if (step && *step == 0) throw nb::value_error("xp: slice step cannot be zero");
@@ -191,14 +213,14 @@ xp::Index to_index(nb::handle k, const xp::Array& a) {
   if (nb::isinstance<xp::Array>(k)) return array_index(nb::cast<xp::Array&>(k), a);
   if (PyBool_Check(k.ptr()))
     return array_index(xp::full({}, xp::Scalar(k.ptr() == Py_True), xp::DType::bool_, a.device()), a);
-  if (PyLong_Check(k.ptr())) return nb::cast<std::int64_t>(checked(PyNumber_Index(k.ptr())));
+  if (PyLong_Check(k.ptr())) return int_index(k);
   if (PyList_Check(k.ptr()) || nb::hasattr(k, "__array__") || nb::hasattr(k, "__dlpack__") ||
       nb::hasattr(k, "__array_interface__")) {  // a NumPy array (or scalar), a list, another library's array
     xp::Array arr = asarray(k, std::nullopt, a.device(), std::nullopt);
     if (PyList_Check(k.ptr()) && arr.size() == 0) arr = arr.astype(xp::DType::int64);  // [] indexes nothing
     return array_index(arr, a);
   }
-  if (PyIndex_Check(k.ptr())) return nb::cast<std::int64_t>(checked(PyNumber_Index(k.ptr())));
+  if (PyIndex_Check(k.ptr())) return int_index(k);
   throw nb::index_error(("xp: unsupported index " + nb::cast<std::string>(nb::repr(k)) +
                          " (integers, slices, ..., None, bools, integer and boolean arrays)")
                             .c_str());

@@ -103,6 +103,12 @@ void register_errors(nb::module_& m) {
       raise(g_file_error, e.what(), {{"filename", nb::str(e.path().c_str())}, {"reason", nb::str(e.reason().c_str())}});
     } catch (const xp::Error& e) {
       raise(g_error, e.what());
+    } catch (const nb::cast_error&) {
+      // An explicit conversion of an argument failed (else nanobind's default: RuntimeError
+      // "std::bad_cast", which names nothing).
+      PyErr_SetString(PyExc_TypeError,
+                      "xp: an argument could not be converted to what the function takes (a Python int beyond the "
+                      "64-bit range, or an object of another type)");
     }
   });
 }

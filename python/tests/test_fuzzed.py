@@ -1,0 +1,65 @@
+"""Cases that differential fuzzing against NumPy 2.4 found, each checked against NumPy."""
+
+import numpy as np
+import pytest
+
+import xp
+
+
+def test_huge_python_ints_in_indices():
+    a = np.arange(12).reshape(3, 4)
+    x = xp.asarray(a)
+    # Slice bounds and steps past int64 clamp, as Python's and NumPy's do.
+    for key in (slice(None, 2**63), slice(None, None, 2**63), slice(-(2**63) - 1, None), slice(None, None, -(2**70)),
+                slice(2**70, None, -1)):
+        np.testing.assert_array_equal(xp.to_cpu(x[key]), a[key])
+    # An integer past int64 is out of bounds: IndexError, and a failed write writes nothing.
+    for key in (2**63, (0, -(2**63) - 1)):
+        with pytest.raises(IndexError):
+            x[key]
+        with pytest.raises(IndexError):
+            x[key] = 1
+    np.testing.assert_array_equal(xp.to_cpu(x), a)
+    # Any other argument that does not convert is a TypeError naming the reason (was RuntimeError
+    # "std::bad_cast").
+    with pytest.raises(TypeError, match="64-bit"):
+        xp.roll(x, 2**64)
+
+
+def test_an_empty_ellipsis_separates_advanced_indices():
+    a = np.arange(27).reshape(3, 3, 3)
+    x = xp.asarray(a)
+    for key in ((slice(None), [0, 1, 2], ..., [0, 1, 2]), (slice(None), 0, ..., [[-1]]), ([0, 1], ..., [1, 2])):
+        np.testing.assert_array_equal(xp.to_cpu(x[key]), a[key])
+        y, b = xp.asarray(a.copy()), a.copy()
+        v = np.arange(a[key].size).reshape(a[key].shape) + 100
+        y[key] = xp.asarray(v)
+        b[key] = v
+        np.testing.assert_array_equal(xp.to_cpu(y), b)
+
+
+def test_nan_functions_and_array_equal_of_complex():
+    c = np.array([1 + 1j, np.nan + 1j, 2 + 0j])
+    assert complex(xp.nansum(xp.asarray(c))) == np.nansum(c)
+    assert complex(xp.nanmean(xp.asarray(c))) == np.nanmean(c)
+    n = xp.asarray(np.array([np.nan + 1j]))
+    assert xp.array_equal(n, n, equal_nan=True)
+
+
+def test_histogram_of_uint64_and_one_bin():
+    u = np.array([2**63, 2**63 + 2**62, 2**64 - 2**11], np.uint64)
+    counts, edges = xp.histogram(xp.asarray(u), bins=2)
+    want_counts, want_edges = np.histogram(u, bins=2)
+    np.testing.assert_array_equal(xp.to_cpu(counts), want_counts)
+    np.testing.assert_array_equal(xp.to_cpu(edges), want_edges)
+    with pytest.raises(ValueError, match="too many bins"):
+        xp.histogram(xp.asarray(np.array([1e17])), bins=1)
+    with pytest.raises(TypeError):
+        xp.bincount(xp.asarray(np.array([0, 1])), weights=xp.asarray(np.array([1 + 2j, 3j])))
+
+
+def test_complex_pow_of_a_zero_base():
+    with np.errstate(all="ignore"):
+        b = np.array([1 + 2j, 0.5, 1j, -1 + 1j, 0])
+        got = xp.to_cpu(xp.pow(xp.asarray(np.zeros(5, complex)), xp.asarray(b)))
+        np.testing.assert_array_equal(got, np.power(np.zeros(5, complex), b))
