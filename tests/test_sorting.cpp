@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -539,6 +540,27 @@ TEST(Sets, UniqueOfFloatsWithNaNsAndSignedZeros) {
   EXPECT_EQ(e.values.size(), 0);
   EXPECT_EQ(e.values.dtype(), DType::int16);
   EXPECT_EQ(e.inverse_indices.shape(1), 3);
+}
+
+// Complex values in NumPy's order (np.unique): R + Rj lexicographically, then R + nanj by the real
+// part, nan + Rj by the imaginary part, nan + nanj; each NaN its own. Fuzzing against NumPy found
+// R + nanj sorted among the others by its real part.
+TEST(Sets, UniqueOfComplexInNumPysOrder) {
+  using c128 = std::complex<double>;
+  const std::vector<c128> v = {{1, 1}, {0, NAN}, {0, 0}, {NAN, -1}, {2, NAN}, {1, 1}, {NAN, NAN}, {-1, 5}, {NAN, -3}};
+  const xp::UniqueAll u = xp::unique_all(array_of(v, {9}));
+  const std::vector<c128> got = u.values.to_vector<c128>();
+  ASSERT_EQ(got.size(), 8u);
+  EXPECT_EQ(got[0], c128(-1, 5));
+  EXPECT_EQ(got[1], c128(0, 0));
+  EXPECT_EQ(got[2], c128(1, 1));
+  EXPECT_EQ(got[3].real(), 0);   // 0 + nanj
+  EXPECT_EQ(got[4].real(), 2);   // 2 + nanj
+  EXPECT_EQ(got[5].imag(), -3);  // nan - 3j
+  EXPECT_EQ(got[6].imag(), -1);  // nan - 1j
+  EXPECT_TRUE(std::isnan(got[7].real()) && std::isnan(got[7].imag()));
+  EXPECT_EQ(u.indices.to_vector<i64>(), (std::vector<i64>{7, 2, 0, 1, 4, 8, 3, 6}));
+  EXPECT_EQ(u.counts.to_vector<i64>(), (std::vector<i64>{1, 1, 2, 1, 1, 1, 1, 1}));
 }
 
 TEST(Indexing, MasksReadAndWrite) {

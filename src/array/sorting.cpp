@@ -201,11 +201,17 @@ UniqueAll unique_impl(const Array& x, bool indices, bool inverse, bool counts) {
   }
   Sorted s;
   if (kind(flat.dtype()) == DTypeKind::complex_floating) {
-    // Complex numbers have no order, but equal ones must meet: sorted by the real part, then the
-    // imaginary part (two stable sorts, NaNs last in each, as NumPy's lexicographic order).
+    // Complex numbers have no order, but equal ones must meet: NumPy's order, R + Rj
+    // lexicographically, then R + nanj by the real part, then nan + Rj by the imaginary part, then
+    // nan + nanj. Three stable sorts: by the imaginary part, by the real part (NaNs last in both),
+    // then by that class (0, 1, or 2 for a NaN real part).
     const Array by_imag = sort_along(imag(flat), 0, false, false, true, "unique").indices;
     const Sorted by_real = sort_along(detail::take_unchecked(real(flat), by_imag, 0), 0, false, false, true, "unique");
-    s.indices = detail::take_unchecked(by_imag, by_real.indices, 0);
+    const Array lex = detail::take_unchecked(by_imag, by_real.indices, 0);
+    const Array v = detail::take_unchecked(flat, lex, 0);
+    const Array nan_re = isnan(real(v)), nan_im = isnan(imag(v));
+    const Array cls = where(nan_re, 2, where(nan_im, 1, 0)).astype(DType::int8);
+    s.indices = detail::take_unchecked(lex, sort_along(cls, 0, false, false, true, "unique").indices, 0);
     s.values = detail::take_unchecked(flat, s.indices, 0);
   } else {
     s = sort_along(flat, 0, false, true, indices || inverse, "unique");
