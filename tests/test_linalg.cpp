@@ -566,6 +566,28 @@ TEST(Linalg, ErrorsNameTheFunctionAndTheBatchEntry) {
   check_errors(xp::Device::cpu());
 }
 
+// Norms of nothing: the largest of no values is 0, as NumPy answers (a norm is never negative); the
+// smallest of none stays an error. Fuzzing against NumPy found these raising.
+TEST(Linalg, NormsOfEmptyInputs) {
+  require_lapack();
+  const double inf = std::numeric_limits<double>::infinity();
+  const xp::Device cpu = xp::Device::cpu();
+  EXPECT_EQ(la::vector_norm(xp::zeros({0}, DType::float64, cpu), {}, false, inf).item<double>(), 0.0);
+  EXPECT_EQ(la::vector_norm(xp::zeros({2, 0}, DType::float32, cpu), {1}, false, inf).to_vector<float>(),
+            (std::vector<float>{0, 0}));
+  EXPECT_THROW(la::vector_norm(xp::zeros({0}, DType::float64, cpu), {}, false, -inf), xp::ValueError);
+  for (const xp::Shape& shape : {xp::Shape{0, 0}, xp::Shape{3, 0}, xp::Shape{0, 3}}) {
+    const xp::Array z = xp::zeros(shape, DType::float64, cpu);
+    for (double ord : {2.0, 1.0, inf}) EXPECT_EQ(la::matrix_norm(z, ord).item<double>(), 0.0) << ord;
+    EXPECT_THROW(la::matrix_norm(z, -2.0), xp::ValueError);
+  }
+  const xp::Array b = la::matrix_norm(xp::zeros({2, 0, 0}, DType::float64, cpu), 2.0, true);
+  EXPECT_EQ(b.shape(0), 2);
+  EXPECT_EQ(b.shape(1), 1);
+  EXPECT_EQ(b.shape(2), 1);
+  EXPECT_EQ(b.to_vector<double>(), (std::vector<double>{0, 0}));
+}
+
 // rtol as an array: one tolerance per matrix, broadcast with the batch shape; each result is the
 // one the same tolerance as a number gives.
 TEST(Linalg, RtolArrayIsATolerancePerMatrix) {

@@ -321,16 +321,21 @@ Array matrix_norm(const Array& x_, bool keepdims, std::string_view ord) {
 Array matrix_norm(const Array& x_, double ord, bool keepdims) {
   require_matrices("matrix_norm", x_);
   const double inf = std::numeric_limits<double>::infinity();
+  // The largest of no values is 0 (norms are not negative: NumPy's answer); the smallest of none
+  // stays the reduction's error.
+  const auto largest = [](const Array& v, const Axes& along, bool keep) {
+    return v.size() == 0 ? sum(v, along, keep) : max(v, along, keep);
+  };
   if (ord == 2 || ord == -2) {
     const Array s = svdvals(x_);
-    return keep_matrix_dims(ord == 2 ? max(s, Axes(-1)) : min(s, Axes(-1)), keepdims);
+    return keep_matrix_dims(ord == 2 ? largest(s, Axes(-1), false) : min(s, Axes(-1)), keepdims);
   }
   if (ord == 1 || ord == -1 || ord == inf || ord == -inf) {
     const Array a = abs(x_.astype(norm_dtype(x_.dtype())));
     // 1: the largest column sum of |x|; inf: the largest row sum (-1, -inf: the smallest).
     const Array sums = sum(a, Axes(std::abs(ord) == 1 ? -2 : -1), keepdims);
     const Axes along(std::abs(ord) == 1 ? -1 : -2 + (keepdims ? 0 : 1));
-    return ord > 0 ? max(sums, along, keepdims) : min(sums, along, keepdims);
+    return ord > 0 ? largest(sums, along, keepdims) : min(sums, along, keepdims);
   }
   throw ValueError("matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got " + std::to_string(ord));
 }
@@ -540,7 +545,7 @@ Array vector_norm(const Array& x_, const Axes& axes, bool keepdims, double ord) 
   const Array x = x_.astype(norm_dtype(x_.dtype()));
   const Array a = abs(x);
   const double inf = std::numeric_limits<double>::infinity();
-  if (ord == inf) return max(a, axes, keepdims);
+  if (ord == inf) return a.size() == 0 ? sum(a, axes, keepdims) : max(a, axes, keepdims);  // none: 0, as NumPy
   if (ord == -inf) return min(a, axes, keepdims);
   if (ord == 0) return sum(not_equal(a, 0), axes, keepdims).astype(a.dtype());
   if (ord == 1) return sum(a, axes, keepdims);
