@@ -385,6 +385,11 @@ TEST(ArrayApiFunctions, RepeatByCountOrCounts) {
   EXPECT_EQ(vals(repeat(m, arr({2}, DType::uint8), 0)), (std::vector<double>{0, 1, 0, 1, 2, 3, 2, 3}));
   EXPECT_EQ(vals(repeat(m, arr({0, 3}, DType::int32), 1)), (std::vector<double>{1, 1, 1, 3, 3, 3}));
   EXPECT_EQ(shape_of(repeat(full({}, 5.0, std::nullopt, kCpu), 3)), (Shape{3}));
+  // A 0-d x along axis 0 or -1: one element repeated, as NumPy (fuzzing found it refused).
+  EXPECT_EQ(vals(repeat(full({}, 5.0, std::nullopt, kCpu), 2, 0)), (std::vector<double>{5, 5}));
+  EXPECT_EQ(vals(repeat(full({}, 5.0, std::nullopt, kCpu), arr({3}, DType::int64), -1)),
+            (std::vector<double>{5, 5, 5}));
+  EXPECT_TRUE(starts(what_throws([&] { repeat(full({}, 5.0, std::nullopt, kCpu), 2, 1); }), "ValueError: repeat"));
   EXPECT_TRUE(starts(what_throws([&] { repeat(x, -1); }), "ValueError: repeat: repeats may not be negative"));
   EXPECT_TRUE(starts(what_throws([&] { repeat(x, arr({1, -1, 1}, DType::int8)); }), "ValueError: repeat"));
   EXPECT_TRUE(starts(what_throws([&] { repeat(x, arr({1, 2}, DType::int8)); }), "ValueError: repeat: repeats has 2"));
@@ -548,6 +553,9 @@ TEST(ArrayApiFunctions, DiffAlongAxes) {
   EXPECT_EQ(diff(x).dtype(), DType::int32);
   EXPECT_EQ(vals(diff(x, -1, 2)), (std::vector<double>{2, 2}));
   EXPECT_EQ(vals(diff(x, 0, 0)), vals(x));
+  // n = 0 gives x itself: prepend and append are not joined (NumPy's answer; fuzzing found them joined).
+  EXPECT_EQ(vals(diff(x, 0, 0, Operand(9), Operand(9))), vals(x));
+  EXPECT_EQ(diff(x, 0, 0, Operand(9.5)).dtype(), x.dtype());
   EXPECT_EQ(diff(x, 0, 7).size(), 0);
   EXPECT_EQ(vals(diff(x, -1, 1, 0)), (std::vector<double>{1, 3, 5, 7}));
   EXPECT_EQ(diff(x, -1, 1, 0).dtype(), DType::int64);  // a number is np.asarray's int64, promoted

@@ -621,6 +621,13 @@ TEST(Indexing, IntegerArraysFollowNumPysPlacement) {
   Array w = xp::zeros({3, 4, 5}, DType::int64, kCpu);
   w.set({Slice(), Index(i), xp::ellipsis, Index(j)}, e + 100);
   EXPECT_EQ(w.slice({2, 2, 4}).item<i64>(), 154);  // a[2, 2, -1] + 100 went to its own place
+  // Values with leading axes of length 1 beyond the target's: dropped, as NumPy's copyto and
+  // setitem drop them (fuzzing found them refused); other extra axes stay an error.
+  Array t = xp::zeros({2, 3, 4}, DType::int64, kCpu);
+  t.set({0}, xp::ones({1, 1, 4}, DType::int64, kCpu));
+  t.set({Slice(), Index(i)}, xp::full({1, 1, 2, 4}, 5, DType::int64, kCpu));
+  EXPECT_EQ(xp::sum(t).item<i64>(), 12 + 5 * 16 - 2 * 4);  // row 0 of t[0] ones, then rows 0, 2 of both fives
+  EXPECT_THROW(t.set({0}, xp::ones({2, 1, 4}, DType::int64, kCpu)), xp::ValueError);
   // Broadcasting index arrays.
   const Array col = array_of(std::vector<i64>{0, 2}, {2, 1});
   EXPECT_EQ(a.slice({Index(col), Index(j)}).shape(1), 2);

@@ -1,6 +1,7 @@
 // The elementwise functions: NumPy 2's dtype rules (docs/semantics.md) turned into lazy nodes with
 // explicit casts, float16/bfloat16 computed in float32 and rounded back after every operation.
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <span>
@@ -759,7 +760,16 @@ Array fma(const Operand& x, const Operand& y, const Operand& z, const Out& out) 
 void copyto(const Array& dst, const Operand& src) {
   const detail::ImplPtr& d = detail::impl_of(dst);
   if (src.is_array()) {
-    const detail::ImplPtr& s = detail::impl_of(src.array());
+    // As NumPy's copyto (and so a[idx] = v): leading axes of length 1 beyond dst's are dropped.
+    Array source = src.array();
+    const std::size_t snd = detail::impl_of(source)->shape.size(), dnd = d->shape.size();
+    if (snd > dnd) {
+      const Shape& ss = detail::impl_of(source)->shape;
+      if (std::all_of(ss.begin(), ss.begin() + static_cast<std::ptrdiff_t>(snd - dnd),
+                      [](std::int64_t e) { return e == 1; }))
+        source = reshape(source, Shape(ss.begin() + static_cast<std::ptrdiff_t>(snd - dnd), ss.end()));
+    }
+    const detail::ImplPtr& s = detail::impl_of(source);
     if (!(s->device == d->device)) throw DeviceMismatch("copyto", s->device.str(), d->device.str());
     if (detail::broadcast_shape(s->shape, d->shape) != d->shape) {
       throw ValueError("copyto: could not broadcast input array from shape " + detail::shape_str(s->shape) +

@@ -166,7 +166,8 @@ Array moveaxis(const Array& x, const std::vector<int>& source, const std::vector
 
 Array repeat(const Array& x_, std::int64_t repeats, std::optional<int> axis) {
   if (repeats < 0) throw ValueError("repeat: repeats may not be negative, got " + std::to_string(repeats));
-  const Array x = axis ? x_ : x_.reshape({-1});
+  // Without an axis, flat; a 0-d x along axis 0 or -1 too, as NumPy takes it.
+  const Array x = axis && x_.ndim() > 0 ? x_ : x_.reshape({-1});
   const int ax = normalize_axis(axis ? *axis : 0, x.ndim(), "repeat");
   if (x.ndim() >= detail::kMaxDims) {  // no room for the extra axis below: take of i // repeats
     const std::int64_t n = x.shape(ax);
@@ -189,7 +190,7 @@ Array repeat(const Array& x_, const Array& repeats, std::optional<int> axis) {
     throw TypeError("repeat: repeats must be an integer array, not " + std::string(name(repeats.dtype())));
   if (repeats.ndim() > 1)
     throw ValueError("repeat: repeats must be 0-d or 1-d, not of shape " + shape_str(shape_of(repeats)));
-  const Array x = axis ? x_ : x_.reshape({-1});
+  const Array x = axis && x_.ndim() > 0 ? x_ : x_.reshape({-1});
   const int ax = normalize_axis(axis ? *axis : 0, x.ndim(), "repeat");
   const std::int64_t n = x.shape(ax);
   if (repeats.size() == 1) {
@@ -326,6 +327,7 @@ Array diff(const Array& x_, int axis, int n, const std::optional<Operand>& prepe
     return p.array();
   };
   Array x = x_;
+  if (n == 0) return x;  // as NumPy: x itself, prepend and append not joined
   if (prepend || append) {
     std::vector<Array> parts;
     if (prepend) parts.push_back(part(*prepend));
