@@ -23,6 +23,13 @@ struct Arg {
   const xp::Operand& operator*() const { return *op; }
 };
 
+// A function's result: the out= object itself when one was given (NumPy returns `out`, so that
+// `r is out`), else the new array.
+nb::typed<nb::object, xp::Array> result_of(xp::Array r, nb::handle out) {
+  if (out.is_none()) return nb::typed<nb::object, xp::Array>(nb::cast(std::move(r)));
+  return nb::typed<nb::object, xp::Array>(nb::borrow(out));
+}
+
 xp::Out to_out(nb::handle out) {
   if (out.is_none()) return {};
   if (!nb::isinstance<xp::Array>(out)) throw nb::type_error("xp: out= takes an xp array");
@@ -163,10 +170,10 @@ void register_functions(nb::module_& m) {
       arg("n_rows"), arg("n_cols") = none, nb::kw_only(), arg("k") = 0, arg("dtype") = none, arg("device") = none);
 
   // ---- elementwise ----
-#define XP_UNARY_(name, pyname)                                                                                     \
-  m.def(                                                                                                            \
-      pyname, [](nb::handle x, nb::handle out) { return xp::name(*Arg(x), to_out(out)); }, arg("x"), nb::kw_only(), \
-      arg("out") = none);
+#define XP_UNARY_(name, pyname)                                                                                      \
+  m.def(                                                                                                             \
+      pyname, [](nb::handle x, nb::handle out) { return result_of(xp::name(*Arg(x), to_out(out)), out); }, arg("x"), \
+      nb::kw_only(), arg("out") = none);
 #define XP_BINARY_(name, pyname)                                                         \
   m.def(                                                                                 \
       pyname,                                                                            \
@@ -174,7 +181,7 @@ void register_functions(nb::module_& m) {
         const Arg a(x1, {x2}), b(x2, {x1});                                              \
         if (!(*a).is_array() && !(*b).is_array())                                        \
           throw nb::type_error("xp." pyname ": at least one argument must be an array"); \
-        return xp::name(*a, *b, to_out(out));                                            \
+        return result_of(xp::name(*a, *b, to_out(out)), out);                            \
       },                                                                                 \
       arg("x1"), arg("x2"), nb::kw_only(), arg("out") = none);
   XP_UNARY_(real, "real")
@@ -248,7 +255,10 @@ void register_functions(nb::module_& m) {
   m.def(
       "clip",
       [](const xp::Array& x, nb::handle lo, nb::handle hi, nb::handle out) {
-        if (lo.is_none() && hi.is_none()) return out.is_none() ? x.copy() : (xp::copyto(arr(out), x), arr(out));
+        if (lo.is_none() && hi.is_none()) {
+          if (!out.is_none()) xp::copyto(arr(out), x);
+          return result_of(out.is_none() ? x.copy() : arr(out), out);
+        }
         // A missing bound is one that never applies: +-inf for floats; false and true for bool
         // beside a bool bound; else a bound at or past the dtype's limit, which clip drops for an
         // integer array and which bounds nothing in the int64 or float result a bool array takes
@@ -271,7 +281,7 @@ void register_functions(nb::module_& m) {
             b(hi.is_none() ? nb::cast(x) : nb::borrow(hi), {nb::cast(x)});
         const xp::Operand l = lo.is_none() ? xp::Operand(low) : *a;
         const xp::Operand h = hi.is_none() ? xp::Operand(high) : *b;
-        return xp::clip(x, l, h, to_out(out));
+        return result_of(xp::clip(x, l, h, to_out(out)), out);
       },
       arg("x"), arg("min") = none, arg("max") = none, nb::kw_only(), arg("out") = none);
   m.def(
@@ -286,14 +296,14 @@ void register_functions(nb::module_& m) {
         }
         if (x1.is_none() || x2.is_none()) throw nb::type_error("xp: where takes one argument or three");
         const Arg a(c, {x1, x2}), b(x1, {c, x2}), d(x2, {c, x1});
-        return nb::cast(xp::where(*a, *b, *d, to_out(out)));
+        return result_of(xp::where(*a, *b, *d, to_out(out)), out);
       },
       arg("condition"), arg("x1") = none, arg("x2") = none, nb::kw_only(), arg("out") = none);
   m.def(
       "fma",
       [](nb::handle x, nb::handle y, nb::handle z, nb::handle out) {
         const Arg a(x, {y, z}), b(y, {x, z}), c(z, {x, y});
-        return xp::fma(*a, *b, *c, to_out(out));
+        return result_of(xp::fma(*a, *b, *c, to_out(out)), out);
       },
       arg("x"), arg("y"), arg("z"), nb::kw_only(), arg("out") = none);
 

@@ -63,3 +63,48 @@ def test_complex_pow_of_a_zero_base():
         b = np.array([1 + 2j, 0.5, 1j, -1 + 1j, 0])
         got = xp.to_cpu(xp.pow(xp.asarray(np.zeros(5, complex)), xp.asarray(b)))
         np.testing.assert_array_equal(got, np.power(np.zeros(5, complex), b))
+
+
+def test_out_is_returned_itself():
+    a = xp.asarray(np.arange(3.0))
+    o = xp.zeros(3)
+    for r in (xp.add(a, 1, out=o), xp.sin(a, out=o), xp.clip(a, 0, 1, out=o), xp.clip(a, out=o),
+              xp.where(a > 0, a, 0, out=o), xp.fma(a, a, a, out=o)):
+        assert r is o
+    np.testing.assert_array_equal(xp.to_cpu(o), np.arange(3.0) ** 2 + np.arange(3.0))
+    assert xp.add(a, 1) is not a
+
+
+@pytest.mark.parametrize("x", [np.array(5), np.array([1, 2], np.int8)])
+def test_repeat_of_0d_and_diff_with_n_0(x):
+    if x.ndim == 0:
+        for axis in (0, -1):
+            np.testing.assert_array_equal(xp.to_cpu(xp.repeat(xp.asarray(x), 2, axis=axis)), np.repeat(x, 2, axis=axis))
+    else:
+        r = xp.diff(xp.asarray(x), n=0, append=3)
+        np.testing.assert_array_equal(xp.to_cpu(r), np.diff(x, n=0, append=3))
+        assert r.dtype == xp.int8
+
+
+def test_setitem_drops_leading_unit_axes_of_the_values():
+    b = np.zeros((2, 3, 4))
+    y = xp.asarray(b.copy())
+    b[0] = np.ones((1, 1, 4))
+    y[0] = xp.ones((1, 1, 4))
+    b[:, [0, 2]] = np.full((1, 1, 2, 4), 5.0)
+    y[:, [0, 2]] = xp.full((1, 1, 2, 4), 5.0)
+    np.testing.assert_array_equal(xp.to_cpu(y), b)
+    with pytest.raises(ValueError):
+        y[0] = xp.ones((2, 1, 4))
+
+
+def test_unique_of_complex_in_numpys_order():
+    c = np.array([1 + 1j, complex(0, np.nan), 0j, complex(np.nan, -1), complex(2, np.nan), complex(np.nan, np.nan)])
+    np.testing.assert_array_equal(xp.to_cpu(xp.unique_values(xp.asarray(c))), np.unique(c, equal_nan=False))
+
+
+def test_norms_of_empty_inputs():
+    assert float(xp.linalg.vector_norm(xp.zeros(0), ord=float("inf"))) == 0.0
+    for shape in ((0, 0), (3, 0), (0, 3)):
+        for ord in (2, 1, float("inf")):
+            assert float(xp.linalg.matrix_norm(xp.zeros(shape), ord=ord)) == np.linalg.matrix_norm(np.zeros(shape), ord=ord)
