@@ -26,7 +26,23 @@ std::optional<xp::DType> to_dtype(nb::handle h) {
     if (auto t = xp::parse_dtype(s == "bool_" ? "bool" : s)) return *t;
     throw nb::type_error(("xp: unknown dtype name '" + s + "'").c_str());
   }
-  // A NumPy dtype or scalar type: by its name.
+  // Python's own types, as NumPy takes them (float: float64, int: int64, complex: complex128).
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return xp::DType::float64;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return xp::DType::int64;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return xp::DType::bool_;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type)) return xp::DType::complex128;
+  // A NumPy scalar type (numpy.float32, numpy.bool_, ml_dtypes.bfloat16): by its name. Its
+  // `dtype` attribute is a descriptor of the class, not a dtype.
+  if (PyType_Check(h.ptr()) && nb::hasattr(h, "__name__") && nb::hasattr(h, "dtype")) {
+    const nb::object named = h.attr("__name__");
+    if (nb::isinstance<nb::str>(named)) {
+      std::string n = nb::cast<std::string>(named);
+      if (n == "bool_") n = "bool";
+      if (auto t = xp::parse_dtype(n)) return *t;
+    }
+    throw nb::type_error(("xp: not a dtype xp has: " + nb::cast<std::string>(nb::repr(h))).c_str());
+  }
+  // A NumPy dtype or scalar: by its name.
   if (nb::hasattr(h, "dtype") || nb::hasattr(h, "name")) {
     nb::object named = nb::hasattr(h, "name") && nb::isinstance<nb::str>(h.attr("name")) ? h.attr("name")
                        : nb::hasattr(h, "dtype")                                         ? h.attr("dtype").attr("name")
