@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -381,6 +382,11 @@ TEST(BadInput, RangesSlicesAndShapesAtTheEdgeOfInt64) {
   EXPECT_THROW(arange(Scalar(0.0), Scalar(1e300), Scalar(1e-300)), ValueError);
   EXPECT_THROW(linspace(0, 1, std::int64_t{1} << 62), ValueError);
   EXPECT_THROW(eye(std::int64_t{1} << 40), ValueError);
+  // A complex dtype keeps the values (they were floored as for integers).
+  EXPECT_EQ(linspace(0, 1, 5, true, DType::complex128).to_vector<std::complex<double>>(),
+            (std::vector<std::complex<double>>{0, 0.25, 0.5, 0.75, 1}));
+  EXPECT_EQ(linspace(0, 4, 5, false, DType::complex64).to_vector<std::complex<float>>(),
+            (std::vector<std::complex<float>>{0, 0.8f, 1.6f, 2.4f, 3.2f}));
   try {
     (void)arange(Scalar(std::int64_t{0}), Scalar(std::int64_t{1} << 58));
     ADD_FAILURE() << "2^58 int64 values were made";
