@@ -30,6 +30,13 @@ nb::typed<nb::object, xp::Array> result_of(xp::Array r, nb::handle out) {
   return nb::typed<nb::object, xp::Array>(nb::borrow(out));
 }
 
+// A path: a str or an os.PathLike (pathlib.Path), as NumPy's save and load take.
+std::string path_of(nb::handle path) {
+  const nb::object p = checked(PyOS_FSPath(path.ptr()));
+  if (!nb::isinstance<nb::str>(p)) throw nb::type_error("xp: a path must be a str or an os.PathLike of str");
+  return nb::cast<std::string>(p);
+}
+
 xp::Out to_out(nb::handle out) {
   if (out.is_none()) return {};
   if (!nb::isinstance<xp::Array>(out)) throw nb::type_error("xp: out= takes an xp array");
@@ -545,10 +552,16 @@ void register_functions(nb::module_& m) {
 
   // ---- files ----
   m.def(
-      "load", [](const std::string& path, nb::handle device) { return xp::load(path, to_device(device)); }, arg("path"),
-      nb::kw_only(), arg("device") = none);
+      "load", [](nb::handle path, nb::handle device) { return xp::load(path_of(path), to_device(device)); },
+      arg("path"), nb::kw_only(), arg("device") = none);
   m.def(
-      "save", [](const std::string& path, const xp::Array& a) { xp::save(path, a); }, arg("path"), arg("x"));
+      "save",
+      [](nb::handle path, const xp::Array& a) {
+        std::string p = path_of(path);
+        if (p.size() < 4 || p.compare(p.size() - 4, 4, ".npy") != 0) p += ".npy";  // as numpy.save
+        xp::save(p, a);
+      },
+      arg("path"), arg("x"));
 }
 
 }  // namespace xp_py

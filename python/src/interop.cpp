@@ -5,8 +5,11 @@
 
 #include <nanobind/stl/pair.h>
 
+#include <cmath>
 #include <cstring>
+#include <iomanip>
 #include <memory>
+#include <sstream>
 
 #include "common.hpp"
 
@@ -264,9 +267,83 @@ void walk(nb::handle h, int depth, Nested& n) {
   n.leaves.push_back(h);
 }
 
+[[noreturn]] void raise_overflow(const std::string& message) {
+  PyErr_SetString(PyExc_OverflowError, message.c_str());
+  throw nb::python_error();
+}
+
+// A Python number as NumPy converts it into an element of an integer dtype `t`: a float truncated
+// toward zero (NaN a ValueError, an infinity an OverflowError), then the value checked against t's
+// range (OverflowError, as NumPy 2: "Python integer 300 out of bounds for uint8"); a complex number
+// is a TypeError. The result in 64 bits (uint64's upper half in an int64's bits).
+std::int64_t integer_element(const xp::Scalar& s, xp::DType t) {
+  const std::string tn(xp::name(t));
+  if (s.kind() == xp::ScalarKind::complex)
+    throw nb::type_error(("xp.asarray: a complex number cannot be an element of " + tn).c_str());
+  long double v;  // exact for every int64 and uint64, and for every double
+  if (s.kind() == xp::ScalarKind::floating) {
+    const double d = s.as_double();
+    if (std::isnan(d)) throw nb::value_error("xp.asarray: cannot convert float NaN to integer");
+    if (std::isinf(d)) raise_overflow("xp.asarray: cannot convert float infinity to integer");
+    v = std::trunc(static_cast<long double>(d));
+  } else if (s.is_large_unsigned()) {
+    v = static_cast<long double>(s.as_uint());
+  } else {
+    v = static_cast<long double>(s.as_int());
+  }
+  long double lo = 0, hi = 1;  // bool: 0 and 1 as NumPy's int(True)
+  switch (t) {
+    case xp::DType::int8:
+      lo = -128.0L;
+      hi = 127.0L;
+      break;
+    case xp::DType::int16:
+      lo = -32768.0L;
+      hi = 32767.0L;
+      break;
+    case xp::DType::int32:
+      lo = -2147483648.0L;
+      hi = 2147483647.0L;
+      break;
+    case xp::DType::int64:
+      lo = -9223372036854775808.0L;
+      hi = 9223372036854775807.0L;
+      break;
+    case xp::DType::uint8:
+      hi = 255.0L;
+      break;
+    case xp::DType::uint16:
+      hi = 65535.0L;
+      break;
+    case xp::DType::uint32:
+      hi = 4294967295.0L;
+      break;
+    case xp::DType::uint64:
+      hi = 18446744073709551615.0L;
+      break;
+    default:
+      break;
+  }
+  if (v < lo || v > hi) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(0) << "Python integer " << v << " out of bounds for " << tn;
+    raise_overflow("xp.asarray: " + os.str());
+  }
+  return v < 0 ? static_cast<std::int64_t>(v) : static_cast<std::int64_t>(static_cast<std::uint64_t>(v));
+}
+
 xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optional<xp::Device> device) {
   Nested n;
   walk(obj, 0, n);
+  // NumPy scalars among the numbers (a list of NumPy arrays reaches here as their scalars): their
+  // dtypes take part in the result's, as NumPy promotes them, so NumPy converts the whole.
+  for (nb::handle h : n.leaves) {
+    if (numpy_scalar(h)) {
+      nb::object np = nb::steal(PyImport_GetModule(nb::str("numpy").ptr()));
+      if (!np.is_valid()) throw nb::python_error();
+      return asarray(np.attr("asarray")(obj), dtype, device, std::nullopt);
+    }
+  }
   std::vector<xp::Scalar> vals;
   vals.reserve(n.leaves.size());
   std::optional<xp::DType> seen;  // the promoted dtype of the leaves that are 0-d xp arrays
@@ -309,20 +386,22 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
     }
     vals.push_back(s);
   }
-  // The dtype: asked for, else the widest kind among the values (bool < int64 < float64, uint64
-  // when an integer needs it), else the arrays' own.
-  xp::DType t = xp::DType::bool_;
+  // The dtype: asked for, else NumPy's for the numbers: the widest kind among them (bool < int64 <
+  // float64 < complex128), an integer past int64 making uint64, and float64 where both meet (as
+  // int64 and uint64 promote), else the arrays' own.
   bool any_int = false, any_float = false, any_big = false, any_complex = false;
   for (const xp::Scalar& s : vals) {
     any_complex |= s.kind() == xp::ScalarKind::complex;
-    any_int |= s.kind() == xp::ScalarKind::integer;
     any_float |= s.kind() == xp::ScalarKind::floating;
     any_big |= s.is_large_unsigned();
+    any_int |= s.kind() == xp::ScalarKind::integer && !s.is_large_unsigned();
   }
-  t = any_complex ? xp::DType::complex128
-      : any_float ? xp::DType::float64
-      : any_int   ? (any_big ? xp::DType::uint64 : xp::DType::int64)
-                  : xp::DType::bool_;
+  xp::DType t = any_complex          ? xp::DType::complex128
+                : any_float          ? xp::DType::float64
+                : any_big && any_int ? xp::DType::float64
+                : any_big            ? xp::DType::uint64
+                : any_int            ? xp::DType::int64
+                                     : xp::DType::bool_;
   if (seen && array_leaves == n.leaves.size()) t = *seen;  // only arrays: their dtypes promoted
   if (vals.empty()) t = xp::DType::float64;                // as NumPy: asarray([]) is float64
   if (dtype) t = *dtype;
@@ -337,29 +416,27 @@ xp::Array from_nested(nb::handle obj, std::optional<xp::DType> dtype, std::optio
     }
     case xp::DTypeKind::floating: {
       std::vector<double> v(count);
-      for (std::size_t k = 0; k < count; ++k) v[k] = vals[k].as_double();
+      for (std::size_t k = 0; k < count; ++k) {
+        if (vals[k].kind() == xp::ScalarKind::complex)
+          throw nb::type_error(
+              ("xp.asarray: a complex number cannot be an element of " + std::string(xp::name(t))).c_str());
+        v[k] = vals[k].as_double();
+      }
       out = xp::asarray(v.data(), count, xp::DType::float64, n.shape, device);
       break;
     }
-    case xp::DTypeKind::unsigned_integer: {
-      std::vector<std::uint64_t> v(count);
-      for (std::size_t k = 0; k < count; ++k)
-        v[k] = vals[k].kind() == xp::ScalarKind::floating ? static_cast<std::uint64_t>(vals[k].as_double())
-                                                          : vals[k].as_uint();
-      out = xp::asarray(v.data(), count, xp::DType::uint64, n.shape, device);
-      break;
-    }
+    case xp::DTypeKind::unsigned_integer:
     case xp::DTypeKind::signed_integer: {
+      // Every value checked against t's range first (nothing is made when one does not fit).
       std::vector<std::int64_t> v(count);
-      for (std::size_t k = 0; k < count; ++k)
-        v[k] = vals[k].kind() == xp::ScalarKind::floating ? static_cast<std::int64_t>(vals[k].as_double())
-                                                          : vals[k].as_int();
-      out = xp::asarray(v.data(), count, xp::DType::int64, n.shape, device);
+      for (std::size_t k = 0; k < count; ++k) v[k] = integer_element(vals[k], t);
+      const xp::DType wide = xp::kind(t) == xp::DTypeKind::unsigned_integer ? xp::DType::uint64 : xp::DType::int64;
+      out = xp::asarray(v.data(), count, wide, n.shape, device);
       break;
     }
     case xp::DTypeKind::boolean: {
       std::vector<std::uint8_t> v(count);
-      for (std::size_t k = 0; k < count; ++k) v[k] = vals[k].as_double() != 0;
+      for (std::size_t k = 0; k < count; ++k) v[k] = vals[k].as_complex() != std::complex<double>(0, 0);
       out = xp::asarray(v.data(), count, xp::DType::bool_, n.shape, device);
       break;
     }
@@ -476,6 +553,7 @@ xp::Array asarray(nb::handle obj, std::optional<xp::DType> dtype, std::optional<
   if (nb::isinstance<xp::Array>(obj)) {
     a = nb::cast<xp::Array&>(obj);
   } else if (xp::Scalar s(0); to_scalar(obj, s)) {
+    if (copy && !*copy) throw nb::value_error("xp.asarray: copy=False, but a Python number must be copied");
     return xp::full({}, s, dtype, device);
   } else if (nb::hasattr(obj, "__dlpack__") && nb::hasattr(obj, "__dlpack_device__")) {
     a = import_dlpack(obj);
@@ -484,6 +562,7 @@ xp::Array asarray(nb::handle obj, std::optional<xp::DType> dtype, std::optional<
   } else if (PyObject_CheckBuffer(obj.ptr()) && !PyUnicode_Check(obj.ptr())) {
     a = import_buffer(obj);
   } else {
+    if (copy && !*copy) throw nb::value_error("xp.asarray: copy=False, but a sequence must be copied");
     a = from_nested(obj, dtype, device);
     fresh = true;
   }

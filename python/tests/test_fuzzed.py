@@ -108,3 +108,76 @@ def test_norms_of_empty_inputs():
     for shape in ((0, 0), (3, 0), (0, 3)):
         for ord in (2, 1, float("inf")):
             assert float(xp.linalg.matrix_norm(xp.zeros(shape), ord=ord)) == np.linalg.matrix_norm(np.zeros(shape), ord=ord)
+
+
+@pytest.mark.parametrize("values,dtype", [([-2.5, 300.0], "uint8"), ([float("nan")], "int64"), ([float("inf")], "int64"),
+                                          ([300], "uint8"), ([-1], "uint8"), ([2**63], "int64"), ([1j, 2], "float64"),
+                                          ([1j, 2], "int32")])
+def test_asarray_of_numbers_into_a_dtype_raises_as_numpy(values, dtype):
+    with pytest.raises(Exception) as got:
+        np.asarray(values, dtype=dtype)
+    with pytest.raises(type(got.value)):
+        xp.asarray(values, dtype=getattr(xp, dtype))
+
+
+@pytest.mark.parametrize("values,dtype", [([2.5, -1.5], "int64"), ([3j, 0j], "bool"), ([True, 2], "int8"),
+                                          ([1.5, 2], "bool"), ([1, 2], "complex64")])
+def test_asarray_of_numbers_into_a_dtype_converts_as_numpy(values, dtype):
+    want = np.asarray(values, dtype=dtype)
+    got = xp.to_cpu(xp.asarray(values, dtype=getattr(xp, dtype)))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("values", [[2**63, 1], [2**63, -1], [2**63], [np.float32(1), np.float32(2)], [np.True_],
+                                    [np.ones(2, np.float32)] * 2, [np.uint64(1), np.int64(1)], [np.int8(1), 2]])
+def test_asarray_of_lists_takes_numpys_dtype(values):
+    want = np.asarray(values)
+    got = xp.to_cpu(xp.asarray(values))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_copy_false_iteration_and_dtype_types():
+    for obj in ([1, 2], 5):
+        with pytest.raises(ValueError):
+            xp.asarray(obj, copy=False)
+    with pytest.raises(TypeError):
+        list(xp.asarray(5))
+    assert [xp.to_cpu(r).tolist() for r in xp.asarray([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]
+    a = xp.asarray([1.7, 2.2])
+    for t, want in ((np.float32, xp.float32), (np.bool_, xp.bool), (np.int8, xp.int8), (float, xp.float64),
+                    (int, xp.int64), (complex, xp.complex128)):
+        assert a.astype(t).dtype == want
+        assert xp.asarray([1], dtype=t).dtype == want
+
+
+def test_linspace_complex_and_rounding_methods():
+    np.testing.assert_array_equal(xp.to_cpu(xp.linspace(0, 1, 5, dtype=xp.complex128)),
+                                  np.linspace(0, 1, 5, dtype=np.complex128))
+    v = np.array([15, 25, -15, 35, -25, 5, -5, 127, -128, 150, 250], np.int64)
+    for t in (np.int64, np.int8, np.int16):
+        w = v.astype(t)
+        for d in (-1, -2, -3):
+            got = xp.to_cpu(xp.asarray(w).round(d))
+            assert got.dtype == t
+            np.testing.assert_array_equal(got, np.round(w, d))
+    assert xp.asarray([1.25 + 2.35j]).round(1).tolist() == np.round(np.array([1.25 + 2.35j]), 1).tolist()
+    x = xp.asarray([1, 2])
+    np.testing.assert_array_equal(xp.to_cpu(x.dot(3)), [3, 6])
+    assert int(x.dot([3, 4])) == 11
+    np.testing.assert_array_equal(xp.to_cpu(x.repeat([1, 2])), [1, 2, 2])
+    assert x.take([]).shape == (0,)
+    np.testing.assert_array_equal(xp.to_cpu(xp.asarray([[3, 1], [2, 0]]).argsort(axis=None)), [3, 1, 2, 0])
+
+
+def test_save_load_paths_and_file_errors(tmp_path):
+    xp.save(str(tmp_path / "a_noext"), xp.asarray([1, 2]))  # numpy.save appends .npy
+    np.testing.assert_array_equal(np.load(tmp_path / "a_noext.npy"), [1, 2])
+    xp.save(tmp_path / "b.npy", xp.asarray([3.0]))
+    np.testing.assert_array_equal(xp.to_cpu(xp.load(tmp_path / "b.npy")), [3.0])
+    with pytest.raises(xp.FileError) as e:
+        xp.load(tmp_path / "missing.npy")
+    assert "missing.npy" in str(e.value) and "None" not in str(e.value)
+    caps = xp.__array_namespace_info__().capabilities()
+    assert caps["boolean indexing"] and caps["data-dependent shapes"]

@@ -28,6 +28,16 @@ from ._namespace import (  # noqa: F401
     result_type,
 )
 from ._interop import asnumpy, to_cpu  # noqa: F401
+
+
+def _file_error_str(self):
+    # The message (it names the file and the reason); OSError's own __str__ would print
+    # "[Errno None] None: <file>" once `filename` is set.
+    return str(self.args[0]) if self.args else ""
+
+
+_xp.FileError.__str__ = _file_error_str
+
 from . import _methods  # noqa: F401  (NumPy's and CuPy's array methods: a.sum(), a.reshape(3, 2), a.get(), ...)
 from ._sets import unique_all, unique_counts, unique_inverse  # noqa: F401
 from . import random  # noqa: F401  (xp.random.default_rng)

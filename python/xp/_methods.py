@@ -8,6 +8,8 @@ array when no axis is given, ``transpose()`` reversing the axes. ``fill`` and ``
 place, as NumPy's do. Results are xp arrays on the array's device, as the functions' are.
 """
 
+import operator as _operator
+
 from . import _xp
 
 _Array = _xp.Array
@@ -86,12 +88,25 @@ def _cumprod(self, axis=None, dtype=None):
 
 
 def _round(self, decimals=0):
+    decimals = _operator.index(decimals)
+    if self.dtype in (_xp.complex64, _xp.complex128):  # each part on its own, as NumPy
+        return _round(_xp.real(self), decimals) + 1j * _round(_xp.imag(self), decimals)
     if decimals == 0:
         return _xp.round(self)
-    if self.dtype not in (_xp.float16, _xp.bfloat16, _xp.float32, _xp.float64, _xp.complex64, _xp.complex128):
-        if decimals > 0:
+    if self.dtype not in (_xp.float16, _xp.bfloat16, _xp.float32, _xp.float64):
+        if decimals > 0 or self.dtype == _xp.bool:
             return _xp.asarray(self, copy=True)
-        raise NotImplementedError("xp: round of an integer array to negative decimals")
+        # Integers to a multiple of 10**-decimals, half to even, as NumPy: exact integer steps.
+        if -decimals >= 20:
+            return _xp.zeros_like(self)
+        q = 10**-decimals
+        if q > _xp._iinfo(self.dtype)[1]:
+            return _xp.zeros_like(self)
+        w = self.astype(_xp.uint64 if self.dtype == _xp.uint64 else _xp.int64)  # no overflow in the steps
+        r = _xp.remainder(w, q)  # floor remainder: 0 <= r < q
+        base = w - r
+        up = (r > q - r) | ((r == q - r) & (_xp.remainder(_xp.floor_divide(base, q), 2) == 1))
+        return _xp.where(up, base + q, base).astype(self.dtype)  # wrapping as NumPy's result does
     # NumPy's steps: scale by a power of ten, round half to even, scale back.
     if decimals > 0:
         return _xp.round(self * 10.0**decimals) / 10.0**decimals
@@ -112,7 +127,7 @@ def _flatten(self):
 
 def _transpose(self, *axes):
     axes = _axes_tuple(axes)
-    if not axes:
+    if not axes or axes == (None,):
         axes = tuple(reversed(range(self.ndim)))
     return _xp.permute_dims(self, axes)
 
@@ -148,6 +163,9 @@ def _trace(self, offset=0, axis1=0, axis2=1, dtype=None):
 
 def _repeat(self, repeats, axis=None):
     x, ax = _flat(self, axis)
+    if not isinstance(repeats, _Array):
+        repeats = _operator.index(repeats) if not isinstance(repeats, (list, tuple)) else _xp.asarray(
+            repeats, dtype=_xp.int64, device=self.device)
     return _xp.repeat(x, repeats, axis=ax)
 
 
@@ -155,10 +173,14 @@ def _take(self, indices, axis=None):
     x, ax = _flat(self, axis)
     if not isinstance(indices, _Array):
         indices = _xp.asarray(indices, device=self.device)
+        if indices.size == 0:  # [] holds no integers, but indexes nothing
+            indices = indices.astype(_xp.int64)
     return _xp.take(x, indices, axis=ax)
 
 
 def _dot(self, b):
+    if not isinstance(b, _Array):
+        b = _xp.asarray(b, device=self.device)
     if self.ndim == 0 or b.ndim == 0:
         return self * b
     if self.ndim <= 2 and b.ndim <= 2:
@@ -172,6 +194,8 @@ def _nonzero(self):
 
 
 def _argsort(self, axis=-1):
+    if axis is None or self.ndim == 0:  # NumPy's: of the flattened array
+        return _xp.argsort(_xp.reshape(self, (-1,)), axis=-1)
     return _xp.argsort(self, axis=axis)
 
 
@@ -193,6 +217,13 @@ def _get(self, stream=None):  # CuPy's: the array in host memory, as a NumPy arr
     from ._interop import to_cpu
 
     return to_cpu(self)
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    for i in range(self.shape[0]):
+        yield self[i]
 
 
 def _divmod(self, other):
@@ -237,6 +268,7 @@ _METHODS = {
     "fill": _fill,
     "tolist": _tolist,
     "get": _get,
+    "__iter__": _iter,
     "__divmod__": _divmod,
     "__rdivmod__": _rdivmod,
 }

@@ -85,7 +85,8 @@ class _Info:
     """What ``__array_namespace_info__()`` returns: capabilities, devices and dtypes."""
 
     def capabilities(self):
-        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": 64}
+        # Both are there: a[mask] and a[mask] = v, nonzero, unique_*, and the like.
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self):
         return _xp.default_device()
