@@ -139,9 +139,11 @@ bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, b
 
 xp::Axes to_axes(nb::handle h) {
   if (h.is_none()) return xp::Axes();
-  if (PyLong_Check(h.ptr())) return xp::Axes(nb::cast<int>(h));
+  // An int, or any integer with __index__ (numpy.int64(1)).
+  const auto axis = [](nb::handle a) { return nb::cast<int>(checked(PyNumber_Index(a.ptr()))); };
+  if (PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !PySequence_Check(h.ptr()))) return xp::Axes(axis(h));
   std::vector<int> axes;
-  for (nb::handle a : h) axes.push_back(nb::cast<int>(a));
+  for (nb::handle a : h) axes.push_back(axis(a));
   return xp::Axes(std::move(axes));
 }
 

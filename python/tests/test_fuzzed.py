@@ -181,3 +181,11 @@ def test_save_load_paths_and_file_errors(tmp_path):
     assert "missing.npy" in str(e.value) and "None" not in str(e.value)
     caps = xp.__array_namespace_info__().capabilities()
     assert caps["boolean indexing"] and caps["data-dependent shapes"]
+
+
+def test_numpy_integers_as_axes():
+    a = xp.asarray([[1, 2], [3, 4]])
+    n = np.array([[1, 2], [3, 4]])
+    np.testing.assert_array_equal(xp.to_cpu(a.sum(axis=np.int64(1))), n.sum(axis=1))
+    np.testing.assert_array_equal(xp.to_cpu(xp.sum(a, axis=(np.int64(0), 1))), n.sum())
+    np.testing.assert_array_equal(xp.to_cpu(xp.max(a, axis=np.int32(-1))), n.max(axis=-1))
