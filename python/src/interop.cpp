@@ -556,7 +556,14 @@ xp::Array asarray(nb::handle obj, std::optional<xp::DType> dtype, std::optional<
     if (copy && !*copy) throw nb::value_error("xp.asarray: copy=False, but a Python number must be copied");
     return xp::full({}, s, dtype, device);
   } else if (nb::hasattr(obj, "__dlpack__") && nb::hasattr(obj, "__dlpack_device__")) {
-    a = import_dlpack(obj);
+    if (is_numpy_array(obj) && !nb::cast<bool>(obj.attr("dtype").attr("isnative"))) {
+      // DLPack has no byte order: a byte-swapped NumPy array comes in as its native-order copy.
+      if (copy && !*copy) throw nb::value_error("xp.asarray: copy=False, but a byte-swapped array must be copied");
+      a = import_dlpack(obj.attr("astype")(obj.attr("dtype").attr("newbyteorder")("=")));
+      fresh = true;
+    } else {
+      a = import_dlpack(obj);
+    }
   } else if (nb::hasattr(obj, "__cuda_array_interface__")) {
     a = import_cai(obj, device);
   } else if (PyObject_CheckBuffer(obj.ptr()) && !PyUnicode_Check(obj.ptr())) {

@@ -189,3 +189,13 @@ def test_numpy_integers_as_axes():
     np.testing.assert_array_equal(xp.to_cpu(a.sum(axis=np.int64(1))), n.sum(axis=1))
     np.testing.assert_array_equal(xp.to_cpu(xp.sum(a, axis=(np.int64(0), 1))), n.sum())
     np.testing.assert_array_equal(xp.to_cpu(xp.max(a, axis=np.int32(-1))), n.max(axis=-1))
+
+
+@pytest.mark.parametrize("dt", [">i4", ">f8", ">c16", ">u2"])
+def test_byte_swapped_numpy_arrays_come_in_as_native_copies(dt):
+    n = np.arange(5, dtype=dt)[::2]
+    got = xp.to_cpu(xp.asarray(n))
+    assert got.dtype == n.dtype.newbyteorder("=")
+    np.testing.assert_array_equal(got, n)
+    with pytest.raises(ValueError):
+        xp.asarray(n, copy=False)
