@@ -298,6 +298,12 @@ bool matmul_operand(nb::handle b, xp::Array& out) {
   return true;
 }
 
+// int(), float(), complex() and operator.index() take a 0-d array only, as the standard says and
+// NumPy 2.4 does (bool() takes any one element).
+void require_0d(const xp::Array& a) {
+  if (a.ndim() != 0) throw nb::type_error("only 0-dimensional arrays can be converted to Python scalars");
+}
+
 // The single element as a Python number (errors as the C++ item<T>() raises them).
 nb::object item(const xp::Array& a) {
   switch (xp::kind(a.dtype())) {
@@ -380,6 +386,7 @@ void register_array(nb::module_& m) {
       .def("__bool__", [](const xp::Array& a) { return static_cast<bool>(a); })
       .def("__int__",
            [](const xp::Array& a) -> nb::object {
+             require_0d(a);
              if (xp::kind(a.dtype()) == xp::DTypeKind::floating) {
                const double v = a.item<double>();
                if (std::isnan(v)) throw nb::value_error("cannot convert float NaN to integer");
@@ -393,17 +400,20 @@ void register_array(nb::module_& m) {
            })
       .def("__float__",
            [](const xp::Array& a) {
+             require_0d(a);
              if (xp::kind(a.dtype()) == xp::DTypeKind::complex_floating)
                throw nb::type_error("xp: float() of a complex array (use abs() or xp.real)");
              return a.item<double>();
            })
       .def("__complex__",
            [](const xp::Array& a) {
+             require_0d(a);
              const auto z = a.item<std::complex<double>>();
              return nb::steal(PyComplex_FromDoubles(z.real(), z.imag()));
            })
       .def("__index__",
            [](const xp::Array& a) {
+             require_0d(a);
              const xp::DTypeKind k = xp::kind(a.dtype());
              if (k != xp::DTypeKind::signed_integer && k != xp::DTypeKind::unsigned_integer)
                throw nb::type_error("xp: only integer arrays can be used as an index (__index__)");

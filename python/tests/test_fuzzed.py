@@ -199,3 +199,17 @@ def test_byte_swapped_numpy_arrays_come_in_as_native_copies(dt):
     np.testing.assert_array_equal(got, n)
     with pytest.raises(ValueError):
         xp.asarray(n, copy=False)
+
+
+def test_scalar_conversions_fill_and_swapaxes():
+    for f in (int, float, complex):
+        with pytest.raises(TypeError):
+            f(xp.asarray([1]))  # only a 0-d array, as NumPy 2.4 and the standard
+    assert bool(xp.asarray([1])) and int(xp.asarray(3)) == 3
+    a = xp.zeros(3, dtype=xp.int32)
+    a.fill(2.7)  # converted as astype converts, as NumPy's fill
+    np.testing.assert_array_equal(xp.to_cpu(a), [2, 2, 2])
+    with pytest.raises(ValueError):
+        a.fill(xp.asarray([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError):
+        xp.zeros((2, 3, 4)).swapaxes(0, 3)

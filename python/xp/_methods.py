@@ -133,6 +133,9 @@ def _transpose(self, *axes):
 
 
 def _swapaxes(self, axis1, axis2):
+    for a in (axis1, axis2):
+        if not -self.ndim <= a < max(self.ndim, 1):
+            raise _xp.ValueError(f"swapaxes: axis {a} is out of bounds for array of dimension {self.ndim}")
     axes = list(range(self.ndim))
     axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
     return _xp.permute_dims(self, tuple(axes))
@@ -204,7 +207,11 @@ def _sort(self, axis=-1):
 
 
 def _fill(self, value):
-    self[...] = value
+    # NumPy's: one value, converted to the array's dtype as astype converts (2.7 into int: 2).
+    v = value if isinstance(value, _Array) else _xp.asarray(value, device=self.device)
+    if v.ndim != 0:
+        raise ValueError("fill: the value must be a scalar (a 0-d array), not an array of shape " + str(v.shape))
+    self[...] = v.astype(self.dtype)
 
 
 def _tolist(self):
