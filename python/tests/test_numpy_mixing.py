@@ -93,3 +93,24 @@ def test_numpy_scalars_go_to_the_arrays_device():
     # A NumPy array is on the CPU: beside a GPU array, a device mismatch (xp copies nothing silently).
     with pytest.raises(xp.DeviceMismatch):
         x + np.ones(2, np.float32)
+
+
+@pytest.mark.parametrize("f", [np.sum, np.prod, np.mean, np.std, np.var, np.max, np.min, np.argmax, np.argmin, np.any,
+                               np.all, np.cumsum, np.cumprod])
+def test_numpy_functions_call_the_methods(f):
+    # numpy.sum(x) and the like call x.sum(axis=, dtype=, out=, ...): the methods take NumPy's
+    # keywords, so these give xp arrays with NumPy's values.
+    a = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]])
+    x = xp.asarray(a)
+    for kw in ({}, {"axis": 1}, {"axis": 0, "keepdims": True}):
+        if f in (np.cumsum, np.cumprod) and "keepdims" in kw:
+            continue
+        r = f(x, **kw)
+        assert isinstance(r, xp.Array)
+        np.testing.assert_allclose(xp.to_cpu(r), f(a, **kw), rtol=1e-12)
+    o = xp.zeros(2) if f not in (np.argmax, np.argmin) else xp.zeros(2, dtype=xp.int64)
+    if f not in (np.cumsum, np.cumprod, np.any, np.all):
+        assert f(x, axis=1, out=o) is o
+        np.testing.assert_allclose(xp.to_cpu(o), f(a, axis=1), rtol=1e-12)
+    if f in (np.mean, np.std, np.var):
+        assert f(x, dtype=np.float32).dtype == xp.float32

@@ -50,41 +50,57 @@ def _flat(self, axis):
     return (_xp.reshape(self, (-1,)), 0) if axis is None else (self, axis)
 
 
-def _sum(self, axis=None, dtype=None, keepdims=False):
-    return _xp.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+def _to_out(result, out):
+    """NumPy's out=: the result written into `out` (an xp array), which is returned."""
+    if out is None:
+        return result
+    if isinstance(out, tuple):  # NumPy's functions pass out as a tuple of one
+        (out,) = out
+    _xp.copyto(out, result)
+    return out
 
 
-def _prod(self, axis=None, dtype=None, keepdims=False):
-    return _xp.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+def _in(self, dtype):  # mean, std, var: NumPy computes in dtype= when one is given
+    return self if dtype is None else self.astype(dtype)
 
 
-def _mean(self, axis=None, keepdims=False):
-    return _xp.mean(self, axis=axis, keepdims=keepdims)
+# NumPy's signatures, out= among them: numpy.sum(x), numpy.mean(x) and the like call these methods
+# with the keywords they take.
+def _sum(self, axis=None, dtype=None, out=None, keepdims=False):
+    return _to_out(_xp.sum(self, axis=axis, dtype=dtype, keepdims=keepdims), out)
 
 
-def _std(self, axis=None, ddof=0, keepdims=False):
-    return _xp.std(self, axis=axis, correction=ddof, keepdims=keepdims)
+def _prod(self, axis=None, dtype=None, out=None, keepdims=False):
+    return _to_out(_xp.prod(self, axis=axis, dtype=dtype, keepdims=keepdims), out)
 
 
-def _var(self, axis=None, ddof=0, keepdims=False):
-    return _xp.var(self, axis=axis, correction=ddof, keepdims=keepdims)
+def _mean(self, axis=None, dtype=None, out=None, keepdims=False):
+    return _to_out(_xp.mean(_in(self, dtype), axis=axis, keepdims=keepdims), out)
+
+
+def _std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return _to_out(_xp.std(_in(self, dtype), axis=axis, correction=ddof, keepdims=keepdims), out)
+
+
+def _var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return _to_out(_xp.var(_in(self, dtype), axis=axis, correction=ddof, keepdims=keepdims), out)
 
 
 def _axis_keepdims(fn):  # min, max, argmin, argmax, any, all: the function as is
-    def method(self, axis=None, keepdims=False):
-        return fn(self, axis=axis, keepdims=keepdims)
+    def method(self, axis=None, out=None, keepdims=False):
+        return _to_out(fn(self, axis=axis, keepdims=keepdims), out)
 
     return method
 
 
-def _cumsum(self, axis=None, dtype=None):
+def _cumsum(self, axis=None, dtype=None, out=None):
     x, ax = _flat(self, axis)
-    return _xp.cumulative_sum(x, axis=ax, dtype=dtype)
+    return _to_out(_xp.cumulative_sum(x, axis=ax, dtype=dtype), out)
 
 
-def _cumprod(self, axis=None, dtype=None):
+def _cumprod(self, axis=None, dtype=None, out=None):
     x, ax = _flat(self, axis)
-    return _xp.cumulative_prod(x, axis=ax, dtype=dtype)
+    return _to_out(_xp.cumulative_prod(x, axis=ax, dtype=dtype), out)
 
 
 def _round(self, decimals=0):
