@@ -292,37 +292,10 @@ std::int64_t integer_element(const xp::Scalar& s, xp::DType t) {
     v = static_cast<long double>(s.as_int());
   }
   long double lo = 0, hi = 1;  // bool: 0 and 1 as NumPy's int(True)
-  switch (t) {
-    case xp::DType::int8:
-      lo = -128.0L;
-      hi = 127.0L;
-      break;
-    case xp::DType::int16:
-      lo = -32768.0L;
-      hi = 32767.0L;
-      break;
-    case xp::DType::int32:
-      lo = -2147483648.0L;
-      hi = 2147483647.0L;
-      break;
-    case xp::DType::int64:
-      lo = -9223372036854775808.0L;
-      hi = 9223372036854775807.0L;
-      break;
-    case xp::DType::uint8:
-      hi = 255.0L;
-      break;
-    case xp::DType::uint16:
-      hi = 65535.0L;
-      break;
-    case xp::DType::uint32:
-      hi = 4294967295.0L;
-      break;
-    case xp::DType::uint64:
-      hi = 18446744073709551615.0L;
-      break;
-    default:
-      break;
+  if (t != xp::DType::bool_) {
+    const xp::IInfo info = xp::iinfo(t);
+    lo = static_cast<long double>(info.min);
+    hi = static_cast<long double>(info.max);
   }
   if (v < lo || v > hi) {
     std::ostringstream os;

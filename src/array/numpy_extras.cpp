@@ -529,27 +529,22 @@ EqualBins equal_bins(const Array& a, std::int64_t bins, const std::optional<std:
         last = (full({}, last, t, dev) + 0.5).item<double>();
       }
       denom = (full({}, last, t, dev) - full({}, first, t, dev)).item<double>();
-    } else if (t == DType::uint64) {  // past 2^63 an int64 would wrap
-      const std::uint64_t l = lo.item<std::uint64_t>(), h = hi.item<std::uint64_t>();
-      first = static_cast<double>(l);
-      last = static_cast<double>(h);
+    } else {
+      // Integers: the extremes as Python ints (uint64 read unsigned: past 2^63 an int64 would
+      // wrap), the width by an unsigned subtraction, as NumPy's.
+      const bool u64 = t == DType::uint64;
+      const std::uint64_t l =
+          u64 ? lo.item<std::uint64_t>() : static_cast<std::uint64_t>(lo.astype(DType::int64).item<i64>());
+      const std::uint64_t h =
+          u64 ? hi.item<std::uint64_t>() : static_cast<std::uint64_t>(hi.astype(DType::int64).item<i64>());
+      first = u64 ? static_cast<double>(l) : static_cast<double>(static_cast<i64>(l));
+      last = u64 ? static_cast<double>(h) : static_cast<double>(static_cast<i64>(h));
       if (l == h) {
         first -= 0.5;
         last += 0.5;
         denom = 1;
       } else {
         denom = static_cast<double>(h - l);
-      }
-    } else {
-      const i64 l = lo.astype(DType::int64).item<i64>(), h = hi.astype(DType::int64).item<i64>();
-      first = static_cast<double>(l);
-      last = static_cast<double>(h);
-      if (l == h) {
-        first -= 0.5;
-        last += 0.5;
-        denom = 1;
-      } else {
-        denom = static_cast<double>(static_cast<std::uint64_t>(h) - static_cast<std::uint64_t>(l));
       }
     }
   }
