@@ -213,3 +213,19 @@ def test_scalar_conversions_fill_and_swapaxes():
         a.fill(xp.asarray([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError):
         xp.zeros((2, 3, 4)).swapaxes(0, 3)
+
+
+def test_astype_copy_and_sort_kinds():
+    a = xp.asarray([3.0, 1.0, 2.0])
+    assert a.astype(xp.float64, copy=False) is a  # NumPy's: no conversion, the array itself
+    assert a.astype(np.float32, copy=False).dtype == xp.float32
+    assert a.astype(xp.float64) is not a
+    for kind in (None, "quicksort", "mergesort", "heapsort", "stable"):
+        np.testing.assert_array_equal(xp.to_cpu(a.argsort(kind=kind)), [1, 2, 0])
+    b = a.copy()
+    b.sort(kind="stable")
+    np.testing.assert_array_equal(xp.to_cpu(b), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError):
+        a.argsort(kind="bogus")
+    with pytest.raises(ValueError):
+        a.astype(xp.int8, casting="safe")

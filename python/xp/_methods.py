@@ -212,14 +212,40 @@ def _nonzero(self):
     return _xp.nonzero(self)
 
 
-def _argsort(self, axis=-1):
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _check_kind(kind, order):
+    # xp's sorts are stable whatever the kind (NumPy's kinds give the same order for a stable one).
+    if kind not in _KINDS:
+        raise ValueError(f"sort kind must be one of 'quicksort', 'heapsort', 'mergesort' or 'stable', got {kind!r}")
+    if order is not None:
+        raise ValueError("xp arrays have no fields: order= must be None")
+
+
+def _argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+    _check_kind(kind, order)
     if axis is None or self.ndim == 0:  # NumPy's: of the flattened array
         return _xp.argsort(_xp.reshape(self, (-1,)), axis=-1)
     return _xp.argsort(self, axis=axis)
 
 
-def _sort(self, axis=-1):
+def _sort(self, axis=-1, kind=None, order=None, *, stable=None):
+    _check_kind(kind, order)
     self[...] = _xp.sort(self, axis=axis)
+
+
+_astype_core = _Array.astype
+
+
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    # NumPy's signature: copy=False gives the array itself when no conversion is needed.
+    if casting != "unsafe":
+        raise ValueError("xp: astype converts as casting='unsafe' only (the standard's astype); use can_cast to check")
+    if not copy:
+        r = _xp.astype(self, dtype, copy=False)
+        return self if r.dtype == self.dtype else r
+    return _astype_core(self, dtype)
 
 
 def _fill(self, value):
@@ -291,6 +317,7 @@ _METHODS = {
     "fill": _fill,
     "tolist": _tolist,
     "get": _get,
+    "astype": _astype,
     "__iter__": _iter,
     "__divmod__": _divmod,
     "__rdivmod__": _rdivmod,
