@@ -746,19 +746,31 @@ TEST(CudaReduceSource, SmallIntegerMinMaxRunOnPackedWords) {
   }
   EXPECT_NE(cg::reduce_source(ReduceOp::prod, DType::int8, f).find("kPack = 0;"), std::string::npos);
   EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::float16, f).find("cvt.f32.f16"), std::string::npos);
-  // float16 sums and means add in double, one addition per element (no TwoSum: no st.c); bfloat16
-  // and float32 keep the compensated float32 state.
+  // float16 and bfloat16 sums and means add in double, one addition per element (no TwoSum: no
+  // st.c); float32 keeps the compensated float32 state.
   for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean}) {
     for (auto fam : {f, cg::ReduceFamily::rows_vector, cg::ReduceFamily::rows_strided}) {
-      const std::string h = cg::reduce_source(op, DType::float16, fam);
       const std::string mean = op == ReduceOp::mean ? "true" : "false";
-      EXPECT_NE(h.find("typedef xp_sum_wide<" + mean + "> R0;"), std::string::npos) << op_name(op);
-      EXPECT_EQ(h.find("typedef xp_sum_comp"), std::string::npos) << op_name(op);
-      for (DType t : {DType::bfloat16, DType::float32})
-        EXPECT_NE(cg::reduce_source(op, t, fam).find("typedef xp_sum_comp<float, " + mean + "> R0;"), std::string::npos)
-            << op_name(op) << " " << xp::name(t);
+      for (DType t : {DType::float16, DType::bfloat16}) {
+        const std::string h = cg::reduce_source(op, t, fam);
+        EXPECT_NE(h.find("typedef xp_sum_wide<" + mean + "> R0;"), std::string::npos) << op_name(op);
+        EXPECT_EQ(h.find("typedef xp_sum_comp"), std::string::npos) << op_name(op);
+      }
+      EXPECT_NE(cg::reduce_source(op, DType::float32, fam).find("typedef xp_sum_comp<float, " + mean + "> R0;"),
+                std::string::npos)
+          << op_name(op);
     }
+    EXPECT_EQ(cg::reduce_state_bytes(op, DType::bfloat16), 8);  // the double, not a float pair
   }
+  // argmin and argmax of the dtypes without packed words take a value and a 32-bit row per output
+  // over columns (xp_cols_vec_arg); those with packed words, and the other ops, do not.
+  for (ReduceOp op : {ReduceOp::argmin, ReduceOp::argmax}) {
+    for (DType t : {DType::float16, DType::bfloat16, DType::float32, DType::float64, DType::int32, DType::uint64})
+      EXPECT_NE(cg::reduce_source(op, t, f).find("kArgRun = true;"), std::string::npos) << xp::name(t);
+    for (DType t : {DType::int8, DType::uint16})
+      EXPECT_NE(cg::reduce_source(op, t, f).find("kArgRun = false;"), std::string::npos) << xp::name(t);
+  }
+  EXPECT_NE(cg::reduce_source(ReduceOp::max, DType::float32, f).find("kArgRun = false;"), std::string::npos);
   EXPECT_NE(cg::reduce_source(ReduceOp::sum, DType::bfloat16, f).find("return __uint_as_float((u32)s << 16);"),
             std::string::npos);
 }

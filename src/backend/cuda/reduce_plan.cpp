@@ -53,8 +53,8 @@ i64 reduce_state_bytes(ReduceOp op, DType d) noexcept {
       return 4 * acc + 8;  // (h, l, q, c, n)
     case ReduceOp::sum:
     case ReduceOp::mean:
-      if (is_intlike(d) || d == DType::float16) return 8;  // a u64, or xp_sum_wide's double
-      return 2 * acc;                                      // xp_sum_comp's compensated pair
+      if (is_intlike(d) || d == DType::float16 || d == DType::bfloat16) return 8;  // a u64, or xp_sum_wide's double
+      return 2 * acc;                                                              // xp_sum_comp's compensated pair
     case ReduceOp::prod:
       return acc;
     case ReduceOp::min:

@@ -5,7 +5,7 @@
 // The states and their combinations are the CPU backend's (backend/cpu/reduce.cpp), so that the
 // answers agree: integer sums and products wrap in 64 bits (exact in any order); float sums carry
 // each addition's rounding error (TwoSum, merged as the CPU merges two compensated sums), except
-// float16 sums and means, which add in double (exact below 2^29, see the sum's state); min and
+// float16 and bfloat16 sums and means, which add in double (see the sum's state); min and
 // max take a later value only when it is strictly better or NaN; argmin and argmax keep the better
 // value and, between equal values (or two NaNs), the smaller index, which makes their answer the
 // first index of the extreme whatever the order of combination; any and all are or and and.
@@ -169,13 +169,13 @@ std::string shfl_expr(const std::string& type, const std::string& value) {
 }
 
 // The op of device/reduce_sum.cuh that computes op over d, "" when op_struct writes it: float sums
-// and means (float16's in double, xp_sum_wide; the others compensated, xp_sum_comp), and means of
+// and means (float16's and bfloat16's in double, xp_sum_wide; the others compensated, xp_sum_comp), and means of
 // 32- and 64-bit integers (compensated, in double).
 std::string sum_template(ReduceOp op, DType d) {
   if (op != ReduceOp::sum && op != ReduceOp::mean) return {};
   const bool mean = op == ReduceOp::mean;
   if (!is_float(d) && (!mean || itemsize(d) <= 2)) return {};
-  if (d == DType::float16) return mean ? "xp_sum_wide<true>" : "xp_sum_wide<false>";
+  if (is_half(d)) return mean ? "xp_sum_wide<true>" : "xp_sum_wide<false>";
   return std::string("xp_sum_comp<") + (mean ? mean_acc(d) : sum_acc(d)) + (mean ? ", true>" : ", false>");
 }
 
@@ -200,6 +200,7 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
   const bool fl = is_float(d);
   int packed = 0;            // R::kPack: 1 see xp_run_packed, 2 xp_run_packed_arg, 3 xp_run_tiles, 4 xp_run_packed_sum
   bool int_moments = false;  // R::kIntMoments: see xp_cols_vec_int_moments
+  bool arg_run = false;      // R::kArgRun: see xp_cols_vec_arg
   std::string s = "struct " + name + " {\n";
   // Constructed for output m; the default for arrays of them.
   s += "  XP_D " + name + "() {}\n";
@@ -370,6 +371,8 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
         packed = 2;  // 8- and 16-bit integers: a vector's extreme from its packed words
         // All ones in each lane where x is strictly better than b.
         s += "  static XP_D u32 packed_better(u32 x, u32 b) { return " + packed_compare(d, mx) + "(x, b); }\n";
+      } else {
+        arg_run = true;  // the other dtypes: a value and a 32-bit row per output over columns in vectors
       }
       s += "  static XP_D St shfl(St a, int d) {\n    a.v = " + shfl_expr(vtype(d), "a.v") + ";\n";
       s += "    a.i = __shfl_down_sync(XP_FULL, a.i, d);\n    return a;\n  }\n";
@@ -395,7 +398,8 @@ std::string op_struct(ReduceOp op, DType d, const std::string& name) {
     }
   }
   s += "  static constexpr int kPack = " + std::to_string(packed) + ";\n";
-  s += std::string("  static constexpr bool kIntMoments = ") + (int_moments ? "true" : "false") + ";\n};\n";
+  s += std::string("  static constexpr bool kIntMoments = ") + (int_moments ? "true" : "false") + ";\n";
+  s += std::string("  static constexpr bool kArgRun = ") + (arg_run ? "true" : "false") + ";\n};\n";
   return s;
 }
 

@@ -1,7 +1,8 @@
 // The reduction kernels' bodies, generic over the op R (reduce_source.cpp writes one R per op and
 // dtype, or names a template of reduce_sum.cuh): its state St, id(), add(), merge(), shfl(),
-// finish(), and kPack / kIntMoments, which choose a body's packed or integer path. Elements are read
-// at byte offsets from a.in by xp_ld (one) and xp_ldv (16 bytes, 16-byte aligned); a fused value
+// finish(), and kPack / kIntMoments / kArgRun, which choose a body's packed, integer or argmin /
+// argmax path. Elements are read at byte offsets from a.in by xp_ld (one) and xp_ldv (16 bytes,
+// 16-byte aligned); a fused value
 // (XP_FUSED) computes them from its inputs instead (element index = offset / sizeof(S)). After
 // reduce_geometry.cuh, the element definitions, reduce_moments.cuh for var and std, and R.
 #ifdef XP_FUSED
@@ -488,6 +489,67 @@ XP_D void xp_cols_vec_int_moments(const Args& a, const R* r, typename R::St* acc
   }
 }
 
+// Columns in vectors for argmin and argmax of the dtypes without packed words (R::kArgRun): per
+// output the best value of the thread's rows and its row as a 32-bit offset, the first row taken as
+// it comes and a later one only when R::better (strictly better, or a NaN over a number): a compare
+// and two selects per element, without the index's 64-bit compare or branches. The first index of
+// the extreme (of the first NaN), as choose() gives in order; merged into the outputs' states once
+// per run of at most 2^31 rows.
+template <class R, int L>
+XP_D void xp_cols_vec_arg(const Args& a, const R* r, typename R::St* acc, i64 off, i64 s0, i64 k0, i64 k1) {
+  typedef typename R::St St;
+  constexpr int W = (int)(16 / sizeof(S));
+  constexpr i64 Q = (i64)1 << 31;
+  union Vec {
+    uint4 v;
+    S e[16 / sizeof(S)];
+  };
+  for (i64 base = k0; base < k1; base += Q) {
+    const i64 end = xp_min64(k1, base + Q);
+    V b[16 / sizeof(S)];
+    u32 at[16 / sizeof(S)];
+    {
+      Vec x;
+      x.v = xp_ldv(a, off);
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        b[j] = xp_val(x.e[j]);
+        at[j] = 0u;
+      }
+    }
+    off += s0;
+    const auto row = [&](const Vec& x, u32 kk) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        const V v = xp_val(x.e[j]);
+        const bool t = R::better(v, b[j]);
+        b[j] = t ? v : b[j];
+        at[j] = t ? kk : at[j];
+      }
+    };
+    i64 k = base + 1;
+    for (; k + L <= end; k += L, off += L * s0) {
+      Vec x[L];
+#pragma unroll
+      for (int e = 0; e < L; ++e) x[e].v = xp_ldv(a, off + e * s0);
+#pragma unroll
+      for (int e = 0; e < L; ++e) row(x[e], (u32)(k + e - base));
+    }
+    for (; k < end; ++k, off += s0) {
+      Vec x;
+      x.v = xp_ldv(a, off);
+      row(x, (u32)(k - base));
+    }
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      St c;
+      c.v = b[j];
+      c.i = base + (i64)at[j];
+      acc[j] = r[j].merge(acc[j], c);
+    }
+  }
+}
+
 // columns in vectors (plan.cols_vec: one reduced axis, the innermost kept axis contiguous and a
 // multiple of W = 16 / sizeof(S) long, every row 16-byte aligned): a thread per W adjacent outputs,
 // reading them as one 16-byte vector per row, L vectors in flight, each output's elements added in
@@ -519,6 +581,9 @@ template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
       k = k1;
     } else if constexpr (R::kIntMoments) {
       xp_cols_vec_int_moments<R, L>(a, r, acc, off, s0, k0, k1);
+      k = k1;
+    } else if constexpr (R::kArgRun) {
+      xp_cols_vec_arg<R, L>(a, r, acc, off, s0, k0, k1);
       k = k1;
     }
     for (; k + L <= k1; k += L, off += L * s0) {

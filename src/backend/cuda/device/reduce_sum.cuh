@@ -3,7 +3,7 @@
 // reduce_geometry.cuh, the element definitions (S, xp_val) and xp_store(at, value), which stores a
 // result as the output's dtype.
 
-// Sums and means of float32, float64 and bfloat16, and means of 32- and 64-bit integers, in A
+// Sums and means of float32 and float64, and means of 32- and 64-bit integers, in A
 // (float or double): each addition's rounding error is carried (TwoSum), and two states merge as
 // the CPU merges two compensated sums (backend/cpu/reduce.cpp). Only additions and subtractions
 // touch the state: with --fmad=false nothing is contracted into an FMA.
@@ -14,6 +14,7 @@ template <class A_, bool Mean> struct xp_sum_comp {
   };
   static constexpr int kPack = 0;
   static constexpr bool kIntMoments = false;
+  static constexpr bool kArgRun = false;
   XP_D xp_sum_comp() {}
   XP_D xp_sum_comp(const Args& a, i64 m) { (void)a; (void)m; }
   XP_D St id() const {
@@ -51,11 +52,12 @@ template <class A_, bool Mean> struct xp_sum_comp {
   }
 };
 
-// Sums and means of float16, in double: every value converts exactly and is a multiple of 2^-24
-// below 2^16, so every partial sum below 2^29 in magnitude is exact (53 bits). One addition per
-// element instead of TwoSum's six, and faster (docs/performance.md, "float16 sums in float64"). The
-// result is the exact sum rounded once to float32 (then to float16) whenever sum|x| < 2^29, and
-// within n 2^-53 sum|x| of it anyway.
+// Sums and means of float16 and bfloat16, in double: one addition per element instead of TwoSum's
+// six, and faster (docs/performance.md, "float16 and bfloat16 sums in float64"). Every value
+// converts exactly; a float16 value is a multiple of 2^-24 below 2^16, so every partial sum below
+// 2^29 in magnitude is exact (53 bits), and the result is the exact sum rounded once to float32
+// (then to float16) whenever sum|x| < 2^29. Either dtype's result is within n 2^-53 sum|x| of the
+// exact sum before that rounding, inside the bound of the compensated float32 sum.
 template <bool Mean> struct xp_sum_wide {
   typedef double A;
   struct St {
@@ -63,6 +65,7 @@ template <bool Mean> struct xp_sum_wide {
   };
   static constexpr int kPack = 0;
   static constexpr bool kIntMoments = false;
+  static constexpr bool kArgRun = false;
   XP_D xp_sum_wide() {}
   XP_D xp_sum_wide(const Args& a, i64 m) { (void)a; (void)m; }
   XP_D St id() const {
