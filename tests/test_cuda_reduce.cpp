@@ -307,7 +307,7 @@ TEST(CudaReducePlan, ColumnsOverFewRowsKeepTheirStatesSmall) {
       EXPECT_LE(cg::reduce_state_bytes(op, t), static_cast<i64>(cg::kReduceStateBytes)) << xp::name(t);
   EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::var, DType::float16), 24);  // four floats and a count
   EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::var, DType::int8), 40);     // four doubles and a count
-  EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::sum, DType::bfloat16), 8);  // a compensated pair of floats
+  EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::sum, DType::bfloat16), 8);  // a double
   EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::argmax, DType::uint8), 16);
   EXPECT_EQ(cg::reduce_state_bytes(ReduceOp::any, DType::bool_), 4);
   constexpr int kH100 = 132;
@@ -325,12 +325,20 @@ TEST(CudaReducePlan, ColumnsOverFewRowsKeepTheirStatesSmall) {
   EXPECT_EQ(p.block, cg::kColsSmallBlock);
   // float16 over 64 rows (128 bytes an output): no split for the variance (24-byte states) or
   // argmax of uint8 (16-byte states, 64 bytes an output), each thread reading all 64 rows; a
-  // sum's 8-byte state, two. Fewer threads than 256 per SM: blocks of 64.
+  // sum's 8-byte state, two. Fewer threads than 256 per SM: blocks of 64. The variance of float16
+  // takes four outputs a thread (8-byte vectors, cols_vec_bytes), the sum eight.
   FakeView f16(DType::float16, {64, 131072});
   p = plan(ReduceOp::var, f16, {0}, kH100);
   EXPECT_EQ(p.splits, 1);
   EXPECT_EQ(p.block, cg::kColsSmallBlock);
-  EXPECT_EQ(cg::reduce_grid(p), 131072u / 8 / cg::kColsSmallBlock);
+  EXPECT_EQ(cg::reduce_grid(p), 131072u / 4 / cg::kColsSmallBlock);
+  for (ReduceOp op : {ReduceOp::argmin, ReduceOp::argmax, ReduceOp::var, ReduceOp::std}) {
+    EXPECT_EQ(cg::cols_vec_bytes(op, DType::float16), 8);
+    EXPECT_EQ(cg::cols_vec_bytes(op, DType::bfloat16), 8);
+    EXPECT_EQ(cg::cols_vec_bytes(op, DType::float32), 16);
+    EXPECT_EQ(cg::cols_vec_bytes(op, DType::uint16), 16);
+  }
+  EXPECT_EQ(cg::cols_vec_bytes(ReduceOp::sum, DType::float16), 16);
   p = plan(ReduceOp::sum, f16, {0}, kH100);
   EXPECT_EQ(p.splits, 2);
   EXPECT_EQ(p.block, cg::kColsSmallBlock);  // 32768 threads, fewer than 256 per SM

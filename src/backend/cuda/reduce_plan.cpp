@@ -70,6 +70,12 @@ i64 reduce_state_bytes(ReduceOp op, DType d) noexcept {
   return kReduceStateBytes;
 }
 
+int cols_vec_bytes(ReduceOp op, DType d) noexcept {
+  const bool half = d == DType::float16 || d == DType::bfloat16;
+  const bool heavy = op == ReduceOp::argmin || op == ReduceOp::argmax || op == ReduceOp::var || op == ReduceOp::std;
+  return half && heavy ? 8 : 16;
+}
+
 const char* family_name(ReduceFamily f) noexcept {
   switch (f) {
     case ReduceFamily::rows_vector:
@@ -184,7 +190,7 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
     // of a MiB or more (below, a second pass costs more than the threads it adds): a short,
     // wide matrix (256 rows of 64 KiB) in runs of 64 rows kept 16384 threads, under half a block per
     // SM of an H100, and lost to the libraries that spread its rows wider.
-    const i64 groups = p.M / (16 / isz);
+    const i64 groups = p.M / (cols_vec_bytes(op, p.in_dtype) / isz);
     const i64 most = target / groups;
     S = std::max<i64>(1, std::min(most, ceil_div(p.N, min_chunk)));
     if (groups * S < sms * kColsVecMinThreads && p.M * p.N * isz >= (i64{1} << 20))
@@ -213,7 +219,8 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
   p.splits = ceil_div(p.N, chunk);
   p.rows_each =
       p.family == ReduceFamily::rows_vector && !p.tiles && p.splits == 1 && p.nk <= 1 && p.N * isz <= kRowsEachMaxBytes;
-  if (p.cols_vec && p.M / (16 / isz) * p.splits < sms * kReduceBlock) p.block = kColsSmallBlock;
+  if (p.cols_vec && p.M / (cols_vec_bytes(op, p.in_dtype) / isz) * p.splits < sms * kReduceBlock)
+    p.block = kColsSmallBlock;
   return p;
 }
 
@@ -280,7 +287,8 @@ constexpr i64 kMaxGrid = i64{1} << 20;  // the kernels stride over what one laun
 
 unsigned reduce_grid(const ReducePlan& p) noexcept {
   const i64 per_block = p.family == ReduceFamily::columns ? p.block : p.tiles ? 1 : kReduceBlock / 32;
-  const i64 units = p.cols_vec ? p.units() / (16 / static_cast<i64>(itemsize(p.in_dtype))) : p.units();
+  const i64 units =
+      p.cols_vec ? p.units() / (cols_vec_bytes(p.op, p.in_dtype) / static_cast<i64>(itemsize(p.in_dtype))) : p.units();
   return static_cast<unsigned>(std::clamp<i64>(ceil_div(std::max<i64>(units, 1), per_block), 1, kMaxGrid));
 }
 

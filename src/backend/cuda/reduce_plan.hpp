@@ -85,6 +85,11 @@ constexpr unsigned kColsSmallBlock = 64;
 // them all (a block per 32 outputs, a warp per eighth of the states, above).
 constexpr std::int64_t kColsThinFinishStates = 8;
 
+// Columns in vectors: the bytes of a thread's vector per row, 16, or 8 for argmin, argmax, var and
+// std of float16 and bfloat16, whose arithmetic per element bounds a thread that takes eight outputs
+// (four outputs a thread ran them 1.5 to 2 times as fast; docs/performance.md, "cols_vec_bytes").
+int cols_vec_bytes(ReduceOp op, DType d) noexcept;
+
 enum class ReduceFamily : std::uint8_t { rows_vector, rows_strided, columns };
 const char* family_name(ReduceFamily f) noexcept;
 
@@ -101,7 +106,7 @@ struct ReducePlan {
   ReduceFamily family = ReduceFamily::columns;
   std::int64_t splits = 1, chunk = 0;  // S splits of chunk elements per output (chunk * S >= N)
   bool tiles = false;                  // rows_vector: a block per unit, not a warp
-  bool cols_vec = false;               // columns: a thread per 16 / itemsize adjacent outputs (16-byte loads)
+  bool cols_vec = false;               // columns: a thread per cols_vec_bytes / itemsize adjacent outputs
   bool rows_each = false;              // rows_vector, a warp per unit, one kept axis, one split: kRowsEachKernel
   unsigned block = kReduceBlock;       // threads per block of the first pass (kColsSmallBlock: few threads)
   std::int64_t units() const noexcept { return M * splits; }

@@ -486,7 +486,8 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
   }
   if (cols)
     s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_kernel_name(family, true) +
-         "(const Args a) { xp_cols_vec_body<R0, " + std::to_string(kColsVecLoads) + ">(a); }\n";
+         "(const Args a) { xp_cols_vec_body<R0, " + std::to_string(kColsVecLoads) + ", " +
+         std::to_string(cols_vec_bytes(op, in)) + ">(a); }\n";
   s += "extern \"C\" __global__ void __launch_bounds__(256) " + reduce_finish_name() + "(const Args a) { " +
        (cols ? "xp_finish_cols_body<R0, " + std::to_string(kColsThinFinishStates) + ">"
              : std::string("xp_finish_body<R0>")) +

@@ -19,6 +19,31 @@ XP_D uint4 xp_ldv(const Args& a, i64 off) {
 XP_D S xp_ld(const Args& a, i64 off) { return *(const S*)(a.in + off); }
 XP_D uint4 xp_ldv(const Args& a, i64 off) { return __ldg((const uint4*)(a.in + off)); }
 #endif
+// A vector of VB bytes (16, or 8 for the columns kernel of the heavy 16-bit ops, cols_vec_bytes):
+// its type and its load at a byte offset that is a multiple of VB.
+template <int VB> struct xp_vec_of {
+  typedef uint4 T;
+};
+template <> struct xp_vec_of<8> {
+  typedef uint2 T;
+};
+template <int VB> XP_D typename xp_vec_of<VB>::T xp_ldvb(const Args& a, i64 off) {
+  if constexpr (VB == 16) {
+    return xp_ldv(a, off);
+  } else {
+#ifdef XP_FUSED
+    union {
+      uint2 v;
+      S e[8 / sizeof(S)];
+    } w;
+#pragma unroll
+    for (int j = 0; j < (int)(8 / sizeof(S)); ++j) w.e[j] = xp_ld(a, off + j * (i64)sizeof(S));
+    return w.v;
+#else
+    return __ldg((const uint2*)(a.in + off));
+#endif
+  }
+}
 
 // A warp's unit: the lanes' states as a tree (lane l takes lane l + d), then stored or finished.
 // oo: the output's byte offset (xp_kept).
@@ -495,22 +520,22 @@ XP_D void xp_cols_vec_int_moments(const Args& a, const R* r, typename R::St* acc
 // and two selects per element, without the index's 64-bit compare or branches. The first index of
 // the extreme (of the first NaN), as choose() gives in order; merged into the outputs' states once
 // per run of at most 2^31 rows.
-template <class R, int L>
+template <class R, int L, int VB>
 XP_D void xp_cols_vec_arg(const Args& a, const R* r, typename R::St* acc, i64 off, i64 s0, i64 k0, i64 k1) {
   typedef typename R::St St;
-  constexpr int W = (int)(16 / sizeof(S));
+  constexpr int W = (int)(VB / sizeof(S));
   constexpr i64 Q = (i64)1 << 31;
   union Vec {
-    uint4 v;
-    S e[16 / sizeof(S)];
+    typename xp_vec_of<VB>::T v;
+    S e[VB / sizeof(S)];
   };
   for (i64 base = k0; base < k1; base += Q) {
     const i64 end = xp_min64(k1, base + Q);
-    V b[16 / sizeof(S)];
-    u32 at[16 / sizeof(S)];
+    V b[VB / sizeof(S)];
+    u32 at[VB / sizeof(S)];
     {
       Vec x;
-      x.v = xp_ldv(a, off);
+      x.v = xp_ldvb<VB>(a, off);
 #pragma unroll
       for (int j = 0; j < W; ++j) {
         b[j] = xp_val(x.e[j]);
@@ -531,13 +556,13 @@ XP_D void xp_cols_vec_arg(const Args& a, const R* r, typename R::St* acc, i64 of
     for (; k + L <= end; k += L, off += L * s0) {
       Vec x[L];
 #pragma unroll
-      for (int e = 0; e < L; ++e) x[e].v = xp_ldv(a, off + e * s0);
+      for (int e = 0; e < L; ++e) x[e].v = xp_ldvb<VB>(a, off + e * s0);
 #pragma unroll
       for (int e = 0; e < L; ++e) row(x[e], (u32)(k + e - base));
     }
     for (; k < end; ++k, off += s0) {
       Vec x;
-      x.v = xp_ldv(a, off);
+      x.v = xp_ldvb<VB>(a, off);
       row(x, (u32)(k - base));
     }
 #pragma unroll
@@ -551,12 +576,13 @@ XP_D void xp_cols_vec_arg(const Args& a, const R* r, typename R::St* acc, i64 of
 }
 
 // columns in vectors (plan.cols_vec: one reduced axis, the innermost kept axis contiguous and a
-// multiple of W = 16 / sizeof(S) long, every row 16-byte aligned): a thread per W adjacent outputs,
-// reading them as one 16-byte vector per row, L vectors in flight, each output's elements added in
-// order (as xp_cols_body adds them); packed ops in xp_cols_vec_packed.
-template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
+// multiple of 16 / sizeof(S) long, every row 16-byte aligned): a thread per W = VB / sizeof(S)
+// adjacent outputs, reading them as one vector of VB bytes per row (16, or 8: cols_vec_bytes), L
+// vectors in flight, each output's elements added in order (as xp_cols_body adds them); packed ops
+// in xp_cols_vec_packed.
+template <class R, int L, int VB = 16> XP_D void xp_cols_vec_body(const Args& a) {
   typedef typename R::St St;
-  const int W = (int)(16 / sizeof(S));
+  const int W = (int)(VB / sizeof(S));
   const i64 groups = a.M / W, units = groups * a.S, step = (i64)gridDim.x * blockDim.x;
   const i64 s0 = a.rin[0], ko = a.kout[a.nk - 1];
   for (i64 u = (i64)blockIdx.x * blockDim.x + threadIdx.x; u < units; u += step) {
@@ -564,32 +590,32 @@ template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
     const i64 k0 = s * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
     i64 io, oo;
     xp_kept_each(a, m0, io, oo);
-    R r[16 / sizeof(S)];
-    St acc[16 / sizeof(S)];
+    R r[VB / sizeof(S)];
+    St acc[VB / sizeof(S)];
 #pragma unroll
     for (int j = 0; j < W; ++j) {
       r[j] = R(a, m0 + j);
       acc[j] = r[j].id();
     }
     union Vec {
-      uint4 v;
-      S e[16 / sizeof(S)];
+      typename xp_vec_of<VB>::T v;
+      S e[VB / sizeof(S)];
     };
     i64 off = io + k0 * s0, k = k0;
-    if constexpr (R::kPack == 1 || R::kPack == 2) {
+    if constexpr (VB == 16 && (R::kPack == 1 || R::kPack == 2)) {
       xp_cols_vec_packed<R, L>(a, r, acc, off, s0, k0, k1);
       k = k1;
-    } else if constexpr (R::kIntMoments) {
+    } else if constexpr (VB == 16 && R::kIntMoments) {
       xp_cols_vec_int_moments<R, L>(a, r, acc, off, s0, k0, k1);
       k = k1;
     } else if constexpr (R::kArgRun) {
-      xp_cols_vec_arg<R, L>(a, r, acc, off, s0, k0, k1);
+      xp_cols_vec_arg<R, L, VB>(a, r, acc, off, s0, k0, k1);
       k = k1;
     }
     for (; k + L <= k1; k += L, off += L * s0) {
       Vec x[L];
 #pragma unroll
-      for (int e = 0; e < L; ++e) x[e].v = xp_ldv(a, off + e * s0);
+      for (int e = 0; e < L; ++e) x[e].v = xp_ldvb<VB>(a, off + e * s0);
       if constexpr (R::kPack == 3) {  // var, std: the L rows of an output are one tile
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -608,7 +634,7 @@ template <class R, int L> XP_D void xp_cols_vec_body(const Args& a) {
     }
     for (; k < k1; ++k, off += s0) {
       Vec x;
-      x.v = xp_ldv(a, off);
+      x.v = xp_ldvb<VB>(a, off);
 #pragma unroll
       for (int j = 0; j < W; ++j) r[j].add(acc[j], x.e[j], k);
     }
