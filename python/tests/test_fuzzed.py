@@ -67,7 +67,7 @@ def test_complex_pow_of_a_zero_base():
 
 def test_out_is_returned_itself():
     a = xp.asarray(np.arange(3.0))
-    o = xp.zeros(3)
+    o = xp.zeros(3, device=a.device)  # arrays from NumPy live on the CPU
     for r in (xp.add(a, 1, out=o), xp.sin(a, out=o), xp.clip(a, 0, 1, out=o), xp.clip(a, out=o),
               xp.where(a > 0, a, 0, out=o), xp.fma(a, a, a, out=o)):
         assert r is o
@@ -90,12 +90,12 @@ def test_setitem_drops_leading_unit_axes_of_the_values():
     b = np.zeros((2, 3, 4))
     y = xp.asarray(b.copy())
     b[0] = np.ones((1, 1, 4))
-    y[0] = xp.ones((1, 1, 4))
+    y[0] = xp.ones((1, 1, 4), device=y.device)  # y came from NumPy: the CPU
     b[:, [0, 2]] = np.full((1, 1, 2, 4), 5.0)
-    y[:, [0, 2]] = xp.full((1, 1, 2, 4), 5.0)
+    y[:, [0, 2]] = xp.full((1, 1, 2, 4), 5.0, device=y.device)
     np.testing.assert_array_equal(xp.to_cpu(y), b)
     with pytest.raises(ValueError):
-        y[0] = xp.ones((2, 1, 4))
+        y[0] = xp.ones((2, 1, 4), device=y.device)
 
 
 def test_unique_of_complex_in_numpys_order():

@@ -108,7 +108,8 @@ def test_numpy_functions_call_the_methods(f):
         r = f(x, **kw)
         assert isinstance(r, xp.Array)
         np.testing.assert_allclose(xp.to_cpu(r), f(a, **kw), rtol=1e-12)
-    o = xp.zeros(2) if f not in (np.argmax, np.argmin) else xp.zeros(2, dtype=xp.int64)
+    # on x's device (the CPU: x came from NumPy), as out= must be
+    o = xp.zeros(2, dtype=xp.int64 if f in (np.argmax, np.argmin) else None, device=x.device)
     if f not in (np.cumsum, np.cumprod, np.any, np.all):
         assert f(x, axis=1, out=o) is o
         np.testing.assert_allclose(xp.to_cpu(o), f(a, axis=1), rtol=1e-12)
