@@ -517,6 +517,22 @@ TEST(BadInput, TypedErrorsAndNothingWrittenToOut) {
   EXPECT_THROW((void)(u8 + 300), TypeError);
   EXPECT_THROW((void)(u8 + -1), TypeError);
   EXPECT_EQ((u8 + 255).dtype(), DType::uint8);
+  // An integer that does not fit the integer dtype it must take is an OverflowError (a TypeError),
+  // as NumPy raises OverflowError there: operators, full, arange, copyto.
+  EXPECT_THROW((void)(u8 + 300), OverflowError);
+  EXPECT_THROW((void)(i * Scalar(std::uint64_t{1} << 63)), OverflowError);
+  EXPECT_THROW(full({2}, 300, DType::uint8, kCpu), OverflowError);
+  EXPECT_THROW(arange(Scalar(-3), Scalar(5), Scalar(1), DType::uint8, kCpu), OverflowError);
+  EXPECT_THROW(arange(Scalar(0.0), Scalar(1e16), Scalar(4e15), DType::int32, kCpu), OverflowError);
+  EXPECT_THROW(copyto(u8, 256), OverflowError);
+  EXPECT_THROW((void)bitwise_and(f, f), TypeError);
+  try {
+    (void)bitwise_and(f, f);
+  } catch (const OverflowError&) {
+    ADD_FAILURE() << "an unsupported dtype is a TypeError, not an OverflowError";
+  } catch (const TypeError&) {
+  }
+  EXPECT_EQ(u8.to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{1, 1, 1}));  // nothing written
   EXPECT_THROW((void)negative(ones({2}, DType::bool_, kCpu)), TypeError);
   EXPECT_THROW(sum(f, 1), ValueError);
   EXPECT_THROW(sum(f, {0, 0}), ValueError);

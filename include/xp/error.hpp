@@ -88,6 +88,16 @@ class XP_API TypeError : public ValueError {
   ~TypeError() override;
 };
 
+// A number that does not fit the integer dtype it must take: a C++ or Python integer beside an
+// integer array (NEP 50: uint8 + 300), a fill value, an arange bound or value, copyto's value. A
+// TypeError (what xp raised before it existed); Python's xp.OverflowError is also a builtin
+// OverflowError, as NumPy raises there.
+class XP_API OverflowError : public TypeError {
+ public:
+  explicit OverflowError(const std::string& what);
+  ~OverflowError() override;
+};
+
 // A linear-algebra computation that has no answer for its input: a singular matrix (solve, inv),
 // a matrix that is not positive definite (cholesky), an iteration that did not converge (eigh,
 // svd). Names the function, the batch entry (its index in C order over the leading dimensions; 0

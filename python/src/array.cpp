@@ -31,7 +31,8 @@ bool to_scalar(nb::handle h, xp::Scalar& s) {
       }
       PyErr_Clear();
     }
-    throw nb::type_error("xp: a Python int beyond the range of int64 and uint64 has no xp dtype");
+    PyErr_SetString(PyExc_OverflowError, "xp: Python int too large for int64 and uint64 (xp has no dtype for it)");
+    throw nb::python_error();
   }
   if (PyFloat_Check(h.ptr())) {
     s = xp::Scalar(PyFloat_AsDouble(h.ptr()));
@@ -108,15 +109,32 @@ std::optional<NumpyScalar> numpy_scalar(nb::handle h) {
   return std::nullopt;
 }
 
-std::optional<xp::Device> device_of(nb::handle h) {
-  if (nb::isinstance<xp::Array>(h)) return nb::cast<xp::Array&>(h).device();
-  return std::nullopt;
+int huge_int_sign(nb::handle h) {
+  if (!h.is_valid() || !PyLong_Check(h.ptr()) || PyBool_Check(h.ptr())) return 0;
+  int overflow = 0;
+  (void)PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow > 0) {  // beyond int64: beyond uint64 too?
+    (void)PyLong_AsUnsignedLongLong(h.ptr());
+    const bool beyond = PyErr_Occurred() != nullptr;
+    PyErr_Clear();
+    return beyond ? 1 : 0;
+  }
+  return overflow;
 }
 
 bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict,
-                const std::optional<xp::Device>& device) {
+                const std::optional<xp::Device>& device, std::optional<xp::DType> partner) {
   if (nb::isinstance<xp::Array>(h)) {
     op.emplace(nb::cast<xp::Array&>(h));
+    return true;
+  }
+  if (partner &&
+      (xp::kind(*partner) == xp::DTypeKind::floating || xp::kind(*partner) == xp::DTypeKind::complex_floating) &&
+      huge_int_sign(h) != 0) {
+    // A float, or OverflowError past float64's range, as NumPy converts it.
+    const double d = PyLong_AsDouble(h.ptr());
+    if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    op.emplace(xp::Scalar(d));
     return true;
   }
   if (const auto ns = numpy_scalar(h)) {
@@ -249,7 +267,7 @@ void setitem(const xp::Array& a, nb::handle key, nb::handle value) {
   const std::vector<xp::Index> idx = to_indices(key, a);
   std::optional<xp::Operand> op;
   xp::Array keep;
-  to_operand(value, op, keep, true, a.device());
+  to_operand(value, op, keep, true, a.device(), a.dtype());
   a.set(std::span<const xp::Index>(idx), *op);
 }
 
@@ -260,14 +278,14 @@ template <Binary F>
 nb::object forward(const xp::Array& a, nb::handle b) {
   std::optional<xp::Operand> op;
   xp::Array keep;
-  if (!to_operand(b, op, keep, false, a.device())) return nb::borrow(Py_NotImplemented);
+  if (!to_operand(b, op, keep, false, a.device(), a.dtype())) return nb::borrow(Py_NotImplemented);
   return nb::cast(F(a, *op, {}));
 }
 template <Binary F>
 nb::object reflected(const xp::Array& a, nb::handle b) {
   std::optional<xp::Operand> op;
   xp::Array keep;
-  if (!to_operand(b, op, keep, false, a.device())) return nb::borrow(Py_NotImplemented);
+  if (!to_operand(b, op, keep, false, a.device(), a.dtype())) return nb::borrow(Py_NotImplemented);
   return nb::cast(F(*op, a, {}));
 }
 template <Binary F>
@@ -275,7 +293,7 @@ nb::object inplace(nb::handle self, nb::handle b) {
   const xp::Array& a = nb::cast<xp::Array&>(self);
   std::optional<xp::Operand> op;
   xp::Array keep;
-  if (!to_operand(b, op, keep, false, a.device())) return nb::borrow(Py_NotImplemented);
+  if (!to_operand(b, op, keep, false, a.device(), a.dtype())) return nb::borrow(Py_NotImplemented);
   F(a, *op, xp::Out(a));
   return nb::borrow(self);
 }

@@ -36,8 +36,37 @@ std::optional<xp::Device> to_device(nb::handle h);
 // xp.asarray takes. `keep` holds the array made for a non-array operand. Returns false (nothing
 // converted) for an object that is none of these, when `strict` is false: operators then return
 // NotImplemented.
+// A Python int beyond int64 and uint64 is a float beside a float or complex `partner` (the dtype of
+// the operation's array operand, as NumPy converts it there: float32_array + 2**70 is float32), and
+// a builtin OverflowError beside anything else or without one (int64_array + 2**70, as NumPy).
 bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict,
-                const std::optional<xp::Device>& device = std::nullopt);
+                const std::optional<xp::Device>& device = std::nullopt,
+                std::optional<xp::DType> partner = std::nullopt);
+
+// 1 or -1 for a Python int (not a bool) beyond int64 and uint64 by its sign, else 0.
+int huge_int_sign(nb::handle h);
+
+// An elementwise operand that may be a Python scalar; `keep` holds an array made from another object.
+// A NumPy scalar goes to the device of the first xp array among `partners` (else the default), and
+// that array's dtype decides what a Python int beyond 64 bits becomes (to_operand).
+struct Arg {
+  std::optional<xp::Operand> op;
+  xp::Array keep;
+  explicit Arg(nb::handle h, std::initializer_list<nb::handle> partners = {}) {
+    std::optional<xp::Device> device;
+    std::optional<xp::DType> dtype;
+    for (nb::handle p : partners) {
+      if (nb::isinstance<xp::Array>(p)) {
+        const xp::Array& a = nb::cast<xp::Array&>(p);
+        device = a.device();
+        dtype = a.dtype();
+        break;
+      }
+    }
+    to_operand(h, op, keep, true, device, dtype);
+  }
+  const xp::Operand& operator*() const { return *op; }
+};
 
 // A NumPy scalar (an instance of numpy.generic of a dtype xp has: numpy.float32(2), numpy.int64(n),
 // numpy.bool_, ml_dtypes.bfloat16): its value and dtype. nullopt for anything else, and whenever
@@ -50,8 +79,6 @@ struct NumpyScalar {
 std::optional<NumpyScalar> numpy_scalar(nb::handle h);
 // Whether h is a NumPy ndarray (false whenever NumPy is not imported).
 bool is_numpy_array(nb::handle h);
-// The device of h when it is an xp array; nullopt otherwise.
-std::optional<xp::Device> device_of(nb::handle h);
 
 // A new reference from a C API call, or the Python error it set raised as nb::python_error.
 inline nb::object checked(PyObject* result) {

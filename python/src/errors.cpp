@@ -16,6 +16,7 @@ PyObject* g_value_error = nullptr;
 PyObject* g_config_error = nullptr;
 PyObject* g_index_error = nullptr;
 PyObject* g_type_error = nullptr;
+PyObject* g_overflow_error = nullptr;
 PyObject* g_device_mismatch = nullptr;
 PyObject* g_device_unavailable = nullptr;
 PyObject* g_cuda_error = nullptr;
@@ -54,6 +55,8 @@ void register_errors(nb::module_& m) {
                         "A matrix with no answer (singular, not positive definite, no convergence): .batch_index "
                         "names the batch entry, .info is the library's info code.");
   g_type_error = make(m, "TypeError", {g_value_error, PyExc_TypeError}, "An operation the dtypes do not support.");
+  g_overflow_error = make(m, "OverflowError", {g_type_error, PyExc_OverflowError},
+                          "An integer that does not fit the integer dtype it must take (uint8_array + 300).");
   g_device_mismatch = make(m, "DeviceMismatch", {g_value_error}, "Arrays on two devices in one operation.");
   g_device_unavailable = make(m, "DeviceUnavailable", {g_error, PyExc_RuntimeError},
                               "A device this process cannot use (CUDA unusable, no such ordinal, fork).");
@@ -75,6 +78,8 @@ void register_errors(nb::module_& m) {
              {"accepted", nb::str(e.accepted().c_str())}});
     } catch (const xp::IndexError& e) {
       raise(g_index_error, e.what());
+    } catch (const xp::OverflowError& e) {
+      raise(g_overflow_error, e.what());
     } catch (const xp::TypeError& e) {
       raise(g_type_error, e.what());
     } catch (const xp::LinAlgError& e) {

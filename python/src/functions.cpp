@@ -9,20 +9,6 @@ namespace xp_py {
 
 namespace {
 
-// An elementwise operand that may be a Python scalar; `keep` holds an array made from another object.
-struct Arg {
-  std::optional<xp::Operand> op;
-  xp::Array keep;
-  // A NumPy scalar goes to the device of the first xp array among `partners` (else the default).
-  explicit Arg(nb::handle h, std::initializer_list<nb::handle> partners = {}) {
-    std::optional<xp::Device> device;
-    for (nb::handle p : partners)
-      if ((device = device_of(p))) break;
-    to_operand(h, op, keep, true, device);
-  }
-  const xp::Operand& operator*() const { return *op; }
-};
-
 // A function's result: the out= object itself when one was given (NumPy returns `out`, so that
 // `r is out`), else the new array.
 nb::typed<nb::object, xp::Array> result_of(xp::Array r, nb::handle out) {
@@ -262,6 +248,13 @@ void register_functions(nb::module_& m) {
   m.def(
       "clip",
       [](const xp::Array& x, nb::handle lo, nb::handle hi, nb::handle out) {
+        // A Python int beyond 64 bits on its own side of an integer array (a min below -2^63, a
+        // max at 2^64 or more) is dropped, as NumPy drops a bound past the dtype's limit.
+        const xp::DTypeKind xk = xp::kind(x.dtype());
+        if (xk == xp::DTypeKind::signed_integer || xk == xp::DTypeKind::unsigned_integer) {
+          if (huge_int_sign(lo) < 0) lo = nb::none();
+          if (huge_int_sign(hi) > 0) hi = nb::none();
+        }
         if (lo.is_none() && hi.is_none()) {
           if (!out.is_none()) xp::copyto(arr(out), x);
           return result_of(out.is_none() ? x.copy() : arr(out), out);
@@ -302,7 +295,8 @@ void register_functions(nb::module_& m) {
           return nb::tuple(l);
         }
         if (x1.is_none() || x2.is_none()) throw nb::type_error("xp: where takes one argument or three");
-        const Arg a(c, {x1, x2}), b(x1, {c, x2}), d(x2, {c, x1});
+        // The other value's dtype decides what a Python int beyond 64 bits becomes (to_operand).
+        const Arg a(c, {x1, x2}), b(x1, {x2, c}), d(x2, {x1, c});
         return result_of(xp::where(*a, *b, *d, to_out(out)), out);
       },
       arg("condition"), arg("x1") = none, arg("x2") = none, nb::kw_only(), arg("out") = none);

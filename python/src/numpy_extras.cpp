@@ -17,20 +17,6 @@ const xp::Array& array_arg(nb::handle h, const char* what) {
   return nb::cast<xp::Array&>(h);
 }
 
-// An operand: an xp array, a Python number (weak), or anything xp.asarray takes.
-struct Arg {
-  std::optional<xp::Operand> op;
-  xp::Array keep;
-  // A NumPy scalar goes to the device of the first xp array among `partners` (else the default).
-  explicit Arg(nb::handle h, std::initializer_list<nb::handle> partners = {}) {
-    std::optional<xp::Device> device;
-    for (nb::handle p : partners)
-      if ((device = device_of(p))) break;
-    to_operand(h, op, keep, true, device);
-  }
-  const xp::Operand& operator*() const { return *op; }
-};
-
 std::optional<int> opt_axis(nb::handle h) {
   if (h.is_none()) return std::nullopt;
   return nb::cast<int>(h);

@@ -229,3 +229,55 @@ def test_astype_copy_and_sort_kinds():
         a.argsort(kind="bogus")
     with pytest.raises(ValueError):
         a.astype(xp.int8, casting="safe")
+
+
+def test_integers_that_do_not_fit_raise_overflowerror_as_numpy():
+    # NumPy raises OverflowError where an integer does not fit the integer dtype it must take; xp's
+    # xp.OverflowError is that and an xp.TypeError (what it raised before).
+    u8 = xp.asarray([1, 2], dtype=xp.uint8)
+    for f in (lambda: u8 + 300, lambda: xp.add(u8, 256), lambda: u8 - (-2**40), lambda: xp.full(3, 300, dtype=xp.uint8),
+              lambda: xp.asarray(300, dtype=xp.uint8), lambda: xp.arange(-3, 5, dtype=xp.uint8),
+              lambda: xp.copyto(u8, 256)):
+        with pytest.raises(OverflowError) as e:
+            f()
+        assert isinstance(e.value, xp.TypeError) and isinstance(e.value, xp.OverflowError)
+    for f in (lambda: np.asarray([1, 2], dtype=np.uint8) + 300, lambda: np.full(3, 300, dtype=np.uint8),
+              lambda: np.arange(-3, 5, dtype=np.uint8)):
+        with pytest.raises(OverflowError):  # NumPy's type for the same calls
+            f()
+    np.testing.assert_array_equal(xp.to_cpu(u8), [1, 2])  # nothing written
+    with pytest.raises(xp.TypeError) as e:
+        xp.asarray([1.0]) & 1
+    assert not isinstance(e.value, OverflowError)
+
+
+def test_python_ints_beyond_64_bits():
+    # Beside a float or complex array, a float (NumPy converts it so); beside an integer or bool
+    # array, OverflowError (NumPy's "Python int too large to convert to C long").
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    x = xp.asarray(a)
+    for big in (2**70, -2**70, 2**64):
+        for r, ref in ((x + big, a + big), (big - x, big - a), (xp.maximum(x, big), np.maximum(a, big)),
+                       (xp.where(x > 1, x, big), np.where(a > 1, a, big))):
+            assert r.dtype == xp.float32
+            np.testing.assert_array_equal(xp.to_cpu(r), ref)
+    c = np.array([1 + 1j])
+    np.testing.assert_array_equal(xp.to_cpu(xp.asarray(c) * 2**70), c * 2**70)
+    with pytest.raises(OverflowError):
+        x * 2**1024  # beyond float64, as NumPy
+    for t in (xp.int64, xp.uint64, xp.bool):
+        with pytest.raises(OverflowError):
+            xp.asarray([1, 0], dtype=t) + 2**70
+    with pytest.raises(OverflowError):
+        xp.asarray([1], dtype=xp.uint64) + 2**64
+    y = xp.zeros(2)
+    y[0] = 2**70
+    assert float(y[0]) == float(2**70)
+    # clip drops a bound past an integer array's range on its own side, as NumPy.
+    u8 = np.array([1, 2], dtype=np.uint8)
+    for lo, hi in ((0, 2**70), (-2**70, 1), (-2**70, 2**70)):
+        r = xp.clip(xp.asarray(u8), lo, hi)
+        assert r.dtype == xp.uint8
+        np.testing.assert_array_equal(xp.to_cpu(r), np.clip(u8, lo, hi))
+    with pytest.raises(OverflowError):
+        xp.clip(xp.asarray(u8), 2**70, None)

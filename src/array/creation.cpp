@@ -73,7 +73,7 @@ Array full(const Shape& shape, const Scalar& value, std::optional<DType> dtype, 
   const DType t = dtype ? *dtype : value.default_dtype();
   if (value.kind() == ScalarKind::integer && kind(t) != DTypeKind::floating && t != DType::bool_) {
     const bool fits = value.is_large_unsigned() ? value_fits(t, value.as_uint()) : value_fits(t, value.as_int());
-    if (!fits) throw TypeError("full: the fill value does not fit " + std::string(name(t)));
+    if (!fits) throw OverflowError("full: the fill value does not fit " + std::string(name(t)));
   }
   return filled(shape, t, pick(device), value);
 }
@@ -137,7 +137,7 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
                                    : v <= std::numeric_limits<std::uint64_t>::max()
                                        ? std::to_string(static_cast<unsigned long long>(v))
                                        : "2^64 or more";
-          throw TypeError("arange: the integer " + text + " is out of bounds for " + std::string(name(t)));
+          throw OverflowError("arange: the integer " + text + " is out of bounds for " + std::string(name(t)));
         }
       }
     }
@@ -175,7 +175,8 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
       if (!fits) {
         char text[64];
         std::snprintf(text, sizeof text, "%.0f", whole);
-        throw TypeError("arange: the integer " + std::string(text) + " is out of bounds for " + std::string(name(t)));
+        throw OverflowError("arange: the integer " + std::string(text) + " is out of bounds for " +
+                            std::string(name(t)));
       }
       return whole < 0 ? static_cast<std::uint64_t>(static_cast<long long>(whole)) : static_cast<std::uint64_t>(whole);
     };

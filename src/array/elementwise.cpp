@@ -148,10 +148,10 @@ void check_scalars_fit(const char* name, const Resolved& r, DType t) {
     if (o->is_array() || o->scalar().kind() != ScalarKind::integer) continue;
     const Scalar& s = o->scalar();
     if (!scalar_fits(s, t)) {
-      throw TypeError(std::string(name) + ": the integer " +
-                      (s.is_large_unsigned() ? std::to_string(s.as_uint()) : std::to_string(s.as_int())) +
-                      " is out of bounds for " + std::string(xp::name(t)) +
-                      " (a C++ number takes the array's dtype, NEP 50)");
+      throw OverflowError(std::string(name) + ": the integer " +
+                          (s.is_large_unsigned() ? std::to_string(s.as_uint()) : std::to_string(s.as_int())) +
+                          " is out of bounds for " + std::string(xp::name(t)) +
+                          " (a C++ number takes the array's dtype, NEP 50)");
     }
   }
 }
@@ -787,7 +787,7 @@ void copyto(const Array& dst, const Operand& src) {
   const bool inexact = kind(d->dtype) == DTypeKind::floating || kind(d->dtype) == DTypeKind::complex_floating;
   if (v.kind() == ScalarKind::integer && !inexact && d->dtype != DType::bool_) {
     const bool fits = v.is_large_unsigned() ? value_fits(d->dtype, v.as_uint()) : value_fits(d->dtype, v.as_int());
-    if (!fits) throw TypeError("copyto: the integer does not fit " + std::string(name(d->dtype)));
+    if (!fits) throw OverflowError("copyto: the integer does not fit " + std::string(name(d->dtype)));
   }
   if (v.kind() == ScalarKind::floating && !inexact) {
     throw TypeError("copyto: cannot cast a float to " + std::string(name(d->dtype)) + " with casting rule 'same_kind'");

@@ -50,6 +50,9 @@ IndexError::~IndexError() = default;
 TypeError::TypeError(const std::string& what) : ValueError(what) {}
 TypeError::~TypeError() = default;
 
+OverflowError::OverflowError(const std::string& what) : TypeError(what) {}
+OverflowError::~OverflowError() = default;
+
 DeviceMismatch::DeviceMismatch(const std::string& operation, const std::string& first, const std::string& second)
     : ValueError(operation + ": arrays on two devices, " + first + " and " + second +
                  " (xp never copies between devices silently: use to_device)") {}
