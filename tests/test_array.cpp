@@ -488,6 +488,11 @@ TEST(BadInput, VecdotsAxisAndBroadcastViewsAsNumPy) {
   EXPECT_THROW(copyto(b, 5.0), ValueError);
   EXPECT_THROW(b += 1.0, ValueError);
   EXPECT_THROW(b.slice({Slice(0, 2)}).assign(1.0), ValueError);
+  // One element of the view is every element of its broadcast axis, and the source's: set() checks
+  // the whole view before indexing it (b[1, 0] = 100 wrote x[0] before).
+  EXPECT_THROW(b.set({1, 0}, 100.0), ValueError);
+  EXPECT_THROW(b.set({Index(0)}, 100.0), ValueError);
+  EXPECT_THROW(b.set({Index(asarray(std::vector<std::int64_t>{0, 2}))}, 100.0), ValueError);
   EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{0, 0, 0})) << "nothing written";
   // copyto's same_kind: no integer into bool (NumPy's copyto refuses even 1); flip's axes distinct.
   Array flags = zeros({2}, DType::bool_);

@@ -148,9 +148,12 @@ bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, b
     return true;
   }
   // Operators take NumPy arrays too (NumPy defers to xp.Array's operators: __array_priority__), as
-  // xp.asarray takes them: on the CPU, without a copy.
-  if (!strict && !is_numpy_array(h)) return false;
-  keep = asarray(h, std::nullopt, std::nullopt, std::nullopt);
+  // xp.asarray takes them: on the CPU, without a copy. And lists and tuples, as NumPy's operators
+  // do (x == [1, 2, 3] compares elementwise; without them Python would compare identities), made on
+  // the device of the operation, as a Python number is.
+  const bool sequence = PyList_Check(h.ptr()) || PyTuple_Check(h.ptr());
+  if (!strict && !is_numpy_array(h) && !sequence) return false;
+  keep = asarray(h, std::nullopt, sequence ? device : std::nullopt, std::nullopt);
   op.emplace(keep);
   return true;
 }
@@ -176,10 +179,13 @@ xp::Shape to_shape(nb::handle h) {
 
 namespace {
 
-nb::tuple shape_tuple(const xp::Array& a) {
+nb::tuple shape_of(std::span<const std::int64_t> shape) {
   nb::list l;
-  for (std::int64_t d : a.shape()) l.append(d);
+  for (std::int64_t d : shape) l.append(d);
   return nb::tuple(l);
+}
+nb::tuple shape_tuple(const xp::Array& a) {
+  return shape_of(a.shape());
 }
 
 // An array used as an index: on the indexed array's device (as CuPy and PyTorch take a host index
@@ -470,6 +476,16 @@ void register_array(nb::module_& m) {
         if (!matmul_operand(b, other)) return nb::borrow(Py_NotImplemented);
         const xp::Array& a = nb::cast<xp::Array&>(self);
         const xp::Array r = xp::matmul(a, other);
+        // As NumPy's matmul(a, b, out=a): the product must have a's shape (no broadcasting into it),
+        // and a's dtype must take it (copyto's casting rule).
+        if (!std::ranges::equal(r.shape(), a.shape())) {
+          const auto text = [](std::span<const std::int64_t> sh) {
+            return nb::cast<std::string>(nb::repr(shape_of(sh)));
+          };
+          throw nb::value_error(
+              ("xp: a @= b: the product's shape " + text(r.shape()) + " is not the shape of a, " + text(a.shape()))
+                  .c_str());
+        }
         xp::copyto(a, r);
         return nb::borrow(self);
       });

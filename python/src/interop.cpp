@@ -233,7 +233,9 @@ struct Nested {
   std::vector<std::uint8_t> b;
   int kind = 0;  // 0 bool, 1 int, 2 float
   bool big = false;
-  std::vector<nb::handle> leaves;
+  // Owned: a sequence may make its items as it is indexed (range, a generator-backed class), and
+  // such an item lives only as long as this reference.
+  std::vector<nb::object> leaves;
 };
 
 // A complex number that is not a Python complex: a NumPy complex64 scalar (whose __float__ would
@@ -264,7 +266,7 @@ void walk(nb::handle h, int depth, Nested& n) {
   if (static_cast<int>(n.shape.size()) != depth &&
       !(n.leaves.empty() && n.shape.size() == static_cast<std::size_t>(depth)))
     throw nb::value_error("xp.asarray: ragged nested sequence (a number where a sequence was expected)");
-  n.leaves.push_back(h);
+  n.leaves.push_back(nb::borrow(h));
 }
 
 [[noreturn]] void raise_overflow(const std::string& message) {

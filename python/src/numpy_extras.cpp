@@ -35,38 +35,49 @@ std::vector<std::int64_t> to_kth(nb::handle h, const char* what) {
 }
 
 // pad_width as np.pad takes it: an int, (n,), (before, after), or one (before, after) per axis.
-std::vector<std::pair<std::int64_t, std::int64_t>> to_pad_width(nb::handle h, int ndim) {
+std::vector<std::pair<std::int64_t, std::int64_t>> to_pad_width(nb::handle given, int ndim) {
   auto fail = []() -> std::vector<std::pair<std::int64_t, std::int64_t>> {
     throw nb::type_error("xp.pad: pad_width must be an int, (before, after) or a sequence of (before, after) pairs");
   };
-  if (nb::isinstance<nb::int_>(h)) {
-    const auto n = nb::cast<std::int64_t>(h);
+  // An integer: a Python int or anything with __index__ that is not a sequence (numpy.int64).
+  const auto is_int = [](nb::handle e) {
+    return PyLong_Check(e.ptr()) || (PyIndex_Check(e.ptr()) && !PySequence_Check(e.ptr()));
+  };
+  const auto to_int = [](nb::handle e) { return nb::cast<std::int64_t>(checked(PyNumber_Index(e.ptr()))); };
+  // An array (xp's or NumPy's) as NumPy takes one: its nested lists.
+  nb::object h = nb::borrow(given);
+  if (nb::isinstance<xp::Array>(h) || is_numpy_array(h)) h = h.attr("tolist")();
+  if (is_int(h)) {
+    const auto n = to_int(h);
     return {{n, n}};
   }
   if (!nb::isinstance<nb::sequence>(h)) return fail();
-  std::vector<nb::handle> items;
-  for (nb::handle e : h) items.push_back(e);
+  // Owned references: a sequence may make its items as it is iterated.
+  std::vector<nb::object> items;
+  for (nb::handle e : h) items.push_back(nb::borrow(e));
   bool all_ints = true;
-  for (nb::handle e : items) all_ints = all_ints && nb::isinstance<nb::int_>(e);
+  for (const nb::object& e : items) all_ints = all_ints && is_int(e);
   if (all_ints) {
     if (items.size() == 1) {
-      const auto n = nb::cast<std::int64_t>(items[0]);
+      const auto n = to_int(items[0]);
       return {{n, n}};
     }
-    if (items.size() == 2) return {{nb::cast<std::int64_t>(items[0]), nb::cast<std::int64_t>(items[1])}};
+    if (items.size() == 2) return {{to_int(items[0]), to_int(items[1])}};
     if (static_cast<int>(items.size()) != ndim) return fail();
   }
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  for (nb::handle e : items) {
-    if (nb::isinstance<nb::int_>(e)) {
-      const auto n = nb::cast<std::int64_t>(e);
+  for (const nb::object& e : items) {
+    if (is_int(e)) {
+      const auto n = to_int(e);
       out.emplace_back(n, n);
       continue;
     }
     std::vector<std::int64_t> pair;
     try {
-      for (nb::handle x : e) pair.push_back(nb::cast<std::int64_t>(x));
+      for (nb::handle x : e) pair.push_back(to_int(x));
     } catch (const nb::cast_error&) {
+      return fail();
+    } catch (const nb::python_error&) {
       return fail();
     }
     if (pair.size() == 1) pair.push_back(pair[0]);

@@ -54,6 +54,23 @@ std::optional<xp::DType> to_dtype(nb::handle h) {
   throw nb::type_error(("xp: not a dtype: " + nb::cast<std::string>(nb::repr(h))).c_str());
 }
 
+namespace {
+bool same_dtype(xp::DType t, nb::handle o) {
+  if (nb::isinstance<PyDType>(o)) return nb::cast<PyDType&>(o).dtype == t;
+  if (o.is_none()) return false;
+  try {
+    const std::optional<xp::DType> other = to_dtype(o);
+    return other && *other == t;
+  } catch (const nb::python_error&) {
+    return false;
+  } catch (const nb::builtin_exception&) {
+    return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+}  // namespace
+
 std::optional<xp::Device> to_device(nb::handle h) {
   if (h.is_none()) return std::nullopt;
   if (nb::isinstance<xp::Device>(h)) return nb::cast<xp::Device>(h);
@@ -85,20 +102,13 @@ void register_runtime(nb::module_& m) {
                    })
       .def("__repr__", [](const PyDType& d) { return "xp." + std::string(xp::name(d.dtype)); })
       .def("__str__", [](const PyDType& d) { return std::string(xp::name(d.dtype)); })
+      // Equal to its own object and, as NumPy's dtypes compare, to what names the same dtype: a
+      // NumPy dtype or scalar type (x.dtype == numpy.float32), a name ("float32"), Python's float,
+      // int, bool and complex. Anything else is unequal, never an error.
       .def(
-          "__eq__",
-          [](const PyDType& d, nb::handle o) {
-            if (nb::isinstance<PyDType>(o)) return nb::cast<PyDType&>(o).dtype == d.dtype;
-            return false;
-          },
-          nb::arg("other").none())
+          "__eq__", [](const PyDType& d, nb::handle o) { return same_dtype(d.dtype, o); }, nb::arg("other").none())
       .def(
-          "__ne__",
-          [](const PyDType& d, nb::handle o) {
-            if (nb::isinstance<PyDType>(o)) return nb::cast<PyDType&>(o).dtype != d.dtype;
-            return true;
-          },
-          nb::arg("other").none())
+          "__ne__", [](const PyDType& d, nb::handle o) { return !same_dtype(d.dtype, o); }, nb::arg("other").none())
       .def("__hash__", [](const PyDType& d) { return static_cast<int>(d.dtype) + 0x5870; });
   g_dtypes = new std::array<nb::object, kDTypes>();
   for (int i = 0; i < kDTypes; ++i) {

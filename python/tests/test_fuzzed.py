@@ -281,3 +281,68 @@ def test_python_ints_beyond_64_bits():
         np.testing.assert_array_equal(xp.to_cpu(r), np.clip(u8, lo, hi))
     with pytest.raises(OverflowError):
         xp.clip(xp.asarray(u8), 2**70, None)
+
+
+def test_asarray_and_pad_keep_the_items_a_sequence_makes():
+    # range and sequence classes make their items as they are indexed: xp holds them while it
+    # reads them (it read freed objects before: wrong values, or a crash).
+    np.testing.assert_array_equal(xp.to_cpu(xp.asarray(range(1000, 1004))), np.arange(1000, 1004))
+
+    class Made:
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            if i >= 4:
+                raise IndexError
+            return [float(i) + 0.5 + 1e-9, float(2**40 + i)]
+
+    for _ in range(3):
+        np.testing.assert_array_equal(xp.to_cpu(xp.asarray(Made())), np.asarray(Made()))
+    a = np.arange(4).reshape(2, 2)
+    for width in (xp.asarray([[1, 0], [0, 1]]), np.array([1, 2]), [np.int64(1), np.int64(0)], range(1, 3),
+                  ((1, 2), (0, 1))):
+        ref = np.pad(a, np.asarray(xp.to_cpu(width)) if isinstance(width, xp.Array) else width)
+        np.testing.assert_array_equal(xp.to_cpu(xp.pad(xp.asarray(a), width)), ref)
+
+
+def test_writes_into_a_broadcast_view_are_refused():
+    # NumPy's broadcast_to views are read-only; writing one element would write the source's.
+    src = xp.asarray([1.0, 2.0, 3.0])
+    b = xp.broadcast_to(src, (2, 3))
+    for write in (lambda: b.__setitem__((1, 0), 100), lambda: b.__setitem__(0, 5.0),
+                  lambda: b.__setitem__(xp.asarray([True, False]), 7.0), lambda: xp.copyto(b, 1.0)):
+        with pytest.raises(ValueError):
+            write()
+    np.testing.assert_array_equal(xp.to_cpu(src), [1.0, 2.0, 3.0])
+    one = xp.broadcast_to(src[:1], (1, 1))  # no axis repeats an element: writable
+    one[0, 0] = 9.0
+    assert float(src[0]) == 9.0
+
+
+def test_operators_take_lists_and_tuples_as_numpy_does():
+    a = np.array([1.0, 2.0, 3.0])
+    x = xp.asarray(a)
+    for r, ref in ((x == [1, 2, 4], a == [1, 2, 4]), (x != (1, 5, 3), a != (1, 5, 3)), (x + [1, 1, 1], a + [1, 1, 1]),
+                   ([2, 2, 2] > x, np.array([2, 2, 2]) > a), (x * [[1], [2]], a * [[1], [2]])):
+        assert isinstance(r, xp.Array)
+        np.testing.assert_array_equal(xp.to_cpu(r), ref)
+
+
+def test_dtypes_compare_with_what_names_them():
+    x = xp.asarray(np.zeros(2, dtype=np.float32))
+    assert x.dtype == np.float32 and x.dtype == np.dtype("float32") and x.dtype == "float32"
+    assert x.dtype != np.float64 and x.dtype != "int32" and not (x.dtype == None)  # noqa: E711
+    assert x.dtype != object() and x.dtype != "no such dtype"
+    assert xp.float64 == float and xp.int64 == int and xp.bool == bool and xp.complex128 == complex
+    assert x.dtype in (np.float16, np.float32)
+
+
+def test_matmul_in_place_needs_the_shape_of_a():
+    y = xp.ones((2, 2))
+    with pytest.raises(ValueError):
+        y @= xp.ones((2, 1))
+    np.testing.assert_array_equal(xp.to_cpu(y), np.ones((2, 2)))
+    z = xp.ones((3, 2))
+    z @= xp.ones((2, 2))
+    np.testing.assert_array_equal(xp.to_cpu(z), np.full((3, 2), 2.0))

@@ -172,6 +172,10 @@ bool lazy_mode();
 // Evaluates the graph of `value` (lazy or not, broadcastable to dst's shape) into the materialized
 // dst, converting to dst's dtype: the out= and copyto path.
 void evaluate_into(const ImplPtr& value, const ImplPtr& dst);
+// Throws where a materialized array cannot be written: read-only memory, or a broadcast view (an
+// axis of more than one element with a step of 0, as broadcast_to makes: NumPy's are read-only),
+// which every write path checks before indexing into it (a[1, 0] = v on such a view included).
+void check_writable(const ArrayImpl& dst);
 // NumPy's advanced indexing (indexing.cpp): a[index] and a[index] = values where index holds an
 // array index.
 Array advanced_get(const Array& a, std::span<const Index> index);

@@ -374,6 +374,9 @@ const Array& Array::set(std::initializer_list<Index> index, const Operand& value
 }
 
 const Array& Array::set(std::span<const Index> index, const Operand& values) const {
+  // The whole array's writability, not only the indexed part's: one element of a broadcast view
+  // is every element along its broadcast axes (and the source array's).
+  if (impl_ && !is_lazy()) detail::check_writable(*impl_);
   const bool advanced =
       std::any_of(index.begin(), index.end(), [](const Index& ix) { return ix.kind() == Index::Kind::array; });
   if (advanced)

@@ -353,18 +353,22 @@ void materialize_together(std::span<ArrayImpl* const> arrays) {
   }
 }
 
-void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {
-  materialize(*dst);
-  if (dst->storage->read_only) throw ValueError("the array is read-only (it wraps memory given as read-only)");
+void check_writable(const ArrayImpl& dst) {
+  if (dst.storage->read_only) throw ValueError("the array is read-only (it wraps memory given as read-only)");
   // A broadcast view (a step of 0 along an axis of more than one element) names one element several
   // times: which write lands would depend on the order. NumPy's broadcast_to views are read-only.
   // An empty array names no element, whatever its steps (an imported one may have 0 steps).
-  const bool empty = dst->size() == 0;
-  for (std::size_t i = 0; i < dst->shape.size() && !empty; ++i) {
-    if (dst->strides[i] == 0 && dst->shape[i] > 1)
+  const bool empty = dst.size() == 0;
+  for (std::size_t i = 0; i < dst.shape.size() && !empty; ++i) {
+    if (dst.strides[i] == 0 && dst.shape[i] > 1)
       throw ValueError("cannot write to a broadcast view: axis " + std::to_string(i) + " of shape " +
-                       shape_str(dst->shape) + " repeats one element (copy it first)");
+                       shape_str(dst.shape) + " repeats one element (copy it first)");
   }
+}
+
+void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {
+  materialize(*dst);
+  check_writable(*dst);
   prepare_write(*dst->storage);
   Builder b(dst->shape);
   b.avoid_overlap(dst->storage.get(), dst.get());
