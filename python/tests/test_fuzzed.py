@@ -346,3 +346,22 @@ def test_matmul_in_place_needs_the_shape_of_a():
     z = xp.ones((3, 2))
     z @= xp.ones((2, 2))
     np.testing.assert_array_equal(xp.to_cpu(z), np.full((3, 2), 2.0))
+
+
+def test_mean_in_an_integer_dtype_linspace_of_bool_and_choice_of_a_large_population():
+    a = np.array([[1, 2, 4], [-1, -2, -4]])
+    x = xp.asarray(a)
+    for dt in (np.int64, np.int8, "int16"):
+        for kw in ({}, {"axis": 1}, {"axis": 0, "keepdims": True}):
+            r, ref = x.mean(dtype=dt, **kw), a.mean(dtype=dt, **kw)
+            assert r.dtype == dt and r.shape == ref.shape
+            np.testing.assert_array_equal(xp.to_cpu(r), ref)
+    np.testing.assert_array_equal(xp.to_cpu(xp.linspace(0, 1, 5, dtype=xp.bool)), np.linspace(0, 1, 5, dtype=bool))
+    np.testing.assert_array_equal(xp.to_cpu(xp.linspace(-1, 0, 3, dtype=xp.bool)), np.linspace(-1, 0, 3, dtype=bool))
+    # choice(n) with replacement draws as choice(arange(n)) does, without making arange(n).
+    g1, g2 = xp.random.default_rng(5), xp.random.default_rng(5)
+    np.testing.assert_array_equal(xp.to_cpu(g1.choice(10, 6)), xp.to_cpu(g2.choice(xp.arange(10), 6)))
+    big = xp.random.default_rng(1).choice(2**40, (2, 3))
+    assert big.shape == (2, 3) and big.dtype == xp.int64
+    v = xp.to_cpu(big)
+    assert ((v >= 0) & (v < 2**40)).all() and len(set(v.ravel().tolist())) == 6

@@ -75,6 +75,13 @@ def _prod(self, axis=None, dtype=None, out=None, keepdims=False):
 
 
 def _mean(self, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None and self.size > 0:
+        d = _xp.empty(0, dtype=dtype).dtype  # xp's dtype object for whatever names one
+        if _xp._isdtype(d, "integral"):
+            # NumPy: the sum in that integer dtype (wrapping as it does), divided, then converted
+            # back to it (toward zero): mean([1, 2, 4], dtype=int64) is int64 2.
+            s = _xp.sum(self, axis=axis, dtype=d, keepdims=keepdims)
+            return _to_out((s / (self.size // max(s.size, 1))).astype(d), out)
     return _to_out(_xp.mean(_in(self, dtype), axis=axis, keepdims=keepdims), out)
 
 

@@ -232,8 +232,11 @@ Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType
   }
   if (endpoint && num > 1) v[num - 1] = stop;
   // As NumPy 2: integer dtypes get the floor (not the truncation) of each value; complex ones the
-  // values themselves (fuzzing found them floored).
-  if (kind(dtype) != DTypeKind::floating && kind(dtype) != DTypeKind::complex_floating) {
+  // values themselves (fuzzing found them floored); bool whether each value is nonzero (0.25 is
+  // true, as NumPy converts the float values).
+  if (dtype == DType::bool_) {
+    for (double& x : v) x = x != 0 ? 1.0 : 0.0;
+  } else if (kind(dtype) != DTypeKind::floating && kind(dtype) != DTypeKind::complex_floating) {
     for (double& x : v) x = std::floor(x);
   }
   return from_host_values(v, dtype, Shape{num}, pick(device));

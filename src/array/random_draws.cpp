@@ -59,6 +59,15 @@ Array Generator::choice(const Array& x, const std::optional<Shape>& size, bool r
 
 Array Generator::choice(std::int64_t n, const std::optional<Shape>& size, bool replace, const DeviceArg& device) {
   if (n < 0) throw ValueError("choice: a must be a non-negative integer, got " + std::to_string(n));
+  if (replace) {
+    // take(arange(n), integers(0, n)) without the arange: the same numbers from the same stream, in
+    // memory and time of the sample, not of the population (choice(2**40, 3) asked for 8 TB).
+    const Shape shape = size ? *size : Shape{};
+    const std::int64_t k = detail::checked_size(shape);
+    if (n == 0 && k > 0) throw ValueError("choice: a cannot be empty unless no samples are taken");
+    if (k == 0) return empty(shape, DType::int64, device);
+    return integers(0, n, shape, DType::int64, device);
+  }
   return choice(arange(0, n, 1, DType::int64, device), size, replace, 0);
 }
 
