@@ -506,6 +506,14 @@ TEST(Searching, SearchsortedLeftRightSorterAndNaN) {
   EXPECT_EQ(xp::searchsorted(x1, q, xp::Side::right).to_vector<i64>(), (std::vector<i64>{0, 3, 6, 6, 7, 7, 8, 3}));
   EXPECT_EQ(xp::searchsorted(x1, q).shape(0), 2);
   EXPECT_EQ(xp::searchsorted(x1, 2).item<i64>(), 3);
+  // Complex values against a real x1 were cast to it (wrong positions): refused. An integer beyond
+  // an integer x1's dtype is below or above every element (NumPy compares exactly).
+  EXPECT_THROW(xp::searchsorted(x1, std::complex<double>(0, 1)), xp::TypeError);
+  EXPECT_THROW(xp::searchsorted(x1, xp::full({2}, std::complex<double>(1, 0))), xp::TypeError);
+  const Array small = array_of(std::vector<std::uint8_t>{1, 2, 3}, {3});
+  EXPECT_EQ(xp::searchsorted(small, -1).item<i64>(), 0);
+  EXPECT_EQ(xp::searchsorted(small, 300, xp::Side::left).item<i64>(), 3);
+  EXPECT_EQ(xp::searchsorted(small, std::numeric_limits<std::uint64_t>::max()).item<i64>(), 3);
   // sorter: x1 unsorted, with the positions that sort it.
   const Array u = array_of(std::vector<std::int32_t>{5, 1, 3}, {3});
   EXPECT_EQ(xp::searchsorted(u, array_of(std::vector<std::int32_t>{0, 2, 3, 9}, {4}), xp::Side::left, xp::argsort(u))

@@ -152,7 +152,12 @@ void register_functions(nb::module_& m) {
       arg("endpoint") = true);
   m.def(
       "eye",
-      [](std::int64_t n, std::optional<std::int64_t> m_, nb::int_ k_obj, nb::handle dtype, nb::handle device) {
+      [](std::int64_t n, std::optional<std::int64_t> m_, nb::int_ k_obj, nb::handle dtype, nb::handle device,
+         std::optional<std::int64_t> numpy_m) {
+        if (numpy_m) {  // NumPy's name for the columns
+          if (m_) throw nb::type_error("xp.eye: n_cols and M name the same argument");
+          m_ = numpy_m;
+        }
         const auto t = to_dtype(dtype);
         // k is any Python int: a diagonal past either edge gives zeros, so one beyond int64 is
         // the same as one at the edge of int64's range.
@@ -160,7 +165,8 @@ void register_functions(nb::module_& m) {
         if (!nb::try_cast<std::int64_t>(k_obj, k)) k = k_obj > nb::int_(0) ? INT64_MAX : INT64_MIN;
         return xp::eye(n, m_, k, t ? *t : xp::DType::float64, to_device(device));
       },
-      arg("n_rows"), arg("n_cols") = none, nb::kw_only(), arg("k") = 0, arg("dtype") = none, arg("device") = none);
+      arg("n_rows"), arg("n_cols") = none, nb::kw_only(), arg("k") = 0, arg("dtype") = none, arg("device") = none,
+      arg("M") = none);
 
   // ---- elementwise ----
 #define XP_UNARY_(name, pyname)                                                                                      \
@@ -459,8 +465,15 @@ void register_functions(nb::module_& m) {
       },
       arg("x"), nb::kw_only(), arg("axis") = 0);
   m.def(
-      "squeeze", [](const xp::Array& x, nb::handle axis) { return xp::squeeze(x, to_axes(axis)); }, arg("x"),
-      arg("axis"));
+      "squeeze",
+      [](const xp::Array& x, nb::handle axis) {
+        if (!axis.is_none()) return xp::squeeze(x, to_axes(axis));
+        std::vector<int> ones;  // no axis: every axis of length 1, as NumPy
+        for (int k = 0; k < x.ndim(); ++k)
+          if (x.shape(k) == 1) ones.push_back(k);
+        return xp::squeeze(x, xp::Axes(std::move(ones)));
+      },
+      arg("x"), arg("axis") = none);
   m.def(
       "broadcast_to", [](const xp::Array& x, nb::handle shape) { return xp::broadcast_to(x, to_shape(shape)); },
       arg("x"), arg("shape"));

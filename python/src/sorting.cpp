@@ -28,18 +28,31 @@ nb::tuple tuple_of(const std::vector<xp::Array>& v) {
 void register_sorting(nb::module_& m) {
   using nb::arg;
   const auto none = nb::none();
+  // axis=None sorts the flattened array, as NumPy's sort and argsort do.
+  const auto flat_or = [](const xp::Array& a, nb::handle axis, int& ax) {
+    if (axis.is_none()) {
+      ax = 0;
+      return xp::reshape(a, {-1});
+    }
+    ax = nb::cast<int>(checked(PyNumber_Index(axis.ptr())));
+    return a;
+  };
   m.def(
       "sort",
-      [](nb::handle x, int axis, bool descending, bool stable) {
-        return xp::sort(array_arg(x, "sort"), axis, descending, stable);
+      [flat_or](nb::handle x, nb::handle axis, bool descending, bool stable) {
+        int ax = 0;
+        const xp::Array a = flat_or(array_arg(x, "sort"), axis, ax);
+        return xp::sort(a, ax, descending, stable);
       },
-      arg("x"), nb::kw_only(), arg("axis") = -1, arg("descending") = false, arg("stable") = true);
+      arg("x"), nb::kw_only(), arg("axis").none() = -1, arg("descending") = false, arg("stable") = true);
   m.def(
       "argsort",
-      [](nb::handle x, int axis, bool descending, bool stable) {
-        return xp::argsort(array_arg(x, "argsort"), axis, descending, stable);
+      [flat_or](nb::handle x, nb::handle axis, bool descending, bool stable) {
+        int ax = 0;
+        const xp::Array a = flat_or(array_arg(x, "argsort"), axis, ax);
+        return xp::argsort(a, ax, descending, stable);
       },
-      arg("x"), nb::kw_only(), arg("axis") = -1, arg("descending") = false, arg("stable") = true);
+      arg("x"), nb::kw_only(), arg("axis").none() = -1, arg("descending") = false, arg("stable") = true);
   m.def(
       "nonzero", [](nb::handle x) { return tuple_of(xp::nonzero(array_arg(x, "nonzero"))); }, arg("x"));
   m.def(

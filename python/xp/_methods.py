@@ -290,6 +290,26 @@ def _rdivmod(self, other):  # a Python number stays weak, as in NumPy 2
     return _xp.floor_divide(other, self), _xp.remainder(other, self)
 
 
+def _contains(self, value):  # value in x: (x == value).any(), as NumPy
+    return bool(_xp.any(self == value))
+
+
+def _copy(self):  # copy.copy(x): a new array, as ndarray.__copy__
+    return self.copy()
+
+
+def _deepcopy(self, memo=None):  # copy.deepcopy(x), also of containers holding arrays
+    return self.copy()
+
+
+def _format(self, spec):  # f"{x:.2f}": a 0-d array formats as its Python number, as NumPy's
+    if not spec:
+        return str(self)
+    if self.ndim == 0:
+        return format(self.item(), spec)
+    raise TypeError("unsupported format string passed to xp.Array.__format__")
+
+
 _METHODS = {
     "reshape": _reshape_method,
     "item": _item_method,
@@ -328,6 +348,10 @@ _METHODS = {
     "__iter__": _iter,
     "__divmod__": _divmod,
     "__rdivmod__": _rdivmod,
+    "__contains__": _contains,
+    "__copy__": _copy,
+    "__deepcopy__": _deepcopy,
+    "__format__": _format,
 }
 
 for _name, _fn in _METHODS.items():

@@ -172,6 +172,19 @@ Array searchsorted(const Array& x1, const Operand& x2, Side side, const std::opt
   }
   const DType t =
       x2.is_array() ? result_type(x1.dtype(), x2.array().dtype()) : result_type(x1.dtype(), x2.scalar().kind());
+  if (kind(t) == DTypeKind::complex_floating)  // complex values against real x1 (they were cast, wrongly)
+    throw TypeError("searchsorted: complex values are not supported (complex numbers have no order)");
+  if (!x2.is_array() && x2.scalar().kind() == ScalarKind::integer &&
+      (kind(t) == DTypeKind::signed_integer || kind(t) == DTypeKind::unsigned_integer)) {
+    // An integer beyond x1's dtype is below or above every element, as NumPy compares it exactly
+    // (searchsorted(uint8_array, -1) is 0), instead of a value that does not fit.
+    const Scalar& v = x2.scalar();
+    const bool fits = v.is_large_unsigned() ? value_fits(t, v.as_uint()) : value_fits(t, v.as_int());
+    if (!fits) {
+      const bool below = !v.is_large_unsigned() && v.as_int() < 0;
+      return full({}, below ? std::int64_t{0} : x1.shape(0), DType::int64, x1.device());
+    }
+  }
   Array q = x2.is_array() ? x2.array() : full({}, x2.scalar(), t, x1.device());
   if (!(q.device() == x1.device())) throw DeviceMismatch("searchsorted", x1.device().str(), q.device().str());
   if (sorted.dtype() != t) sorted = sorted.astype(t);
