@@ -397,3 +397,13 @@ def test_numpy_forms_of_squeeze_sort_eye_searchsorted_and_python_protocols():
     assert f"{xp.asarray(3.14159):.2f}" == "3.14" and f"{f}" == str(f)
     with pytest.raises(TypeError):
         f"{f:.2f}"
+
+
+def test_uniform_stays_below_high_in_every_float_dtype():
+    # low + (high - low) u rounded to the dtype reached high (float16 [1, 2): one draw in 2000,
+    # bfloat16 [100, 101): a quarter): those draws take the largest value below high.
+    g = xp.random.default_rng(3)
+    for lo, hi, dt in ((1, 2, xp.float16), (100, 101, xp.float32), (100, 101, xp.bfloat16), (-3, -2, xp.float16)):
+        v = xp.to_cpu(g.uniform(lo, hi, size=200_000, dtype=dt).astype(xp.float64))
+        assert v.min() >= lo and v.max() < hi, (dt, v.min(), v.max())
+        assert (v > lo + 0.4 * (hi - lo)).any()  # the top of the range is still drawn (bfloat16: 100.5)

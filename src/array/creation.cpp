@@ -446,7 +446,16 @@ Array Generator::uniform(const Shape& shape, DType dtype, double low, double hig
   Array u = draw(detail::RandomKind::uniform, seed_, stream_, dtype, shape, device);
   ++stream_;  // only once drawn: a draw that fails (no memory, a driver error) takes no stream
   if (low == 0 && high == 1) return u;
-  return add(low, multiply(high - low, u));
+  const Array r = add(low, multiply(high - low, u));
+  if (!(low < high)) return r;
+  // low + (high - low) u rounds to high in the dtype for u near 1 (float16 over [1, 2): one draw in
+  // 2000; bfloat16 over [100, 101): a quarter of them): those take the dtype's largest value below
+  // high, so that every draw is in [low, high). That value is found on the host, exactly.
+  const Device cpu = Device::cpu();
+  Array top = full({}, high, dtype, cpu);
+  if (top.item<double>() >= high) top = nextafter(top, full({}, low, dtype, cpu));
+  const double below = top.item<double>();
+  return where(less_equal(r, below), r, below);
 }
 
 Array Generator::normal(const Shape& shape, DType dtype, double loc, double scale, const DeviceArg& device) {
