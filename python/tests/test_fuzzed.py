@@ -407,3 +407,21 @@ def test_uniform_stays_below_high_in_every_float_dtype():
         v = xp.to_cpu(g.uniform(lo, hi, size=200_000, dtype=dt).astype(xp.float64))
         assert v.min() >= lo and v.max() < hi, (dt, v.min(), v.max())
         assert (v > lo + 0.4 * (hi - lo)).any()  # the top of the range is still drawn (bfloat16: 100.5)
+
+
+def test_fill_converts_as_numpy_converts_a_python_number():
+    cases = [(np.int8, 300), (np.uint8, -1), (np.int32, 2**40), (np.int32, float("nan")), (np.float64, 2 + 1j),
+             (np.int8, 2.7), (np.int8, -2.7), (np.int8, 1e10), (np.uint8, -1.5), (np.bool_, 5), (np.int8, np.int64(300)),
+             (np.float16, 1e6), (np.uint64, 2**64 - 1), (np.int8, float("inf")), (np.complex64, 1 + 2j)]
+    for dt, v in cases:
+        ref = np.zeros(2, dt)
+        x = xp.asarray(np.zeros(2, dt))
+        try:
+            ref.fill(v)
+        except Exception as e:  # noqa: BLE001 - the type is what is compared
+            with pytest.raises(type(e)):
+                x.fill(v)
+            np.testing.assert_array_equal(xp.to_cpu(x), np.zeros(2, dt))  # nothing written
+            continue
+        x.fill(v)
+        np.testing.assert_array_equal(xp.to_cpu(x), ref)

@@ -256,7 +256,25 @@ def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
 
 
 def _fill(self, value):
-    # NumPy's: one value, converted to the array's dtype as astype converts (2.7 into int: 2).
+    # NumPy's: one value, converted to the array's dtype as NumPy converts a Python number there: into
+    # an integer dtype, int(value) (2.7: 2), an OverflowError out of the dtype's range, a ValueError
+    # for NaN; a complex number into a real dtype is a TypeError.
+    if not isinstance(value, _Array) and self.dtype != _xp.bool:
+        if self.dtype not in (_xp.complex64, _xp.complex128) and isinstance(value, complex) or (
+                hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "c"
+                and self.dtype not in (_xp.complex64, _xp.complex128)):
+            raise TypeError("fill: a complex value into " + str(self.dtype) + " (a real dtype)")
+        if _xp._isdtype(self.dtype, "integral") and not isinstance(value, bool):
+            if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f"):
+                f = float(value)
+                if f != f:
+                    raise ValueError("fill: cannot convert float NaN to integer")
+                value = int(f)  # OverflowError for inf, as int() raises
+            else:
+                value = _operator.index(value)
+            _, hi, lo = _xp._iinfo(self.dtype)  # (bits, max, min)
+            if not lo <= value <= hi:
+                raise OverflowError(f"Python integer {value} out of bounds for {self.dtype}")
     v = value if isinstance(value, _Array) else _xp.asarray(value, device=self.device)
     if v.ndim != 0:
         raise ValueError("fill: the value must be a scalar (a 0-d array), not an array of shape " + str(v.shape))
