@@ -521,6 +521,26 @@ PyType_Slot g_buffer_slots[] = {{Py_bf_getbuffer, reinterpret_cast<void*>(buffer
                                 {Py_bf_releasebuffer, reinterpret_cast<void*>(buffer_release)},
                                 {0, nullptr}};
 
+namespace {
+// A list or tuple of xp arrays of one or more dimensions (or of such lists, to any depth) as NumPy
+// takes a list of its arrays: stacked along a new leading axis (the arrays' own devices, which must
+// agree). nullopt for anything else (numbers, 0-d arrays: from_nested's).
+std::optional<xp::Array> stacked(nb::handle obj) {
+  if (!(PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) || PySequence_Size(obj.ptr()) <= 0) return std::nullopt;
+  std::vector<xp::Array> parts;
+  for (nb::handle item : obj) {
+    if (nb::isinstance<xp::Array>(item) && nb::cast<xp::Array&>(item).ndim() > 0) {
+      parts.push_back(nb::cast<xp::Array&>(item));
+    } else if (auto inner = stacked(item)) {
+      parts.push_back(*inner);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return xp::stack(parts, 0);
+}
+}  // namespace
+
 xp::Array asarray(nb::handle obj, std::optional<xp::DType> dtype, std::optional<xp::Device> device,
                   std::optional<bool> copy) {
   xp::Array a;
@@ -543,6 +563,10 @@ xp::Array asarray(nb::handle obj, std::optional<xp::DType> dtype, std::optional<
     a = import_cai(obj, device);
   } else if (PyObject_CheckBuffer(obj.ptr()) && !PyUnicode_Check(obj.ptr())) {
     a = import_buffer(obj);
+  } else if (auto st = stacked(obj)) {
+    if (copy && !*copy) throw nb::value_error("xp.asarray: copy=False, but a sequence must be copied");
+    a = *st;
+    fresh = true;
   } else {
     if (copy && !*copy) throw nb::value_error("xp.asarray: copy=False, but a sequence must be copied");
     a = from_nested(obj, dtype, device);

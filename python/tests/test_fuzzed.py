@@ -425,3 +425,17 @@ def test_fill_converts_as_numpy_converts_a_python_number():
             continue
         x.fill(v)
         np.testing.assert_array_equal(xp.to_cpu(x), ref)
+
+
+def test_asarray_stacks_a_list_of_xp_arrays_as_numpy_does():
+    a, b = np.array([1.0, 2.0]), np.array([3, 4])
+    r = xp.asarray([xp.asarray(a), xp.asarray(b)])
+    ref = np.asarray([a, b])
+    assert r.dtype == ref.dtype and r.shape == ref.shape
+    np.testing.assert_array_equal(xp.to_cpu(r), ref)
+    assert xp.asarray((xp.asarray(a), xp.asarray(a)), dtype=xp.float32).dtype == xp.float32
+    assert xp.asarray([[xp.asarray(a)] * 2] * 3).shape == (3, 2, 2)
+    with pytest.raises(ValueError):  # ragged, as NumPy
+        xp.asarray([xp.asarray(a), xp.asarray([1.0])])
+    with pytest.raises(ValueError):
+        xp.asarray([xp.asarray(a)], copy=False)
