@@ -18,12 +18,67 @@ nb::object dtype_object(xp::DType t) {
   return (*g_dtypes)[static_cast<std::size_t>(t)];
 }
 
+namespace {
+// NumPy's codes and aliases for the dtypes xp has, as numpy.dtype reads them on a little-endian
+// 64-bit machine: "f4", "<f8", "=i2", "|b1", "?", one-letter codes ("e", "f", "d", "F", "D", "b", "B",
+// "h", "H", "i", "I", "l", "L", "q", "Q"), "float" (float64), "int" (int64), "complex", "double",
+// "single", "half", "longlong", "intp", "uint". A big-endian code (">f4") is not a dtype xp has.
+std::optional<xp::DType> numpy_dtype_code(std::string s) {
+  using D = xp::DType;
+  if (!s.empty() && (s[0] == '<' || s[0] == '=' || s[0] == '|')) s.erase(0, 1);
+  static const std::pair<const char*, D> codes[] = {{"?", D::bool_},
+                                                    {"b1", D::bool_},
+                                                    {"e", D::float16},
+                                                    {"f2", D::float16},
+                                                    {"half", D::float16},
+                                                    {"f", D::float32},
+                                                    {"f4", D::float32},
+                                                    {"single", D::float32},
+                                                    {"d", D::float64},
+                                                    {"f8", D::float64},
+                                                    {"double", D::float64},
+                                                    {"float", D::float64},
+                                                    {"F", D::complex64},
+                                                    {"c8", D::complex64},
+                                                    {"D", D::complex128},
+                                                    {"c16", D::complex128},
+                                                    {"complex", D::complex128},
+                                                    {"b", D::int8},
+                                                    {"i1", D::int8},
+                                                    {"B", D::uint8},
+                                                    {"u1", D::uint8},
+                                                    {"h", D::int16},
+                                                    {"i2", D::int16},
+                                                    {"H", D::uint16},
+                                                    {"u2", D::uint16},
+                                                    {"i", D::int32},
+                                                    {"i4", D::int32},
+                                                    {"I", D::uint32},
+                                                    {"u4", D::uint32},
+                                                    {"l", D::int64},
+                                                    {"q", D::int64},
+                                                    {"i8", D::int64},
+                                                    {"int", D::int64},
+                                                    {"longlong", D::int64},
+                                                    {"intp", D::int64},
+                                                    {"L", D::uint64},
+                                                    {"Q", D::uint64},
+                                                    {"u8", D::uint64},
+                                                    {"uint", D::uint64},
+                                                    {"ulonglong", D::uint64}};
+  for (const auto& [code, t] : codes)
+    if (s == code) return t;
+  return std::nullopt;
+}
+}  // namespace
+
 std::optional<xp::DType> to_dtype(nb::handle h) {
   if (h.is_none()) return std::nullopt;
   if (nb::isinstance<PyDType>(h)) return nb::cast<PyDType&>(h).dtype;
   if (nb::isinstance<nb::str>(h)) {
     const std::string s = nb::cast<std::string>(h);
     if (auto t = xp::parse_dtype(s == "bool_" ? "bool" : s)) return *t;
+    if (auto t = numpy_dtype_code(s)) return *t;
     throw nb::type_error(("xp: unknown dtype name '" + s + "'").c_str());
   }
   // Python's own types, as NumPy takes them (float: float64, int: int64, complex: complex128).

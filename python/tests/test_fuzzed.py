@@ -439,3 +439,14 @@ def test_asarray_stacks_a_list_of_xp_arrays_as_numpy_does():
         xp.asarray([xp.asarray(a), xp.asarray([1.0])])
     with pytest.raises(ValueError):
         xp.asarray([xp.asarray(a)], copy=False)
+
+
+def test_numpy_dtype_codes_are_dtypes():
+    x = xp.asarray([1.5, 2.5])
+    for code in ["f4", "<f8", "=f2", "|b1", "?", "e", "d", "F", "D", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q",
+                 "i1", "u8", "c8", "c16", "float", "int", "complex", "double", "single", "half", "longlong", "intp"]:
+        assert x.astype(code).dtype == np.dtype(code), code
+        assert xp.zeros(1, dtype=code).dtype == code
+    for bad in [">f4", "g", "M8", "U"]:  # big-endian, long double, datetime, str: not xp's
+        with pytest.raises(TypeError):
+            x.astype(bad)
