@@ -326,15 +326,22 @@ void register_numpy_extras(nb::module_& m) {
       .def(
           "integers",
           [size_of](xp::random::Generator& g, std::int64_t low, std::optional<std::int64_t> high, nb::handle size,
-                    nb::handle dtype, nb::handle device) {
+                    nb::handle dtype, bool endpoint, nb::handle device) {
             const auto t = to_dtype(dtype);
             if (!high) {
               high = low;
               low = 0;
             }
+            if (endpoint) {  // [low, high] as NumPy's endpoint=True: the exclusive bound one above
+              if (*high == INT64_MAX)
+                throw nb::value_error("xp.random: integers(endpoint=True) up to 2**63 - 1 is beyond int64's bounds");
+              ++*high;
+            }
             return g.integers(low, *high, size_of(size), t ? *t : xp::DType::int64, to_device(device));
           },
-          arg("low"), arg("high") = none, arg("size") = none, nb::kw_only(), arg("dtype") = none, arg("device") = none)
+          // NumPy's order: integers(low, high=None, size=None, dtype=int64, endpoint=False).
+          arg("low"), arg("high") = none, arg("size") = none, arg("dtype") = none, arg("endpoint") = false,
+          nb::kw_only(), arg("device") = none)
       .def(
           "exponential",
           [size_of](xp::random::Generator& g, double scale, nb::handle size, nb::handle dtype, nb::handle device) {

@@ -450,3 +450,19 @@ def test_numpy_dtype_codes_are_dtypes():
     for bad in [">f4", "g", "M8", "U"]:  # big-endian, long double, datetime, str: not xp's
         with pytest.raises(TypeError):
             x.astype(bad)
+
+
+def test_integers_endpoint_and_dtype_in_numpy_order_and_trace_of_too_few_axes():
+    g = xp.random.default_rng(1)
+    v = xp.to_cpu(g.integers(0, 3, 20000, endpoint=True))
+    assert set(v.tolist()) == {0, 1, 2, 3}
+    assert g.integers(0, 5, 3, np.int32).dtype == xp.int32
+    r = g.integers(0, 255, 4000, xp.uint8, True)
+    assert r.dtype == xp.uint8 and int(xp.max(r)) <= 255
+    with pytest.raises(ValueError):
+        g.integers(0, 2**63 - 1, 2, endpoint=True)
+    for x in (xp.asarray(1.0), xp.asarray([1.0])):
+        with pytest.raises(ValueError):
+            x.trace()
+        with pytest.raises(ValueError):
+            x.diagonal()

@@ -179,11 +179,18 @@ def _last_two(self, axis1, axis2):
     return _xp.permute_dims(self, tuple(rest + [a, b]))
 
 
+def _need_two_axes(self, what):
+    if self.ndim < 2:  # NumPy's ValueError (it was a ZeroDivisionError for 0-d arrays)
+        raise ValueError(f"{what} requires an array of at least two dimensions, got {self.ndim}")
+
+
 def _diagonal(self, offset=0, axis1=0, axis2=1):
+    _need_two_axes(self, "diagonal")
     return _linalg().diagonal(_last_two(self, axis1, axis2), offset=offset)
 
 
 def _trace(self, offset=0, axis1=0, axis2=1, dtype=None):
+    _need_two_axes(self, "trace")
     return _linalg().trace(_last_two(self, axis1, axis2), offset=offset, dtype=dtype)
 
 
