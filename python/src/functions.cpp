@@ -54,14 +54,32 @@ std::optional<int> opt_axis(nb::handle h) {
 // An int or a sequence of ints (moveaxis, roll).
 template <class T>
 std::vector<T> int_or_ints(nb::handle h, const char* what) {
-  if (nb::isinstance<nb::int_>(h)) return {nb::cast<T>(h)};
+  // An integer is a Python int or anything with __index__ that is not a sequence (numpy.int64).
+  const auto one = [what](nb::handle e) {
+    if (!(PyLong_Check(e.ptr()) || PyIndex_Check(e.ptr())))
+      throw nb::type_error((std::string("xp.") + what + ": expected an int or a tuple of ints").c_str());
+    return nb::cast<T>(checked(PyNumber_Index(e.ptr())));
+  };
+  if (PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !PySequence_Check(h.ptr()))) return {one(h)};
   std::vector<T> v;
   try {
-    for (nb::handle e : h) v.push_back(nb::cast<T>(e));
+    for (nb::handle e : h) v.push_back(one(e));
   } catch (const nb::cast_error&) {
     throw nb::type_error((std::string("xp.") + what + ": expected an int or a tuple of ints").c_str());
   }
   return v;
+}
+
+// A number for full, full_like and arange: a Python number, or a NumPy scalar's value (its dtype in
+// `dtype` when one is asked for, as NumPy makes the scalar an array of its dtype).
+bool to_number(nb::handle h, xp::Scalar& s, std::optional<xp::DType>* dtype = nullptr) {
+  if (to_scalar(h, s)) return true;
+  if (const auto ns = numpy_scalar(h)) {
+    s = ns->value;
+    if (dtype != nullptr) *dtype = ns->dtype;
+    return true;
+  }
+  return false;
 }
 
 nb::list to_list(const std::vector<xp::Array>& v) {
@@ -93,17 +111,19 @@ void register_functions(nb::module_& m) {
       "full",
       [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {
         xp::Scalar s(0);
-        if (!to_scalar(value, s)) {
-          if (nb::isinstance<xp::Array>(value)) {
-            const xp::Array& v = nb::cast<xp::Array&>(value);
-            const auto t = to_dtype(dtype);
-            xp::Array out = xp::empty(to_shape(shape), t ? *t : v.dtype(), to_device(device));
-            xp::copyto(out, v);
-            return out;
-          }
-          throw nb::type_error("xp.full: fill_value must be a bool, int or float");
+        std::optional<xp::DType> own;  // a NumPy scalar's dtype: full(3, numpy.float32(1)) is float32
+        if (to_number(value, s, &own)) {
+          const auto t = to_dtype(dtype);
+          return xp::full(to_shape(shape), s, t ? t : own, to_device(device));
         }
-        return xp::full(to_shape(shape), s, to_dtype(dtype), to_device(device));
+        if (nb::isinstance<xp::Array>(value)) {
+          const xp::Array& v = nb::cast<xp::Array&>(value);
+          const auto t = to_dtype(dtype);
+          xp::Array out = xp::empty(to_shape(shape), t ? *t : v.dtype(), to_device(device));
+          xp::copyto(out, v);
+          return out;
+        }
+        throw nb::type_error("xp.full: fill_value must be a bool, int or float");
       },
       arg("shape"), arg("fill_value"), nb::kw_only(), arg("dtype") = none, arg("device") = none);
 #define XP_LIKE_(name)                                              \
@@ -123,7 +143,7 @@ void register_functions(nb::module_& m) {
       "full_like",
       [](const xp::Array& x, nb::handle value, nb::handle dtype, nb::handle device) {
         xp::Scalar s(0);
-        if (!to_scalar(value, s)) throw nb::type_error("xp.full_like: fill_value must be a bool, int or float");
+        if (!to_number(value, s)) throw nb::type_error("xp.full_like: fill_value must be a bool, int or float");
         const auto d = to_device(device);
         xp::Array r = xp::full_like(x, s, to_dtype(dtype));
         return d && *d != r.device() ? r.to_device(*d) : r;
@@ -133,7 +153,7 @@ void register_functions(nb::module_& m) {
       "arange",
       [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype, nb::handle device) {
         xp::Scalar a(0), b(0), c(1);
-        if (!to_scalar(start, a) || (!stop.is_none() && !to_scalar(stop, b)) || !to_scalar(step, c))
+        if (!to_number(start, a) || (!stop.is_none() && !to_number(stop, b)) || !to_number(step, c))
           throw nb::type_error("xp.arange: start, stop and step must be ints or floats");
         if (stop.is_none()) {
           b = a;
@@ -408,22 +428,22 @@ void register_functions(nb::module_& m) {
       "repeat",
       [](const xp::Array& x, nb::handle repeats, nb::handle axis) {
         if (nb::isinstance<xp::Array>(repeats)) return xp::repeat(x, arr(repeats), opt_axis(axis));
-        if (!nb::isinstance<nb::int_>(repeats) || nb::isinstance<nb::bool_>(repeats))
+        if (PyBool_Check(repeats.ptr()) || !(PyLong_Check(repeats.ptr()) || PyIndex_Check(repeats.ptr())))
           throw nb::type_error("xp.repeat: repeats must be an int or an integer array");
-        return xp::repeat(x, nb::cast<std::int64_t>(repeats), opt_axis(axis));
+        return xp::repeat(x, nb::cast<std::int64_t>(checked(PyNumber_Index(repeats.ptr()))), opt_axis(axis));
       },
       arg("x"), arg("repeats"), nb::kw_only(), arg("axis") = none);
   m.def(
       "roll",
       [](const xp::Array& x, nb::handle shift, nb::handle axis) {
         if (axis.is_none()) {
-          if (!nb::isinstance<nb::int_>(shift)) {
+          if (!(PyLong_Check(shift.ptr()) || (PyIndex_Check(shift.ptr()) && !PySequence_Check(shift.ptr())))) {
             // Several shifts without axes roll the flattened array by their sum, as NumPy.
             std::int64_t total = 0;
             for (std::int64_t s : int_or_ints<std::int64_t>(shift, "roll")) total += s;
             return xp::roll(x, total);
           }
-          return xp::roll(x, nb::cast<std::int64_t>(shift));
+          return xp::roll(x, int_or_ints<std::int64_t>(shift, "roll")[0]);
         }
         return xp::roll(x, int_or_ints<std::int64_t>(shift, "roll"), int_or_ints<int>(axis, "roll"));
       },

@@ -466,3 +466,19 @@ def test_integers_endpoint_and_dtype_in_numpy_order_and_trace_of_too_few_axes():
             x.trace()
         with pytest.raises(ValueError):
             x.diagonal()
+
+
+def test_numpy_scalars_as_integer_and_fill_arguments():
+    a = np.array([[1, 2], [3, 4]])
+    x = xp.asarray(a)
+    np.testing.assert_array_equal(xp.to_cpu(xp.roll(x, 1, axis=np.int64(1))), np.roll(a, 1, axis=1))
+    np.testing.assert_array_equal(xp.to_cpu(xp.roll(x, np.int64(1))), np.roll(a, 1))
+    np.testing.assert_array_equal(xp.to_cpu(xp.roll(x, True)), np.roll(a, True))
+    np.testing.assert_array_equal(xp.to_cpu(xp.repeat(x, np.int64(2))), np.repeat(a, 2))
+    f = xp.full(3, np.float32(1))
+    assert f.dtype == xp.float32 and f.dtype == np.full(3, np.float32(1)).dtype
+    assert xp.full(3, np.float32(1), dtype=xp.float64).dtype == xp.float64
+    np.testing.assert_array_equal(xp.to_cpu(xp.full_like(x, np.int8(3))), np.full_like(a, 3))
+    np.testing.assert_array_equal(xp.to_cpu(xp.arange(np.int64(3))), np.arange(3))
+    with pytest.raises(TypeError):
+        xp.repeat(x, True)
