@@ -282,6 +282,10 @@ using Binary = xp::Array (*)(const xp::Operand&, const xp::Operand&, const xp::O
 // The forward, reflected and in-place forms of a binary operator.
 template <Binary F>
 nb::object forward(const xp::Array& a, nb::handle b) {
+  // x == None and x != None compare elementwise, as NumPy's (no element is None).
+  if (b.is_none() && (F == &xp::equal || F == &xp::not_equal))
+    return nb::cast(xp::full(std::vector<std::int64_t>(a.shape().begin(), a.shape().end()),
+                             xp::Scalar(F == &xp::not_equal), xp::DType::bool_, a.device()));
   std::optional<xp::Operand> op;
   xp::Array keep;
   if (!to_operand(b, op, keep, false, a.device(), a.dtype())) return nb::borrow(Py_NotImplemented);

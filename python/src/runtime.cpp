@@ -139,6 +139,22 @@ void register_runtime(nb::module_& m) {
   nb::class_<PyDType>(m, "DType", "An element type: xp.float32, xp.int64, xp.bool ...")
       .def_prop_ro("name", [](const PyDType& d) { return std::string(xp::name(d.dtype)); })
       .def_prop_ro("itemsize", [](const PyDType& d) { return xp::itemsize(d.dtype); })
+      // NumPy's dtype of the same name (ml_dtypes' bfloat16), which numpy.dtype() reads from an
+      // object's `dtype`: numpy.dtype(x.dtype) and numpy.zeros(2, x.dtype) then work. An
+      // AttributeError where NumPy (or ml_dtypes) cannot be imported.
+      .def_prop_ro("dtype",
+                   [](const PyDType& d) -> nb::object {
+                     try {
+                       nb::module_ np = nb::module_::import_("numpy");
+                       if (d.dtype == xp::DType::bfloat16)
+                         return np.attr("dtype")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+                       return np.attr("dtype")(std::string(xp::name(d.dtype)));
+                     } catch (const nb::python_error&) {
+                       throw nb::attribute_error(("xp." + std::string(xp::name(d.dtype)) +
+                                                  ".dtype: NumPy's dtype needs NumPy (and ml_dtypes for bfloat16)")
+                                                     .c_str());
+                     }
+                   })
       .def_prop_ro("kind",
                    [](const PyDType& d) {
                      switch (xp::kind(d.dtype)) {

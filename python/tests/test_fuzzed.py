@@ -482,3 +482,15 @@ def test_numpy_scalars_as_integer_and_fill_arguments():
     np.testing.assert_array_equal(xp.to_cpu(xp.arange(np.int64(3))), np.arange(3))
     with pytest.raises(TypeError):
         xp.repeat(x, True)
+
+
+def test_comparisons_with_none_and_numpy_reads_xp_dtypes():
+    a = np.array([[1.0, 2.0]])
+    x = xp.asarray(a)
+    for r, ref in ((x == None, a == None), (x != None, a != None)):  # noqa: E711
+        assert isinstance(r, xp.Array) and r.dtype == xp.bool and r.shape == ref.shape
+        np.testing.assert_array_equal(xp.to_cpu(r), ref)
+    for t in (xp.float32, xp.int8, xp.uint64, xp.bool, xp.complex64, xp.float16):
+        assert np.dtype(t) == np.dtype(t.name)
+    assert np.zeros(2, x.dtype).dtype == np.float64
+    assert np.dtype(xp.bfloat16).name == "bfloat16"  # ml_dtypes' (a test requirement)
