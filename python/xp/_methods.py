@@ -267,12 +267,12 @@ def _fill(self, value):
     # an integer dtype, int(value) (2.7: 2), an OverflowError out of the dtype's range, a ValueError
     # for NaN; a complex number into a real dtype is a TypeError.
     if not isinstance(value, _Array) and self.dtype != _xp.bool:
-        if self.dtype not in (_xp.complex64, _xp.complex128) and isinstance(value, complex) or (
-                hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "c"
-                and self.dtype not in (_xp.complex64, _xp.complex128)):
+        kind = "c" if isinstance(value, complex) else "f" if isinstance(value, float) else getattr(
+            getattr(value, "dtype", None), "kind", "")  # Python numbers, then NumPy scalars
+        if kind == "c" and not _xp._isdtype(self.dtype, "complex floating"):
             raise TypeError("fill: a complex value into " + str(self.dtype) + " (a real dtype)")
         if _xp._isdtype(self.dtype, "integral") and not isinstance(value, bool):
-            if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") == "f"):
+            if kind == "f":
                 f = float(value)
                 if f != f:
                     raise ValueError("fill: cannot convert float NaN to integer")
