@@ -113,6 +113,8 @@ TEST(CudaReducePlan, FullContiguousSumIsRowsVectorInTilesWithAFullDeviceOfBlocks
   EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>(p.splits));  // a block per unit
   EXPECT_TRUE(cg::wide_finish(p));                                 // a thousand states: a block finishes the one output
   EXPECT_EQ(cg::finish_grid(p), 1u);
+  EXPECT_TRUE(p.one_pass);  // the block that stores the last state, in the same launch
+  EXPECT_TRUE(cg::one_pass_finish(p));
   EXPECT_EQ(cg::reduce_kernel_name(p.family, p.tiles), "xp_rows_tile");
   // With the kernel's occupancy given (5 blocks of 8 warps per SM), one unit per resident block.
   {
@@ -140,6 +142,7 @@ TEST(CudaReducePlan, WholeRowsOfOneKeptAxisTakeTheWarpKernelWithoutIndexArithmet
   EXPECT_EQ(p.family, cg::ReduceFamily::rows_vector);
   EXPECT_FALSE(p.tiles);
   EXPECT_EQ(p.splits, 1);
+  EXPECT_FALSE(p.one_pass);  // nothing to finish
   EXPECT_TRUE(p.rows_each);
   EXPECT_EQ(cg::reduce_kernel_name(p), "xp_rows_each");
   EXPECT_EQ(cg::reduce_grid(p), 262144u / 8);
@@ -181,6 +184,7 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   EXPECT_EQ(cg::reduce_grid(p), 1000u * 2 / 8);
   EXPECT_FALSE(cg::wide_finish(p));
   EXPECT_EQ(cg::finish_grid(p), 1000u / 8);  // a warp per output
+  EXPECT_TRUE(p.one_pass);                   // the warp that stores the last state, in the same launch
   expect_cover(p);
 
   p = plan(ReduceOp::max, a, {0});
@@ -194,7 +198,21 @@ TEST(CudaReducePlan, InnerAxesAreRowsOuterAxesColumnsMiddleAxesStrided) {
   expect_cover(p);
   EXPECT_EQ(cg::reduce_grid(p), static_cast<unsigned>(1024 * 63 / 256));
   EXPECT_EQ(cg::finish_grid(p), 4096u / 32);  // a block per 32 outputs
+  EXPECT_FALSE(p.one_pass);                   // columns keep their finish kernel
   EXPECT_EQ(cg::reduce_kernel_name(p), "xp_cols_vec");
+
+  // A whole strided reduction: thousands of warp states, finished by a block in a kernel of its own
+  // (a warp unit cannot run the block finish); a block per unit (tiles) can.
+  FakeView strided(DType::float32, {i64{1} << 24}, {2});
+  auto q = plan(ReduceOp::sum, strided, {0});
+  EXPECT_EQ(q.family, cg::ReduceFamily::rows_strided);
+  EXPECT_TRUE(cg::wide_finish(q));
+  EXPECT_FALSE(q.one_pass);
+  FakeView few_rows(DType::float32, {4, i64{1} << 22});
+  q = plan(ReduceOp::max, few_rows, {1});
+  EXPECT_TRUE(q.tiles);
+  EXPECT_TRUE(cg::wide_finish(q));
+  EXPECT_TRUE(q.one_pass);
 
   FakeView b(DType::float64, {8, 16, 32});   // reduce 0 and 2: inner stride 8 bytes, kept stride 256
   p = plan(ReduceOp::argmax, b, {0, 1, 2});  // merged into one contiguous run
@@ -644,10 +662,13 @@ TEST(CudaReduceSource, KeysNameOpDtypeAndClassOnly) {
   EXPECT_THROW(cg::scan_source(DType::float32, DType::int32), xp::ValueError);
   EXPECT_THROW(cg::scan_source(DType::int32, DType::int16), xp::ValueError);
   EXPECT_THROW(cg::scan_source(DType::bool_, DType::bool_), xp::ValueError);
-  // No atomics, no CUB; only the class's kernels.
+  // One atomic, the counter that elects the unit finishing an output (one_pass_finish), never an
+  // atomic combination; no CUB; only the class's kernels.
   for (ReduceOp op : xp::detail::kReduceOps) {
     const std::string s = cg::reduce_source(op, DType::float32, cg::ReduceFamily::rows_vector);
-    EXPECT_EQ(s.find("atomic"), std::string::npos);
+    const std::size_t at = s.find("atomic");
+    EXPECT_EQ(s.compare(at, 34, "atomicAdd((unsigned*)a.cnt + m, 1u"), 0) << op_name(op);
+    EXPECT_EQ(s.find("atomic", at + 1), std::string::npos) << op_name(op);
     EXPECT_EQ(s.find("#include"), std::string::npos);
     EXPECT_NE(s.find("void __launch_bounds__(256) xp_rows_vec("), std::string::npos);
     // The tile kernel of a float sum or mean asks for six resident blocks per multiprocessor (40
@@ -1907,6 +1928,54 @@ TEST(CudaReduceGpu, TilesMatchTheCpuAroundSplitBoundaries) {
             EXPECT_EQ(am[static_cast<std::size_t>(row)], 511) << xp::name(t) << " " << where << " row " << row;
         }
       }
+    }
+  }
+}
+
+// The one-pass finish (one_pass_finish): split outputs finished by the unit that stores their last
+// state, elected by counters that must be zero before every launch. Many launches queued at once on
+// two streams (their counter blocks handed between them by the stream-ordered cache) and on the
+// default stream: every result has the bits of the first, and exact ops the CPU's.
+TEST(CudaReduceGpu, OnePassFinishIsRepeatableAcrossStreams) {
+  XP_REQUIRE_GPU();
+  const xp::Device gpu = xp::Device::cuda(0);
+  warm_kernel_cache(gpu);
+  struct Case {
+    xp::Shape shape;
+    std::optional<int> axis;
+  };
+  // tiles with few states (4 rows of 4 MiB: a warp finishes), tiles with many (the whole array: a
+  // block finishes), warps (1000 rows of 16 KiB: two states each), and one output without splits.
+  const Case cases[] = {{{4, i64{1} << 20}, 1}, {{i64{1} << 22}, std::nullopt}, {{1000, 4096}, 1}, {{64, 64}, 1}};
+  std::uint64_t seed = 7;
+  for (const Case& k : cases) {
+    xp::random::Generator r(seed++);
+    const Array c = r.normal(k.shape, DType::float32, 0, 10, kCpu);
+    const Array g = c.to_device(gpu);
+    const std::optional<std::vector<int>> axes =
+        k.axis ? std::optional<std::vector<int>>{std::vector<int>{*k.axis}} : std::nullopt;
+    const auto reduce = [&](ReduceOp op) { return run(op, g, axes, false, 0); };
+    std::string shape;
+    for (const i64 d : k.shape) shape += std::to_string(d) + " ";
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::argmax}) {
+      const std::string where = std::string(op_name(op)) + " shape " + shape;
+      const Array first = reduce(op);
+      const auto want = raw_bits(first);
+      if (op != ReduceOp::sum) check_op(op, c, g, axes, false, where);  // exact: the CPU's bits
+      std::vector<Array> results;
+      {
+        const xp::Stream s1(gpu), s2(gpu);
+        for (int i = 0; i < 8; ++i) {
+          {
+            const xp::StreamScope in(i % 2 == 0 ? s1 : s2);
+            results.push_back(reduce(op));
+          }
+          results.push_back(reduce(op));  // the default stream, between them
+        }
+        s1.synchronize();
+        s2.synchronize();
+      }
+      for (std::size_t i = 0; i < results.size(); ++i) EXPECT_EQ(raw_bits(results[i]), want) << where << " #" << i;
     }
   }
 }

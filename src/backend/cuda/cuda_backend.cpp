@@ -113,6 +113,11 @@ class BlockCache {
     reserved_ -= size;
     in_use(size);
   }
+  // A block of `size` allocated without a reservation (a cache without a limit).
+  void commit_new(std::size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_use(size);
+  }
   void cancel(std::size_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
     reserved_ -= size;
@@ -244,6 +249,7 @@ class CudaBackend final : public Backend {
   CudaBackend(Device d, const GpuInfo& info)
       : device_(d),
         cache_(new BlockCache(d, memory_limit_bytes(config().gpu_memory_limit, info.memory_total))),
+        counters_(new BlockCache(d, 0)),
         staging_(new Staging(d)),
         kernels_(kernel_cache(d)),
         sm_count_(info.sm_count) {
@@ -352,9 +358,9 @@ class CudaBackend final : public Backend {
     k.launch_packed(cfg, &arg, &size, 1);
   }
 
-  // Reductions on the device (reduce_source.hpp): a first pass over (output, split) units, then,
-  // when an output has several splits, a finish pass over their states (var and std too: one read).
-  // Everything on the device's stream, no atomics.
+  // Reductions on the device (reduce_source.hpp): a first pass over (output, split) units whose
+  // outputs of several splits are finished by the unit that stores their last state (the rows
+  // classes) or by a finish pass over their states (columns). var and std too: one read.
   void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) override {
     const NvtxRange range(range_name(op));
     const ReducePlan plan = plan_reduce(op, in, axes, out, correction, multiprocessors());  // checks first
@@ -439,6 +445,36 @@ class CudaBackend final : public Backend {
     const int blocks = kernels_.max_active_blocks(k, static_cast<int>(kReduceBlock));
     return static_cast<std::int64_t>(blocks) * (kReduceBlock / 32) * multiprocessors();
   }
+  // `n` 32-bit counters, zero, for the one-pass finish of a reduction on `st` (one_pass_finish): blocks
+  // of a cache of their own, zeroed on the stream when they come from the driver and zero again
+  // after every kernel that used them (the unit that finishes an output sets its counter back), so
+  // that a block handed out in stream order (BlockCache) is zero when the kernel runs. A launch
+  // that fails before the kernel runs leaves them untouched; a kernel that faults leaves the
+  // context unusable, counters and all. At most 4 bytes per resident warp of the device a block,
+  // outside XP_GPU_MEMORY_LIMIT's count (the memory statistics are the arrays' and their scratch's).
+  Allocation zeroed_counters(std::int64_t n, const Stream& st) {
+    const std::size_t size = BlockCache::rounded(static_cast<std::size_t>(n) * 4);
+    const auto sh = static_cast<cu::CUstream>(st.handle());
+    cu::CUdeviceptr p = counters_->get(size, sh, static_cast<cu::CUstream>(default_stream(device_).handle()));
+    if (p == 0) {
+      const auto& api = api_for_use();
+      check(need(api.cuMemAlloc, "cuMemAlloc")(&p, size), "cuMemAlloc");
+      const cu::CUresult r = need(api.cuMemsetD8Async, "cuMemsetD8Async")(p, 0, size, sh);
+      if (r != cu::CUDA_SUCCESS) {
+        if (api.cuMemFree != nullptr) api.cuMemFree(p);
+        check(r, "cuMemsetD8Async");
+      }
+      counters_->commit_new(size);
+    }
+    Allocation a;
+    a.data = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(p));
+    a.bytes = size;
+    BlockCache* cache = counters_;
+    a.owner = std::shared_ptr<void>(reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)),
+                                    [cache, size](void* q) { cache->put(reinterpret_cast<std::uintptr_t>(q), size); });
+    a.stream_ordered = true;
+    return a;
+  }
   // The launches of a plan (of a fused value's program `p` when value is not null).
   void launch_reduce(const ReducePlan& plan, const GeneratedValue* value, const FusedProgram* p) {
     const std::string key = reduce_key(plan.op, plan.in_dtype, plan.family, value);
@@ -447,13 +483,16 @@ class CudaBackend final : public Backend {
     Allocation part;  // stream-ordered scratch: back to the cache once the launches are enqueued
     if (split) part = allocate(static_cast<std::size_t>(plan.units()) * kReduceStateBytes);
     const Stream st = stream();
+    Allocation counters;  // the one-pass finish's, zero
+    if (plan.one_pass) counters = zeroed_counters(plan.M, st);
     std::vector<std::byte> bytes(sizeof(ReduceArgs));  // ReduceArgs, then the fused value's xp_fargs
     if (p != nullptr) pack_value_arguments(*p, bytes);
     ReduceArgs args = reduce_args(plan, address(part.data), !split);
+    args.cnt = address(counters.data);
     std::memcpy(bytes.data(), &args, sizeof args);
     launch_one(kernels_.kernel(Generator::reduce, key, reduce_kernel_name(plan), source), reduce_grid(plan),
                bytes.data(), bytes.size(), st, plan.block);
-    if (split) {
+    if (split && !plan.one_pass) {
       args.final = 1;
       std::memcpy(bytes.data(), &args, sizeof args);
       launch_one(kernels_.kernel(Generator::reduce, key, reduce_finish_name(wide), source), finish_grid(plan),
@@ -725,6 +764,7 @@ class CudaBackend final : public Backend {
     detail::activate_context(device_);
     default_stream(device_).synchronize();  // cached blocks may still be read by queued work
     cache_->release_all();
+    counters_->release_all();
   }
   void reset_peak() override { cache_->reset_peak(); }
 
@@ -783,6 +823,7 @@ class CudaBackend final : public Backend {
 
   Device device_;
   BlockCache* cache_;     // never destroyed: blocks can be freed by arrays alive at exit
+  BlockCache* counters_;  // the one-pass finish's zero counters (zeroed_counters); never destroyed either
   Staging* staging_;      // never destroyed: pinned memory is the process's until it exits
   KernelCache& kernels_;  // the device's generated kernels (kernel_cache.hpp)
   std::mutex mutex_;

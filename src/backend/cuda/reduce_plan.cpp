@@ -221,6 +221,7 @@ ReducePlan plan_reduce(ReduceOp op, const View& in, std::span<const int> axes, c
       p.family == ReduceFamily::rows_vector && !p.tiles && p.splits == 1 && p.nk <= 1 && p.N * isz <= kRowsEachMaxBytes;
   if (p.cols_vec && p.M / (cols_vec_bytes(op, p.in_dtype) / isz) * p.splits < sms * kReduceBlock)
     p.block = kColsSmallBlock;
+  p.one_pass = one_pass_finish(p);
   return p;
 }
 
@@ -254,6 +255,10 @@ int rows_vec_loads(ReduceOp op, DType in) noexcept {
 
 bool wide_finish(const ReducePlan& p) noexcept {
   return p.splits >= kWideFinishStates;
+}
+
+bool one_pass_finish(const ReducePlan& p) noexcept {
+  return p.splits > 1 && p.family != ReduceFamily::columns && (p.tiles || !wide_finish(p));
 }
 
 ReduceArgs reduce_args(const ReducePlan& p, std::uint64_t part, bool final) {

@@ -8,11 +8,12 @@
 // order of elements are those of the logical array). The N elements of an output are cut into S
 // splits of `chunk` elements; a unit (output, split) is reduced by one warp (the rows kernels), one
 // block (rows_vector in tiles) or one thread (the columns kernel) into a state. With S = 1 the unit
-// finishes its output directly; otherwise the states go to a scratch buffer in a fixed order and a
-// finish kernel combines the S states of each output (a warp or, for many states, a block per
-// output). S, chunk and tiles are a function of M, N, the layout class, the multiprocessor count and
-// the first-pass kernel's occupancy only, and every combination happens in a fixed order: the same input
-// gives the same bits on every run. No atomics.
+// finishes its output directly; otherwise the states go to a scratch buffer in a fixed order and
+// are combined per output (a warp or, for many states, a block per output) by the unit that stores
+// the last of them (rows classes, one_pass_finish) or by a finish kernel (columns). S, chunk and tiles are a function
+// of M, N, the layout class, the multiprocessor count and the first-pass kernel's occupancy only, and every combination
+// happens in a fixed order: the same input gives the same bits on every run. The one atomic: a counter per split output
+// that elects the unit that finishes it (one_pass_finish); it decides who combines, never the order.
 //
 // Kernel classes (ReduceFamily):
 //   rows_vector   the N elements of an output are one contiguous run, every run 16-byte aligned
@@ -108,6 +109,7 @@ struct ReducePlan {
   bool tiles = false;                  // rows_vector: a block per unit, not a warp
   bool cols_vec = false;               // columns: a thread per cols_vec_bytes / itemsize adjacent outputs
   bool rows_each = false;              // rows_vector, a warp per unit, one kept axis, one split: kRowsEachKernel
+  bool one_pass = false;               // splits finished by their last unit, no finish launch (one_pass_finish)
   unsigned block = kReduceBlock;       // threads per block of the first pass (kColsSmallBlock: few threads)
   std::int64_t units() const noexcept { return M * splits; }
 };
@@ -138,22 +140,30 @@ int rows_vec_loads(ReduceOp op, DType in) noexcept;
 // Outputs of kWideFinishStates or more splits are finished by a block each.
 constexpr std::int64_t kWideFinishStates = 256;
 bool wide_finish(const ReducePlan& plan) noexcept;
+// The rows classes' split outputs are finished inside the first pass (plan.one_pass): the unit that
+// stores an output's last state (an atomic counter per output, zero before the launch and set back to
+// zero by that unit) combines the S states exactly as the finish kernel would, in the same order, so
+// the bits do not change; only the second launch goes (on an H100 the finish kernel took 3-4 us of
+// a 16 MiB reduction's 10). A block finishes wide outputs, so only tiles (a block per unit) take it
+// there. The columns class keeps its finish kernel (a thread per unit and state layouts of its own).
+bool one_pass_finish(const ReducePlan& plan) noexcept;
 
 // The kernels' one argument (by value). Every field is 8 bytes:
 //   in, out, part                  addresses: input, output, partial states (S > 1)
+//   cnt                            the one-pass finish's counters, one per output, zero (0: none)
 //   M, N, S, chunk, dof, final     dof = N - correction; final: the unit writes the result itself
 //   nk, nr                         axis counts (a reduced list of one axis of size N when nr = 0)
 //   kshape[8], kin[8], kout[8]     kept axes
 //   rshape[8], rin[8]              reduced axes
 struct ReduceArgs {
-  std::uint64_t in = 0, out = 0, part = 0;
+  std::uint64_t in = 0, out = 0, part = 0, cnt = 0;
   std::int64_t M = 0, N = 0, S = 0, chunk = 0;
   double dof = 0;  // N - correction (the correction may be fractional)
   std::int64_t final = 0, nk = 0, nr = 0;
   std::int64_t kshape[kMaxReduceDims]{}, kin[kMaxReduceDims]{}, kout[kMaxReduceDims]{};
   std::int64_t rshape[kMaxReduceDims]{}, rin[kMaxReduceDims]{};
 };
-static_assert(sizeof(ReduceArgs) == 8 * (11 + 5 * kMaxReduceDims));
+static_assert(sizeof(ReduceArgs) == 8 * (12 + 5 * kMaxReduceDims));
 ReduceArgs reduce_args(const ReducePlan& plan, std::uint64_t part, bool final);
 
 // Blocks for the first pass (units / warps or threads per block, a block per unit in tiles; capped:

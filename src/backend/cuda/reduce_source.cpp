@@ -470,6 +470,7 @@ std::string reduce_source(ReduceOp op, DType in, ReduceFamily family, const Gene
   if (op == ReduceOp::var || op == ReduceOp::std) s += device_code::reduce_moments_cuh;
   if (!sum_template(op, in).empty()) s += device_code::reduce_sum_cuh;
   s += op_struct(op, in, "R0");
+  s += "#define XP_WIDE_FINISH_STATES " + std::to_string(kWideFinishStates) + "\n";
   s += device_code::reduce_bodies_cuh;
   const char* body = family == ReduceFamily::rows_vector    ? "xp_rows_vec_body"
                      : family == ReduceFamily::rows_strided ? "xp_rows_strided_body"

@@ -45,6 +45,20 @@ template <int VB> XP_D typename xp_vec_of<VB>::T xp_ldvb(const Args& a, i64 off)
   }
 }
 
+// The one-pass finish of split outputs (a.cnt != 0: a counter per output, zero before the launch):
+// the unit that stores an output's state counts it after a fence; the one that counts the S-th, the
+// last, combines the S states in the finish kernel's order (the same bits as the two launches) and
+// sets the counter back to zero. Called by one thread per unit, after the unit's state is stored.
+XP_D unsigned xp_last_of_output(const Args& a, i64 m) {
+  __threadfence();  // the state before the count, for the unit that finishes
+  const unsigned done = atomicAdd((unsigned*)a.cnt + m, 1u) + 1u;
+  if (done != (unsigned)a.S) return 0;
+  __threadfence();  // the other units' states after their counts
+  return 1;
+}
+template <class R, bool Fresh> XP_D void xp_finish_warp_one(const Args& a, i64 m, int lane);
+template <class R, bool Cols, bool Fresh> XP_D void xp_finish_block_one(const Args& a, i64 m);
+
 // A warp's unit: the lanes' states as a tree (lane l takes lane l + d), then stored or finished.
 // oo: the output's byte offset (xp_kept).
 template <class R>
@@ -56,6 +70,14 @@ XP_D void xp_warp_done(const Args& a, const R& r, typename R::St st, i64 u, i64 
       r.finish(a, m, st, oo);
     } else {
       ((typename R::St*)a.part)[u] = st;
+    }
+  }
+  if (a.final_ == 0 && a.cnt != 0) {  // the one-pass finish: the warp that stores output m's last state
+    unsigned last = 0;
+    if (lane == 0) last = xp_last_of_output(a, m);
+    if (__shfl_sync(XP_FULL, last, 0) != 0) {
+      xp_finish_warp_one<R, true>(a, m, lane);
+      if (lane == 0) ((unsigned*)a.cnt)[m] = 0;  // zero again for the next launch on the stream
     }
   }
 }
@@ -255,8 +277,10 @@ XP_D typename R::St xp_run_state(const Args& a, const R& r, i64 io, i64 k0, i64 
 template <class R> XP_D void xp_rows_tile_body(const Args& a) {
   typedef typename R::St St;
   __shared__ St warps[8];
+  __shared__ unsigned last;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const i64 units = a.M * a.S;
+  if (threadIdx.x == 0) last = 0;
   for (i64 u = blockIdx.x; u < units; u += gridDim.x) {
     const i64 m = xp_unit_output(a, u), k0 = (u - m * a.S) * a.chunk, k1 = xp_min64(a.N, k0 + a.chunk);
     i64 io, oo;
@@ -274,9 +298,22 @@ template <class R> XP_D void xp_rows_tile_body(const Args& a) {
         r.finish(a, m, t, oo);
       } else {
         ((St*)a.part)[u] = t;
+        if (a.cnt != 0) last = xp_last_of_output(a, m);
       }
     }
     __syncthreads();
+    if (a.final_ == 0 && a.cnt != 0 && last != 0) {  // the block that stored output m's last state
+      if (a.S >= XP_WIDE_FINISH_STATES) {
+        xp_finish_block_one<R, false, true>(a, m);
+      } else if (threadIdx.x < 32) {
+        xp_finish_warp_one<R, true>(a, m, lane);
+      }
+      if (threadIdx.x == 0) {
+        ((unsigned*)a.cnt)[m] = 0;  // zero again for the next launch on the stream
+        last = 0;
+      }
+      __syncthreads();
+    }
   }
 }
 
@@ -708,59 +745,98 @@ template <class R, int Thin> XP_D void xp_finish_cols_body(const Args& a) {
   }
 }
 
-// finish_wide: a block per output for many states (thread t takes t, t + 256, ..., four loads in
-// flight), then the lanes as a tree and the eight warps in order. The states of output m are
+// A partial state written by another block of the same launch (the one-pass finish): read past the
+// SM's L1, which is not coherent with the other SMs' stores. Fresh = false: a plain load (the finish
+// kernels, launched after every state is written).
+template <bool Fresh, class St> XP_D St xp_ld_state(const St* p) {
+  if constexpr (!Fresh) {
+    return *p;
+  } else if constexpr (sizeof(St) % 4 == 0) {
+    union {
+      St v;
+      unsigned w[sizeof(St) / 4];
+    } u;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(St) / 4); ++i) u.w[i] = __ldcg((const unsigned*)p + i);
+    return u.v;
+  } else if constexpr (sizeof(St) == 2) {
+    union {
+      St v;
+      unsigned short w;
+    } u;
+    u.w = __ldcg((const unsigned short*)p);
+    return u.v;
+  } else {
+    static_assert(sizeof(St) == 1, "a state of 1, 2 or 4k bytes");
+    union {
+      St v;
+      unsigned char w;
+    } u;
+    u.w = __ldcg((const unsigned char*)p);
+    return u.v;
+  }
+}
+
+// The block finish of output m (all 256 threads): thread t takes states t, t + 256, ..., four loads
+// in flight, then the lanes as a tree and the eight warps in order. The states of output m are
 // part[m * S + s] or, for the columns class (Cols), part[s * M + m].
-template <class R, bool Cols> XP_D void xp_finish_wide_body(const Args& a) {
+template <class R, bool Cols, bool Fresh> XP_D void xp_finish_block_one(const Args& a, i64 m) {
   typedef typename R::St St;
   __shared__ St warps[8];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  for (i64 m = blockIdx.x; m < a.M; m += gridDim.x) {
-    const R r(a, m);
-    const St* part = (const St*)a.part + (Cols ? m : m * a.S);
-    const i64 ps = Cols ? a.M : 1;  // between two splits' states
-    St st = r.id();
-    i64 s = threadIdx.x;
-    for (; s + 768 < a.S; s += 1024) {
-      const St p0 = part[s * ps], p1 = part[(s + 256) * ps], p2 = part[(s + 512) * ps], p3 = part[(s + 768) * ps];
-      st = r.merge(st, p0);
-      st = r.merge(st, p1);
-      st = r.merge(st, p2);
-      st = r.merge(st, p3);
-    }
-    for (; s < a.S; s += 256) st = r.merge(st, part[s * ps]);
+  const R r(a, m);
+  const St* part = (const St*)a.part + (Cols ? m : m * a.S);
+  const i64 ps = Cols ? a.M : 1;  // between two splits' states
+  St st = r.id();
+  i64 s = threadIdx.x;
+  for (; s + 768 < a.S; s += 1024) {
+    const St p0 = xp_ld_state<Fresh>(part + s * ps), p1 = xp_ld_state<Fresh>(part + (s + 256) * ps),
+             p2 = xp_ld_state<Fresh>(part + (s + 512) * ps), p3 = xp_ld_state<Fresh>(part + (s + 768) * ps);
+    st = r.merge(st, p0);
+    st = r.merge(st, p1);
+    st = r.merge(st, p2);
+    st = r.merge(st, p3);
+  }
+  for (; s < a.S; s += 256) st = r.merge(st, xp_ld_state<Fresh>(part + s * ps));
 #pragma unroll
-    for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
-    if (lane == 0) warps[w] = st;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      St t = warps[0];
-      for (int k = 1; k < 8; ++k) t = r.merge(t, warps[k]);
-      i64 io, oo;
-      xp_kept(a, m, io, oo);
-      r.finish(a, m, t, oo);
-    }
-    __syncthreads();
+  for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
+  if (lane == 0) warps[w] = st;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    St t = warps[0];
+    for (int k = 1; k < 8; ++k) t = r.merge(t, warps[k]);
+    i64 io, oo;
+    xp_kept(a, m, io, oo);
+    r.finish(a, m, t, oo);
+  }
+  __syncthreads();
+}
+
+// The warp finish of output m (a whole warp): lane l takes states l, l + 32, ... of part[m * S + s],
+// then the lanes as a tree.
+template <class R, bool Fresh> XP_D void xp_finish_warp_one(const Args& a, i64 m, int lane) {
+  typedef typename R::St St;
+  const R r(a, m);
+  const St* part = (const St*)a.part + m * a.S;
+  St st = r.id();
+  for (i64 s = lane; s < a.S; s += 32) st = r.merge(st, xp_ld_state<Fresh>(part + s));
+#pragma unroll
+  for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
+  if (lane == 0) {
+    i64 io, oo;
+    xp_kept(a, m, io, oo);
+    r.finish(a, m, st, oo);
   }
 }
 
-// finish: a warp per output combines its S partial states (lane l takes l, l + 32, ...).
+// finish_wide: a block per output for many states.
+template <class R, bool Cols> XP_D void xp_finish_wide_body(const Args& a) {
+  for (i64 m = blockIdx.x; m < a.M; m += gridDim.x) xp_finish_block_one<R, Cols, false>(a, m);
+}
+
+// finish: a warp per output combines its S partial states.
 template <class R> XP_D void xp_finish_body(const Args& a) {
-  typedef typename R::St St;
   const int lane = threadIdx.x & 31;
   const i64 step = (i64)gridDim.x * 8;
-  for (i64 m = (i64)blockIdx.x * 8 + (threadIdx.x >> 5); m < a.M; m += step) {
-    const R r(a, m);
-    const St* part = (const St*)a.part + m * a.S;
-    St st = r.id();
-    for (i64 s = lane; s < a.S; s += 32) st = r.merge(st, part[s]);
-#pragma unroll
-    for (int d = 16; d >= 1; d >>= 1) st = r.merge(st, R::shfl(st, d));
-    if (lane == 0) {
-      i64 io, oo;
-      xp_kept(a, m, io, oo);
-      r.finish(a, m, st, oo);
-    }
-  }
+  for (i64 m = (i64)blockIdx.x * 8 + (threadIdx.x >> 5); m < a.M; m += step) xp_finish_warp_one<R, false>(a, m, lane);
 }
-

@@ -2,7 +2,7 @@
 // the host's ReduceArgs has the same layout). After reduce_common.cuh and, for a fused value
 // (XP_FUSED defined), the value's xp_fargs.
 struct Args {
-  u64 in, out, part;
+  u64 in, out, part, cnt;  // cnt: the one-pass finish's counters (0: none)
   i64 M, N, S, chunk;
   double dof;  // N - correction
   i64 final_, nk, nr;
