@@ -298,20 +298,17 @@ template <class R> XP_D void xp_rows_tile_body(const Args& a) {
         r.finish(a, m, t, oo);
       } else {
         ((St*)a.part)[u] = t;
-        if (a.cnt != 0) last = xp_last_of_output(a, m);
+        last = a.cnt != 0 ? xp_last_of_output(a, m) : 0;  // rewritten only after the next barrier
       }
     }
     __syncthreads();
-    if (a.final_ == 0 && a.cnt != 0 && last != 0) {  // the block that stored output m's last state
+    if (last != 0) {  // the block that stored output m's last state (the same for every thread)
       if (a.S >= XP_WIDE_FINISH_STATES) {
         xp_finish_block_one<R, false, true>(a, m);
       } else if (threadIdx.x < 32) {
         xp_finish_warp_one<R, true>(a, m, lane);
       }
-      if (threadIdx.x == 0) {
-        ((unsigned*)a.cnt)[m] = 0;  // zero again for the next launch on the stream
-        last = 0;
-      }
+      if (threadIdx.x == 0) ((unsigned*)a.cnt)[m] = 0;  // zero again for the next launch on the stream
       __syncthreads();
     }
   }
