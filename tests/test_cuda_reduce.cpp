@@ -1483,40 +1483,50 @@ TEST(CudaReduceGpu, NaNPropagatesAndArgTakesTheFirstIndex) {
   const xp::Device gpu = xp::Device::cuda(0);
   warm_kernel_cache(gpu);
   const double nan = NAN;
-  // Rows: NaN late, NaN first, all NaN, ties of the extreme (first index), +-0 ties, infinities.
-  std::vector<double> rows;
-  const i64 W = 300;
-  for (int r = 0; r < 6; ++r) {
-    for (i64 i = 0; i < W; ++i) rows.push_back(std::sin(static_cast<double>(i * (r + 1))));
-  }
-  rows[0 * W + 250] = nan;
-  rows[0 * W + 251] = nan;
-  rows[1 * W + 0] = nan;
-  for (i64 i = 0; i < W; ++i) rows[2 * W + i] = nan;
-  rows[3 * W + 40] = 7;
-  rows[3 * W + 41] = 7;
-  rows[3 * W + 290] = 7;
-  rows[3 * W + 10] = -7;
-  rows[3 * W + 299] = -7;
-  for (i64 i = 0; i < W; ++i) rows[4 * W + i] = (i % 3 == 0) ? -0.0 : 0.0;
-  rows[5 * W + 100] = INFINITY;
-  rows[5 * W + 200] = -INFINITY;
-  for (DType t : {DType::float16, DType::bfloat16, DType::float32, DType::float64}) {
-    const Array c = xp::asarray(rows, xp::Shape{6, W}, kCpu).astype(t);
-    const Array g = c.to_device(gpu);
-    for (ReduceOp op : xp::detail::kReduceOps) {
-      check_op(op, c, g, std::vector<int>{1}, false, "rows");
-      check_op(op, c.T(), g.T(), std::vector<int>{0}, false, "columns");
+  // Rows: NaN late, NaN first, all NaN, ties of the extreme (first index), +-0 ties, infinities,
+  // rows of -inf and of +inf only (the identities of argmax and argmin). 300 values: rows the
+  // 16-bit floats read strided; 320: in vectors, a vector's extreme found first (R::kArgRun).
+  for (const i64 W : {i64{300}, i64{320}}) {
+    std::vector<double> rows;
+    for (int r = 0; r < 8; ++r) {
+      for (i64 i = 0; i < W; ++i) rows.push_back(std::sin(static_cast<double>(i * (r + 1))));
     }
-    expect_same(xp::argmin(g, 1), xp::argmin(c, 1), "argmin");
-    const auto am = xp::argmax(g, 1).to_device(kCpu).to_vector<std::int64_t>();
-    EXPECT_EQ(am[0], 250);
-    EXPECT_EQ(am[1], 0);
-    EXPECT_EQ(am[2], 0);
-    EXPECT_EQ(am[3], 40);
-    EXPECT_EQ(am[4], 0);
-    EXPECT_EQ(am[5], 100);
-    EXPECT_EQ(xp::argmin(g, 1).to_device(kCpu).to_vector<std::int64_t>()[3], 10);
+    rows[0 * W + 250] = nan;
+    rows[0 * W + 251] = nan;
+    rows[1 * W + 0] = nan;
+    for (i64 i = 0; i < W; ++i) rows[2 * W + i] = nan;
+    rows[3 * W + 40] = 7;
+    rows[3 * W + 41] = 7;
+    rows[3 * W + 290] = 7;
+    rows[3 * W + 10] = -7;
+    rows[3 * W + 299] = -7;
+    for (i64 i = 0; i < W; ++i) rows[4 * W + i] = (i % 3 == 0) ? -0.0 : 0.0;
+    rows[5 * W + 100] = INFINITY;
+    rows[5 * W + 200] = -INFINITY;
+    for (i64 i = 0; i < W; ++i) {
+      rows[6 * W + i] = -INFINITY;
+      rows[7 * W + i] = INFINITY;
+    }
+    for (DType t : {DType::float16, DType::bfloat16, DType::float32, DType::float64}) {
+      const Array c = xp::asarray(rows, xp::Shape{8, W}, kCpu).astype(t);
+      const Array g = c.to_device(gpu);
+      for (ReduceOp op : xp::detail::kReduceOps) {
+        check_op(op, c, g, std::vector<int>{1}, false, "rows");
+        check_op(op, c.T(), g.T(), std::vector<int>{0}, false, "columns");
+      }
+      expect_same(xp::argmin(g, 1), xp::argmin(c, 1), "argmin");
+      const auto am = xp::argmax(g, 1).to_device(kCpu).to_vector<std::int64_t>();
+      EXPECT_EQ(am[0], 250);
+      EXPECT_EQ(am[1], 0);
+      EXPECT_EQ(am[2], 0);
+      EXPECT_EQ(am[3], 40);
+      EXPECT_EQ(am[4], 0);
+      EXPECT_EQ(am[5], 100);
+      EXPECT_EQ(am[6], 0);
+      const auto an = xp::argmin(g, 1).to_device(kCpu).to_vector<std::int64_t>();
+      EXPECT_EQ(an[3], 10);
+      EXPECT_EQ(an[7], 0);
+    }
   }
 }
 

@@ -205,6 +205,40 @@ XP_D void xp_unpack(uint4 x, V* v) {
 #pragma unroll
   for (int j = 0; j < (int)(16 / sizeof(S)); ++j) v[j] = xp_val(w.e[j]);
 }
+// argmin and argmax of the dtypes without packed words (R::kArgRun) over rows: a vector's extreme by
+// better() (a NaN, once met, stays), and only a vector whose extreme is strictly better than the
+// state's value, or the first a state sees, is searched for the first element equal to it (the first
+// NaN for a NaN; -0.0 equals 0.0, as in choose()). A thread's vectors come in increasing index order,
+// so an equal value later keeps the earlier index. Per element a compare and a select instead of
+// choose()'s two better() tests, index compare and branches.
+template <class R> XP_D void xp_arg_vec_values(typename R::St& st, uint4 x, i64 k) {
+  const int W = (int)(16 / sizeof(S));
+  V v[16 / sizeof(S)];
+  xp_unpack(x, v);
+  V e = v[0];
+#pragma unroll
+  for (int q = 1; q < W; ++q) e = R::better(v[q], e) ? v[q] : e;
+  if (R::better(e, st.v) || st.i == 0x7FFFFFFFFFFFFFFFll) {
+    int j = W - 1;
+#pragma unroll
+    for (int q = W - 1; q >= 0; --q)
+      if (v[q] == e || (v[q] != v[q] && e != e)) j = q;
+    st.v = e;
+    st.i = k + j;
+  }
+}
+template <class R, int T, int D>
+XP_D typename R::St xp_run_arg_values(const Args& a, const R& r, i64 io, i64 k0, i64 k1, int t) {
+  typedef typename R::St St;
+  const int W = (int)(16 / sizeof(S));
+  const i64 nv = (k1 - k0) / W;
+  St st = r.id();
+  xp_each_vec<T, D>(a, io + k0 * (i64)sizeof(S), nv, t,
+                    [&](uint4 x, i64 i) { xp_arg_vec_values<R>(st, x, k0 + i * W); });
+  for (i64 k = k0 + nv * W + t; k < k1; k += T) r.add(st, xp_ld(a, io + k * (i64)sizeof(S)), k);
+  return st;
+}
+
 // A thread's run for var and std (R::kPack == 3, reduce_moments.cuh): the D vectors in flight are cut into
 // tiles of at most 32 values (whole vectors), each tile added as one state, in order; a vector past
 // the last whole group is a tile of its own; then the elements past the last whole vector.
@@ -250,6 +284,7 @@ XP_D typename R::St xp_run_state(const Args& a, const R& r, i64 io, i64 k0, i64 
   if constexpr (R::kPack == 2) return xp_run_packed_arg<R, T, D>(a, r, io, k0, k1, t);
   if constexpr (R::kPack == 3) return xp_run_tiles<R, T, D>(a, r, io, k0, k1, t);
   if constexpr (R::kPack == 4) return xp_run_packed_sum<R, T, D>(a, r, io, k0, k1, t);
+  if constexpr (R::kArgRun) return xp_run_arg_values<R, T, D>(a, r, io, k0, k1, t);
   const int W = (int)(16 / sizeof(S));
   const i64 nv = (k1 - k0) / W;  // the run starts 16-byte aligned: the plan checks
   St acc[16 / sizeof(S)];
