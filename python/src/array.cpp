@@ -361,6 +361,17 @@ void register_array(nb::module_& m) {
   // class's reflected operators, as they do for PyTorch's tensors: the result is an xp array, and a
   // NumPy scalar keeps its dtype (NEP 50). NumPy's ufuncs (np.sin(x)) still take a CPU array.
   c.attr("__array_priority__") = 100.0;
+  // xp.Array(obj) is xp.asarray(obj); through it a function that takes an xp array takes a sequence
+  // (a list, a tuple, a NumPy array; not a str or bytes: ArrayLikeSequence) as NumPy's functions
+  // take array-likes: nanobind converts the argument only when no overload takes it as it is
+  // (xp.sum([1, 2]), xp.reshape(ndarray, ...)).
+  c.def(
+      "__init__",
+      [](xp::Array* self, nb::handle obj) {
+        new (self) xp::Array(asarray(obj, std::nullopt, std::nullopt, std::nullopt));
+      },
+      nb::arg("obj"));
+  nb::implicitly_convertible<ArrayLikeSequence, xp::Array>();
   c.def_prop_ro("dtype", [](const xp::Array& a) { return dtype_object(a.dtype()); })
       .def_prop_ro("shape", &shape_tuple)
       .def_prop_ro("ndim", &xp::Array::ndim)

@@ -99,6 +99,11 @@ xp::Shape to_shape(nb::handle h);
 xp::Array asarray(nb::handle obj, std::optional<xp::DType> dtype, std::optional<xp::Device> device,
                   std::optional<bool> copy);
 
+// An array argument: an xp array as it is, or a sequence (a list, a tuple, a NumPy array) as
+// xp.asarray takes it, as NumPy's functions take array-likes. Anything else is a TypeError naming
+// the function `what` (interop.cpp).
+xp::Array array_like(nb::handle h, const char* what);
+
 // The buffer protocol of xp.Array (CPU arrays): interop.cpp.
 extern PyType_Slot g_buffer_slots[];
 
@@ -114,4 +119,25 @@ void register_user_kernels(nb::module_& m);
 void register_linalg_fft(nb::module_& m);
 void register_array_interop(nb::class_<xp::Array>& cls);
 
+// The sequences that an xp array argument converts from implicitly (xp.Array's constructor, as
+// xp.asarray): a list, a tuple, a NumPy array, anything with the sequence protocol but str, bytes
+// and bytearray. Only its type caster's test is used (nb::implicitly_convertible in array.cpp).
+struct ArrayLikeSequence {
+  nb::handle h;
+};
+
 }  // namespace xp_py
+
+namespace nanobind::detail {
+template <>
+struct type_caster<xp_py::ArrayLikeSequence> {
+  NB_TYPE_CASTER(xp_py::ArrayLikeSequence, const_name("collections.abc.Sequence"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    PyObject* o = src.ptr();
+    if (!PySequence_Check(o) || PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) return false;
+    value.h = src;
+    return true;
+  }
+  static handle from_cpp(const xp_py::ArrayLikeSequence& v, rv_policy, cleanup_list*) noexcept { return v.h.inc_ref(); }
+};
+}  // namespace nanobind::detail

@@ -516,7 +516,9 @@ void register_functions(nb::module_& m) {
       nb::kw_only(), arg("axis") = 0);
   m.def(
       "take",
-      [](const xp::Array& x, nb::handle indices, nb::handle axis) { return xp::take(x, arr(indices), opt_axis(axis)); },
+      [](const xp::Array& x, nb::handle indices, nb::handle axis) {
+        return xp::take(x, array_like(indices, "take"), opt_axis(axis));
+      },
       arg("x"), arg("indices"), nb::kw_only(), arg("axis") = none);
   m.def(
       "astype",

@@ -541,6 +541,15 @@ std::optional<xp::Array> stacked(nb::handle obj) {
 }
 }  // namespace
 
+xp::Array array_like(nb::handle h, const char* what) {
+  if (nb::isinstance<xp::Array>(h)) return nb::cast<xp::Array&>(h);
+  if (PySequence_Check(h.ptr()) && !PyUnicode_Check(h.ptr()) && !PyBytes_Check(h.ptr()))
+    return asarray(h, std::nullopt, std::nullopt, std::nullopt);
+  throw nb::type_error((std::string("xp.") + what + ": expected an array or a sequence, got " +
+                        nb::cast<std::string>(nb::repr(h.type())))
+                           .c_str());
+}
+
 xp::Array asarray(nb::handle obj, std::optional<xp::DType> dtype, std::optional<xp::Device> device,
                   std::optional<bool> copy) {
   xp::Array a;

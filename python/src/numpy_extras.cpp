@@ -9,12 +9,8 @@ namespace xp_py {
 
 namespace {
 
-const xp::Array& array_arg(nb::handle h, const char* what) {
-  if (!nb::isinstance<xp::Array>(h))
-    throw nb::type_error(
-        (std::string("xp.") + what + ": expected an xp array, got " + nb::cast<std::string>(nb::repr(h.type())))
-            .c_str());
-  return nb::cast<xp::Array&>(h);
+xp::Array array_arg(nb::handle h, const char* what) {
+  return array_like(h, what);
 }
 
 std::optional<int> opt_axis(nb::handle h) {
@@ -132,8 +128,8 @@ void register_numpy_extras(nb::module_& m) {
       "array_equal",
       [](nb::handle a1, nb::handle a2, bool equal_nan) {
         const Arg x(a1, {a2}), y(a2, {a1});
-        const xp::Array& l = x.keep.valid() ? x.keep : array_arg(a1, "array_equal");
-        const xp::Array& r = y.keep.valid() ? y.keep : array_arg(a2, "array_equal");
+        const xp::Array l = x.keep.valid() ? x.keep : array_arg(a1, "array_equal");
+        const xp::Array r = y.keep.valid() ? y.keep : array_arg(a2, "array_equal");
         return xp::array_equal(l, r, equal_nan);
       },
       arg("a1"), arg("a2"), arg("equal_nan") = false);
@@ -192,7 +188,7 @@ void register_numpy_extras(nb::module_& m) {
   m.def(
       "partition",
       [](nb::handle a, nb::handle kth, nb::handle axis) {
-        const xp::Array& x = array_arg(a, "partition");
+        const xp::Array x = array_arg(a, "partition");
         if (axis.is_none()) return xp::partition(xp::ravel(x), to_kth(kth, "partition"), -1);
         return xp::partition(x, to_kth(kth, "partition"), nb::cast<int>(axis));
       },
@@ -200,7 +196,7 @@ void register_numpy_extras(nb::module_& m) {
   m.def(
       "argpartition",
       [](nb::handle a, nb::handle kth, nb::handle axis) {
-        const xp::Array& x = array_arg(a, "argpartition");
+        const xp::Array x = array_arg(a, "argpartition");
         if (axis.is_none()) return xp::argpartition(xp::ravel(x), to_kth(kth, "argpartition"), -1);
         return xp::argpartition(x, to_kth(kth, "argpartition"), nb::cast<int>(axis));
       },
@@ -218,7 +214,7 @@ void register_numpy_extras(nb::module_& m) {
   m.def(
       "histogram",
       [](nb::handle a, nb::handle bins, nb::handle range, bool density) {
-        const xp::Array& x = array_arg(a, "histogram");
+        const xp::Array x = array_arg(a, "histogram");
         if (!nb::isinstance<nb::int_>(bins)) {
           if (nb::isinstance<nb::str>(bins))
             throw nb::value_error("xp.histogram: bin estimators such as 'auto' are not supported");
@@ -291,7 +287,7 @@ void register_numpy_extras(nb::module_& m) {
   m.def(
       "pad",
       [](nb::handle array, nb::handle pad_width, const std::string& mode, nb::handle constant_values) {
-        const xp::Array& a = array_arg(array, "pad");
+        const xp::Array a = array_arg(array, "pad");
         xp::Scalar value(0);
         if (!to_scalar(constant_values, value))
           throw nb::type_error("xp.pad: constant_values must be a bool, int or float");
@@ -380,7 +376,9 @@ void register_numpy_extras(nb::module_& m) {
       .def(
           "shuffle",
           [](xp::random::Generator& g, nb::handle x, int axis) {
-            g.shuffle(array_arg(x, "random.Generator.shuffle"), axis);
+            if (!nb::isinstance<xp::Array>(x))  // in place: a converted copy would be shuffled and lost
+              throw nb::type_error("xp.random.Generator.shuffle: expected an xp array");
+            g.shuffle(nb::cast<xp::Array&>(x), axis);
           },
           arg("x"), arg("axis") = 0)
       .def(

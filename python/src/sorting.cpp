@@ -9,12 +9,8 @@ namespace xp_py {
 
 namespace {
 
-const xp::Array& array_arg(nb::handle h, const char* what) {
-  if (!nb::isinstance<xp::Array>(h))
-    throw nb::type_error(
-        (std::string("xp.") + what + ": expected an xp array, got " + nb::cast<std::string>(nb::repr(h.type())))
-            .c_str());
-  return nb::cast<xp::Array&>(h);
+xp::Array array_arg(nb::handle h, const char* what) {
+  return array_like(h, what);
 }
 
 nb::tuple tuple_of(const std::vector<xp::Array>& v) {
