@@ -43,6 +43,7 @@ from ._sets import unique_all, unique_counts, unique_inverse  # noqa: F401
 from . import random  # noqa: F401  (xp.random.default_rng)
 from . import fft, linalg  # noqa: F401  (the Array API's two extensions)
 from . import cuda  # noqa: F401  (xp.cuda.Device, Stream, ExternalStream, Event: current device and stream)
+from ._numpy_names import *  # noqa: F401,F403  (NumPy's names beyond the standard: concatenate, hstack, split...)
 
 
 def doctor():
