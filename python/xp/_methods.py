@@ -327,6 +327,21 @@ def _deepcopy(self, memo=None):  # copy.deepcopy(x), also of containers holding 
     return self.copy()
 
 
+def _rebuild(data, device, dtype=None):  # pickle's loader: the values on the saved device
+    x = _xp.asarray(data, device=device)
+    return x if dtype is None else x.astype(getattr(_xp, dtype))
+
+
+def _reduce(self):  # pickle.dumps(x): the values as a NumPy array (a copy), and the device's name
+    import numpy
+
+    from ._interop import to_cpu
+
+    if self.dtype == _xp.bfloat16:  # NumPy has no bfloat16 of its own: float32 holds each value exactly
+        return _rebuild, (numpy.array(to_cpu(self.astype(_xp.float32)), copy=True), str(self.device), "bfloat16")
+    return _rebuild, (numpy.array(to_cpu(self), copy=True), str(self.device))
+
+
 def _format(self, spec):  # f"{x:.2f}": a 0-d array formats as its Python number, as NumPy's
     if not spec:
         return str(self)
@@ -376,6 +391,7 @@ _METHODS = {
     "__contains__": _contains,
     "__copy__": _copy,
     "__deepcopy__": _deepcopy,
+    "__reduce__": _reduce,
     "__format__": _format,
 }
 
