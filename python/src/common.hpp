@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -119,6 +120,15 @@ void register_user_kernels(nb::module_& m);
 void register_linalg_fft(nb::module_& m);
 void register_array_interop(nb::class_<xp::Array>& cls);
 
+// A flag argument (keepdims, stable, endpoint, ...): a bool, NumPy's bool scalar or an integer, as
+// NumPy's functions take them (keepdims=1); not a float, None or a str (a TypeError).
+struct Flag {
+  bool value = false;
+  Flag() = default;
+  Flag(bool v) : value(v) {}  // NOLINT: implicit, as the defaults are written
+  operator bool() const noexcept { return value; }
+};
+
 // The sequences that an xp array argument converts from implicitly (xp.Array's constructor, as
 // xp.asarray): a list, a tuple, a NumPy array, anything with the sequence protocol but str, bytes
 // and bytearray. Only its type caster's test is used (nb::implicitly_convertible in array.cpp).
@@ -129,6 +139,30 @@ struct ArrayLikeSequence {
 }  // namespace xp_py
 
 namespace nanobind::detail {
+template <>
+struct type_caster<xp_py::Flag> {
+  NB_TYPE_CASTER(xp_py::Flag, const_name("bool"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    PyObject* o = src.ptr();
+    if (o == Py_True || o == Py_False) {
+      value = xp_py::Flag(o == Py_True);
+      return true;
+    }
+    const char* type = Py_TYPE(o)->tp_name;
+    const bool numpy_bool = std::strcmp(type, "numpy.bool") == 0 || std::strcmp(type, "numpy.bool_") == 0;
+    if (!numpy_bool && (!PyIndex_Check(o) || PyFloat_Check(o))) return false;
+    const int t = PyObject_IsTrue(o);
+    if (t < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    value = xp_py::Flag(t != 0);
+    return true;
+  }
+  static handle from_cpp(xp_py::Flag v, rv_policy, cleanup_list*) noexcept {
+    return handle(v.value ? Py_True : Py_False).inc_ref();
+  }
+};
 template <>
 struct type_caster<xp_py::ArrayLikeSequence> {
   NB_TYPE_CASTER(xp_py::ArrayLikeSequence, const_name("collections.abc.Sequence"))

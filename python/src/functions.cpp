@@ -164,7 +164,7 @@ void register_functions(nb::module_& m) {
       arg("start"), arg("stop") = none, arg("step") = 1, nb::kw_only(), arg("dtype") = none, arg("device") = none);
   m.def(
       "linspace",
-      [](double start, double stop, std::int64_t num, nb::handle dtype, nb::handle device, bool endpoint) {
+      [](double start, double stop, std::int64_t num, nb::handle dtype, nb::handle device, Flag endpoint) {
         const auto t = to_dtype(dtype);
         return xp::linspace(start, stop, num, endpoint, t ? *t : xp::DType::float64, to_device(device));
       },
@@ -338,7 +338,7 @@ void register_functions(nb::module_& m) {
 #define XP_RED_DTYPE_(name)                                                      \
   m.def(                                                                         \
       #name,                                                                     \
-      [](const xp::Array& x, nb::handle axis, nb::handle dtype, bool keepdims) { \
+      [](const xp::Array& x, nb::handle axis, nb::handle dtype, Flag keepdims) { \
         return xp::name(x, to_axes(axis), keepdims, to_dtype(dtype));            \
       },                                                                         \
       arg("x"), nb::kw_only(), arg("axis") = none, arg("dtype") = none, arg("keepdims") = false);
@@ -347,7 +347,7 @@ void register_functions(nb::module_& m) {
 #undef XP_RED_DTYPE_
 #define XP_RED_(name)                                                                                                 \
   m.def(                                                                                                              \
-      #name, [](const xp::Array& x, nb::handle axis, bool keepdims) { return xp::name(x, to_axes(axis), keepdims); }, \
+      #name, [](const xp::Array& x, nb::handle axis, Flag keepdims) { return xp::name(x, to_axes(axis), keepdims); }, \
       arg("x"), nb::kw_only(), arg("axis") = none, arg("keepdims") = false);
   XP_RED_(mean)
   XP_RED_(min)
@@ -358,7 +358,7 @@ void register_functions(nb::module_& m) {
 #define XP_VAR_(name)                                                             \
   m.def(                                                                          \
       #name,                                                                      \
-      [](const xp::Array& x, nb::handle axis, double correction, bool keepdims) { \
+      [](const xp::Array& x, nb::handle axis, double correction, Flag keepdims) { \
         return xp::name(x, to_axes(axis), correction, keepdims);                  \
       },                                                                          \
       arg("x"), nb::kw_only(), arg("axis") = none, arg("correction") = 0.0, arg("keepdims") = false);
@@ -367,21 +367,21 @@ void register_functions(nb::module_& m) {
 #undef XP_VAR_
   m.def(
       "argmin",
-      [](const xp::Array& x, nb::handle axis, bool keepdims) { return xp::argmin(x, opt_axis(axis), keepdims); },
+      [](const xp::Array& x, nb::handle axis, Flag keepdims) { return xp::argmin(x, opt_axis(axis), keepdims); },
       arg("x"), nb::kw_only(), arg("axis") = none, arg("keepdims") = false);
   m.def(
       "argmax",
-      [](const xp::Array& x, nb::handle axis, bool keepdims) { return xp::argmax(x, opt_axis(axis), keepdims); },
+      [](const xp::Array& x, nb::handle axis, Flag keepdims) { return xp::argmax(x, opt_axis(axis), keepdims); },
       arg("x"), nb::kw_only(), arg("axis") = none, arg("keepdims") = false);
   m.def(
       "cumulative_sum",
-      [](const xp::Array& x, nb::handle axis, nb::handle dtype, bool include_initial) {
+      [](const xp::Array& x, nb::handle axis, nb::handle dtype, Flag include_initial) {
         return xp::cumulative_sum(x, opt_axis(axis), to_dtype(dtype), include_initial);
       },
       arg("x"), nb::kw_only(), arg("axis") = none, arg("dtype") = none, arg("include_initial") = false);
   m.def(
       "cumulative_prod",
-      [](const xp::Array& x, nb::handle axis, nb::handle dtype, bool include_initial) {
+      [](const xp::Array& x, nb::handle axis, nb::handle dtype, Flag include_initial) {
         return xp::cumulative_prod(x, opt_axis(axis), to_dtype(dtype), include_initial);
       },
       arg("x"), nb::kw_only(), arg("axis") = none, arg("dtype") = none, arg("include_initial") = false);
@@ -404,16 +404,18 @@ void register_functions(nb::module_& m) {
       arg("arrays"), arg("indexing") = "xy");
   // k is any Python int, as eye's: a diagonal past either edge keeps all or nothing, as one at the
   // edge of int64's range does.
-  auto any_k = [](nb::int_ k) {
+  // NumPy's integer scalars too (operator.index); a float is a TypeError.
+  auto any_k = [](nb::handle h) {
+    const nb::int_ k = nb::borrow<nb::int_>(checked(PyNumber_Index(h.ptr())));
     std::int64_t v = 0;
     if (!nb::try_cast<std::int64_t>(k, v)) v = k > nb::int_(0) ? INT64_MAX : INT64_MIN;
     return v;
   };
   m.def(
-      "tril", [any_k](const xp::Array& x, nb::int_ k) { return xp::tril(x, any_k(k)); }, arg("x"), nb::kw_only(),
+      "tril", [any_k](const xp::Array& x, nb::handle k) { return xp::tril(x, any_k(k)); }, arg("x"), nb::kw_only(),
       arg("k") = 0);
   m.def(
-      "triu", [any_k](const xp::Array& x, nb::int_ k) { return xp::triu(x, any_k(k)); }, arg("x"), nb::kw_only(),
+      "triu", [any_k](const xp::Array& x, nb::handle k) { return xp::triu(x, any_k(k)); }, arg("x"), nb::kw_only(),
       arg("k") = 0);
 
   // ---- manipulation ----
@@ -522,7 +524,7 @@ void register_functions(nb::module_& m) {
       arg("x"), arg("indices"), nb::kw_only(), arg("axis") = none);
   m.def(
       "astype",
-      [](const xp::Array& x, nb::handle dtype, bool copy, nb::handle device) {
+      [](const xp::Array& x, nb::handle dtype, Flag copy, nb::handle device) {
         const xp::DType t = *to_dtype(dtype);
         xp::Array r = (!copy && t == x.dtype()) ? x : x.astype(t);
         const auto d = to_device(device);

@@ -57,7 +57,7 @@ void register_linalg_fft(nb::module_& m) {
   nb::module_ l = m.def_submodule("_linalg", "xp.linalg's functions (import xp.linalg)");
   namespace la = xp::linalg;
   l.def(
-      "cholesky", [](const xp::Array& x, bool upper) { return la::cholesky(x, upper); }, arg("x"), nb::kw_only(),
+      "cholesky", [](const xp::Array& x, Flag upper) { return la::cholesky(x, upper); }, arg("x"), nb::kw_only(),
       arg("upper") = false);
   l.def(
       "cross", [](const xp::Array& a, const xp::Array& b, int axis) { return la::cross(a, b, axis); }, arg("x1"),
@@ -80,7 +80,7 @@ void register_linalg_fft(nb::module_& m) {
       "inv", [](const xp::Array& x) { return la::inv(x); }, arg("x"));
   l.def(
       "matrix_norm",
-      [](const xp::Array& x, bool keepdims, nb::handle ord) {
+      [](const xp::Array& x, Flag keepdims, nb::handle ord) {
         if (nb::isinstance<nb::str>(ord)) return la::matrix_norm(x, keepdims, nb::cast<std::string>(ord));
         if (nb::isinstance<nb::bool_>(ord)) throw nb::type_error("xp.linalg.matrix_norm: ord must be a number or str");
         return la::matrix_norm(x, nb::cast<double>(ord), keepdims);
@@ -120,7 +120,7 @@ void register_linalg_fft(nb::module_& m) {
       "solve", [](const xp::Array& a, const xp::Array& b) { return la::solve(a, b); }, arg("x1"), arg("x2"));
   l.def(
       "svd",
-      [](const xp::Array& x, bool full_matrices) {
+      [](const xp::Array& x, Flag full_matrices) {
         la::SVDResult r = la::svd(x, full_matrices);
         return nb::make_tuple(r.U, r.S, r.Vh);
       },
@@ -133,7 +133,7 @@ void register_linalg_fft(nb::module_& m) {
       arg("x"), nb::kw_only(), arg("offset") = 0, arg("dtype") = nb::none());
   l.def(
       "vector_norm",
-      [](const xp::Array& x, nb::handle axis, bool keepdims, nb::handle ord) {
+      [](const xp::Array& x, nb::handle axis, Flag keepdims, nb::handle ord) {
         if (nb::isinstance<nb::bool_>(ord) || nb::isinstance<nb::str>(ord))
           throw nb::type_error("xp.linalg.vector_norm: ord must be a number");
         return la::vector_norm(x, to_axes(axis), keepdims, nb::cast<double>(ord));

@@ -112,21 +112,21 @@ void register_numpy_extras(nb::module_& m) {
 
   m.def(
       "isclose",
-      [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan) {
+      [](nb::handle a, nb::handle b, double rtol, double atol, Flag equal_nan) {
         const Arg x(a, {b}), y(b, {a});
         return xp::isclose(*x, *y, rtol, atol, equal_nan);
       },
       arg("a"), arg("b"), arg("rtol") = 1e-05, arg("atol") = 1e-08, arg("equal_nan") = false);
   m.def(
       "allclose",
-      [](nb::handle a, nb::handle b, double rtol, double atol, bool equal_nan) {
+      [](nb::handle a, nb::handle b, double rtol, double atol, Flag equal_nan) {
         const Arg x(a, {b}), y(b, {a});
         return xp::allclose(*x, *y, rtol, atol, equal_nan);
       },
       arg("a"), arg("b"), arg("rtol") = 1e-05, arg("atol") = 1e-08, arg("equal_nan") = false);
   m.def(
       "array_equal",
-      [](nb::handle a1, nb::handle a2, bool equal_nan) {
+      [](nb::handle a1, nb::handle a2, Flag equal_nan) {
         const Arg x(a1, {a2}), y(a2, {a1});
         const xp::Array l = x.keep.valid() ? x.keep : array_arg(a1, "array_equal");
         const xp::Array r = y.keep.valid() ? y.keep : array_arg(a2, "array_equal");
@@ -137,7 +137,7 @@ void register_numpy_extras(nb::module_& m) {
 #define XP_NAN_REDUCE_(name)                                           \
   m.def(                                                               \
       #name,                                                           \
-      [](nb::handle a, nb::handle axis, bool keepdims) {               \
+      [](nb::handle a, nb::handle axis, Flag keepdims) {               \
         return xp::name(array_arg(a, #name), to_axes(axis), keepdims); \
       },                                                               \
       arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
@@ -148,13 +148,13 @@ void register_numpy_extras(nb::module_& m) {
 #undef XP_NAN_REDUCE_
   m.def(
       "nanargmax",
-      [](nb::handle a, nb::handle axis, bool keepdims) {
+      [](nb::handle a, nb::handle axis, Flag keepdims) {
         return xp::nanargmax(array_arg(a, "nanargmax"), opt_axis(axis), keepdims);
       },
       arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
   m.def(
       "nanargmin",
-      [](nb::handle a, nb::handle axis, bool keepdims) {
+      [](nb::handle a, nb::handle axis, Flag keepdims) {
         return xp::nanargmin(array_arg(a, "nanargmin"), opt_axis(axis), keepdims);
       },
       arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
@@ -166,20 +166,20 @@ void register_numpy_extras(nb::module_& m) {
 
   m.def(
       "median",
-      [](nb::handle a, nb::handle axis, bool keepdims) {
+      [](nb::handle a, nb::handle axis, Flag keepdims) {
         return xp::median(array_arg(a, "median"), to_axes(axis), keepdims);
       },
       arg("a"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false);
   m.def(
       "quantile",
-      [](nb::handle a, nb::handle q, nb::handle axis, bool keepdims, const std::string& method) {
+      [](nb::handle a, nb::handle q, nb::handle axis, Flag keepdims, const std::string& method) {
         const Arg qa(q);
         return xp::quantile(array_arg(a, "quantile"), *qa, to_axes(axis), keepdims, method);
       },
       arg("a"), arg("q"), arg("axis") = none, nb::kw_only(), arg("keepdims") = false, arg("method") = "linear");
   m.def(
       "percentile",
-      [](nb::handle a, nb::handle q, nb::handle axis, bool keepdims, const std::string& method) {
+      [](nb::handle a, nb::handle q, nb::handle axis, Flag keepdims, const std::string& method) {
         const Arg qa(q);
         return xp::percentile(array_arg(a, "percentile"), *qa, to_axes(axis), keepdims, method);
       },
@@ -213,7 +213,7 @@ void register_numpy_extras(nb::module_& m) {
       arg("x"), arg("weights") = none, arg("minlength") = 0);
   m.def(
       "histogram",
-      [](nb::handle a, nb::handle bins, nb::handle range, bool density) {
+      [](nb::handle a, nb::handle bins, nb::handle range, Flag density) {
         const xp::Array x = array_arg(a, "histogram");
         if (!nb::isinstance<nb::int_>(bins)) {
           if (nb::isinstance<nb::str>(bins))
@@ -322,7 +322,7 @@ void register_numpy_extras(nb::module_& m) {
       .def(
           "integers",
           [size_of](xp::random::Generator& g, std::int64_t low, std::optional<std::int64_t> high, nb::handle size,
-                    nb::handle dtype, bool endpoint, nb::handle device) {
+                    nb::handle dtype, Flag endpoint, nb::handle device) {
             const auto t = to_dtype(dtype);
             if (!high) {
               high = low;
@@ -383,7 +383,7 @@ void register_numpy_extras(nb::module_& m) {
           arg("x"), arg("axis") = 0)
       .def(
           "choice",
-          [](xp::random::Generator& g, nb::handle a, nb::handle size, bool replace, nb::handle p, int axis,
+          [](xp::random::Generator& g, nb::handle a, nb::handle size, Flag replace, nb::handle p, int axis,
              bool /*shuffle*/, nb::handle device) {
             std::optional<xp::Shape> s;
             if (!size.is_none()) s = to_shape(size);

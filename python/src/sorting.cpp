@@ -35,7 +35,7 @@ void register_sorting(nb::module_& m) {
   };
   m.def(
       "sort",
-      [flat_or](nb::handle x, nb::handle axis, bool descending, bool stable) {
+      [flat_or](nb::handle x, nb::handle axis, Flag descending, Flag stable) {
         int ax = 0;
         const xp::Array a = flat_or(array_arg(x, "sort"), axis, ax);
         return xp::sort(a, ax, descending, stable);
@@ -43,7 +43,7 @@ void register_sorting(nb::module_& m) {
       arg("x"), nb::kw_only(), arg("axis").none() = -1, arg("descending") = false, arg("stable") = true);
   m.def(
       "argsort",
-      [flat_or](nb::handle x, nb::handle axis, bool descending, bool stable) {
+      [flat_or](nb::handle x, nb::handle axis, Flag descending, Flag stable) {
         int ax = 0;
         const xp::Array a = flat_or(array_arg(x, "argsort"), axis, ax);
         return xp::argsort(a, ax, descending, stable);
@@ -53,7 +53,7 @@ void register_sorting(nb::module_& m) {
       "nonzero", [](nb::handle x) { return tuple_of(xp::nonzero(array_arg(x, "nonzero"))); }, arg("x"));
   m.def(
       "count_nonzero",
-      [](nb::handle x, nb::handle axis, bool keepdims) {
+      [](nb::handle x, nb::handle axis, Flag keepdims) {
         return xp::count_nonzero(array_arg(x, "count_nonzero"), to_axes(axis), keepdims);
       },
       arg("x"), nb::kw_only(), arg("axis") = none, arg("keepdims") = false);

@@ -128,7 +128,7 @@ void register_user_kernels(nb::module_& m) {
       .def_prop_ro("nout", &xp::ReductionKernel::nout)
       .def(
           "__call__",
-          [](const xp::ReductionKernel& k, nb::args args, nb::handle axis, bool keepdims, nb::handle out) {
+          [](const xp::ReductionKernel& k, nb::args args, nb::handle axis, Flag keepdims, nb::handle out) {
             const Operands a(args);
             const xp::ReductionCall how{to_axes(axis), keepdims, outs(out)};
             std::vector<xp::Array> r;
@@ -142,7 +142,7 @@ void register_user_kernels(nb::module_& m) {
           nb::arg("out") = nb::none())
       .def(
           "source",
-          [](const xp::ReductionKernel& k, nb::args args, nb::handle axis, bool keepdims, nb::handle out) {
+          [](const xp::ReductionKernel& k, nb::args args, nb::handle axis, Flag keepdims, nb::handle out) {
             const Operands a(args);
             return k.source(a.ops, xp::ReductionCall{to_axes(axis), keepdims, outs(out)});
           },

@@ -494,3 +494,24 @@ def test_comparisons_with_none_and_numpy_reads_xp_dtypes():
         assert np.dtype(t) == np.dtype(t.name)
     assert np.zeros(2, x.dtype).dtype == np.float64
     assert np.dtype(xp.bfloat16).name == "bfloat16"  # ml_dtypes' (a test requirement)
+
+
+def test_flags_and_offsets_take_numpy_scalars_and_ints_as_numpy_does():
+    a = np.arange(6.0).reshape(2, 3)
+    x = xp.asarray(a)
+    for flag in (np.True_, 1, True):
+        assert xp.sum(x, axis=1, keepdims=flag).shape == np.sum(a, axis=1, keepdims=bool(flag)).shape == (2, 1)
+        assert x.mean(axis=0, keepdims=flag).shape == (1, 3)
+    for flag in (np.False_, 0):
+        assert xp.max(x, keepdims=flag).shape == ()
+    np.testing.assert_array_equal(xp.to_cpu(xp.sort(x, axis=1, descending=np.True_)), -np.sort(-a, axis=1))
+    np.testing.assert_array_equal(xp.to_cpu(xp.argsort(x, stable=1)), np.argsort(a, stable=True))
+    np.testing.assert_array_equal(xp.to_cpu(xp.linspace(0, 1, 5, endpoint=np.False_)), np.linspace(0, 1, 5, endpoint=False))
+    np.testing.assert_array_equal(xp.to_cpu(xp.tril(x, k=np.int64(1))), np.tril(a, k=1))
+    np.testing.assert_array_equal(xp.to_cpu(xp.triu(x, k=np.int32(-1))), np.triu(a, k=-1))
+    # A float, None or a str is no flag (NumPy takes any object; xp refuses what is surely a mistake).
+    for bad in (1.0, None, "yes"):
+        with pytest.raises(TypeError):
+            xp.sum(x, keepdims=bad)
+    with pytest.raises(TypeError):
+        xp.tril(x, k=1.0)

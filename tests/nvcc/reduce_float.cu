@@ -13,6 +13,7 @@ template <class T> XP_D void xp_store(u64 at, T v) { *(float*)at = v; }
 #include "../../src/backend/cuda/device/reduce_moments.cuh"
 #include "../../src/backend/cuda/device/reduce_sum.cuh"
 typedef xp_sum_comp<float, false> R0;
+#define XP_WIDE_FINISH_STATES 256  // reduce_source.cpp writes kWideFinishStates
 #include "../../src/backend/cuda/device/reduce_bodies.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) xp_rows_vec(const Args a) { xp_rows_vec_body<R0, 8>(a); }

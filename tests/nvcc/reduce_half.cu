@@ -16,6 +16,7 @@ template <class T> XP_D void xp_store(u64 at, T v) { *(u16*)at = xp_f32_to_f16((
 #include "../../src/backend/cuda/device/reduce_sum.cuh"
 typedef xp_sum_wide<true> R0;
 typedef xp_sum_comp<double, true> R1;
+#define XP_WIDE_FINISH_STATES 256  // reduce_source.cpp writes kWideFinishStates
 #include "../../src/backend/cuda/device/reduce_bodies.cuh"
 
 extern "C" __global__ void __launch_bounds__(256) xp_rows_vec(const Args a) { xp_rows_vec_body<R0, 8>(a); }
