@@ -4,6 +4,9 @@
 
 NB_MODULE(_xp, m) {
   nb::set_leak_warnings(false);  // the dtype objects live as long as the process
+  // A sequence that xp.asarray refuses (a ragged list) as an array argument is a TypeError; without
+  // this, nanobind would also print a line to stderr about the failed implicit conversion.
+  nb::set_implicit_cast_warnings(false);
   m.doc() = "xp's C++ core (libxp) for Python; import xp, not this module";
   xp_py::register_errors(m);
   xp_py::register_runtime(m);

@@ -65,7 +65,7 @@ def test_xp_array_constructor_is_asarray():
     np.testing.assert_array_equal(xp.to_cpu(a), [[1, 2], [3, 4]])
 
 
-def test_what_is_not_array_like_stays_a_type_error():
+def test_what_is_not_array_like_stays_a_type_error(capfd):
     for bad in ("abc", b"abc", object(), {1: 2}, None):
         with pytest.raises(TypeError):
             xp.sum(bad)
@@ -76,6 +76,8 @@ def test_what_is_not_array_like_stays_a_type_error():
     # A list that xp.asarray refuses (ragged) is refused here too, as a TypeError or ValueError.
     with pytest.raises((TypeError, ValueError)):
         xp.sum([[1, 2], [3]])
+    # ... and nothing is printed beside the exception (nanobind's implicit-conversion warning).
+    assert capfd.readouterr().err == ""
 
 
 def test_in_place_functions_refuse_a_copy():
