@@ -144,3 +144,20 @@ def test_writing_to_an_empty_array_does_nothing_whatever_its_steps():
     with pytest.raises(ValueError, match="broadcast view"):
         c = xp.broadcast_to(xp.zeros((1,)), (4,))
         c[...] = 1
+
+
+def test_out_overlapping_an_operand_gives_numpy_values():
+    # Small contiguous operands take the backend's one-instruction shortcut where an operand is the
+    # output itself (the same elements) and the general path, which copies, where they overlap shifted.
+    for n in (7, 1000, 5000):
+        ref = np.arange(n, dtype=np.float32)
+        x = xp.asarray(ref.copy())
+        np.add(ref[1:], ref[:-1], out=ref[:-1])
+        xp.add(x[1:], x[:-1], out=x[:-1])
+        np.testing.assert_array_equal(xp.to_cpu(x), ref)
+        x += x
+        ref += ref
+        np.testing.assert_array_equal(xp.to_cpu(x), ref)
+        y = xp.asarray(np.arange(n, dtype=np.int32))
+        xp.multiply(y, y, out=y)
+        np.testing.assert_array_equal(xp.to_cpu(y), np.arange(n, dtype=np.int32) ** 2)

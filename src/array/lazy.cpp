@@ -268,6 +268,41 @@ static void pass_readers_on(ArrayImpl& a, Storage& storage) {
   for (auto& r : readers) storage.readers.push_back(std::move(r));
 }
 
+static bool c_contiguous(const ArrayImpl& x) {
+  std::int64_t expect = static_cast<std::int64_t>(itemsize(x.dtype));
+  for (std::size_t d = x.shape.size(); d-- > 0;) {
+    if (x.shape[d] != 1 && x.strides[d] != expect) return false;
+    expect *= x.shape[d];
+  }
+  return true;
+}
+
+// The lazy `value` as one instruction over materialized C-contiguous operands of the output's shape
+// and of one dtype, run by the backend's shortcut (Backend::run_flat) into `out`, a C-contiguous
+// array of n elements of value's dtype; false, with nothing done, where it is anything else or the
+// backend has no shortcut for it. An operand in `out`'s memory must be `out` itself (the same
+// elements, read before each is written); any other overlap takes the general path, which copies it.
+static bool run_flat_shortcut(const ArrayImpl& value, std::byte* out, std::int64_t n) {
+  if (!value.lazy()) return false;
+  const Node& node = *value.node;
+  const std::byte* args[3] = {nullptr, nullptr, nullptr};
+  DType operand = DType::bool_;
+  const std::byte* out_end = out + n * static_cast<std::int64_t>(itemsize(value.dtype));
+  for (int k = 0; k < node.nargs; ++k) {
+    const ArrayImpl* x = node.args[k].array.get();
+    if (x == nullptr || x->lazy() || x->shape != value.shape || !c_contiguous(*x)) return false;
+    if (k == 0) {
+      operand = x->dtype;
+    } else if (x->dtype != operand) {
+      return false;
+    }
+    args[k] = x->storage->alloc.data + x->offset;
+    const std::byte* end = args[k] + n * static_cast<std::int64_t>(itemsize(x->dtype));
+    if (args[k] < out_end && out < end && (args[k] != out || x->dtype != value.dtype)) return false;
+  }
+  return node.nargs > 0 && value.backend->run_flat(node.op, operand, value.dtype, args, node.nargs, out, n);
+}
+
 void materialize(ArrayImpl& a) {
   if (!a.lazy()) return;
   // The output is allocated first: an allocation failure leaves the array lazy and intact.
@@ -280,11 +315,13 @@ void materialize(ArrayImpl& a) {
   ov.ndim = static_cast<int>(a.shape.size());
   ov.shape = a.shape.data();
   ov.strides = strides.data();
-  // A non-owning handle to `a` for the builder (it is kept alive by the caller).
-  ImplPtr self(ImplPtr(), &a);
-  Builder b(a.shape);
-  const std::int32_t root = b.emit(self);
-  a.backend->run_fused(b.finish(ov, root));
+  if (!run_flat_shortcut(a, storage->alloc.data, n)) {
+    // A non-owning handle to `a` for the builder (it is kept alive by the caller).
+    ImplPtr self(ImplPtr(), &a);
+    Builder b(a.shape);
+    const std::int32_t root = b.emit(self);
+    a.backend->run_fused(b.finish(ov, root));
+  }
   pass_readers_on(a, *storage);
   a.storage = std::move(storage);
   a.strides = std::move(strides);
@@ -370,6 +407,10 @@ void evaluate_into(const ImplPtr& value, const ImplPtr& dst) {
   materialize(*dst);
   check_writable(*dst);
   prepare_write(*dst->storage);
+  if (value->dtype == dst->dtype && value->shape == dst->shape && c_contiguous(*dst) &&
+      run_flat_shortcut(*value, dst->storage->alloc.data + dst->offset, dst->size())) {
+    return;
+  }
   Builder b(dst->shape);
   b.avoid_overlap(dst->storage.get(), dst.get());
   const std::int32_t root = b.emit(value);

@@ -63,6 +63,15 @@ class Backend {
   // Throws OutOfMemory (with the bytes asked) when the memory is not there.
   virtual Allocation allocate(std::size_t bytes) = 0;
   virtual void run_fused(const FusedProgram& program) = 0;
+  // One elementwise instruction over `nargs` C-contiguous operands of dtype `operand` (n elements
+  // each) into the C-contiguous `out` of dtype `result`: the same values as the one-instruction
+  // program, without planning one. Returns false, having done nothing, where the backend has no
+  // such shortcut for this case (the caller then runs the program through run_fused).
+  virtual bool run_flat(Op op, DType operand, DType result, const std::byte* const* args, int nargs, std::byte* out,
+                        std::int64_t n) {
+    (void)op, (void)operand, (void)result, (void)args, (void)nargs, (void)out, (void)n;
+    return false;
+  }
   virtual void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) = 0;
   // The same reduction of a fused elementwise value, in one pass that never stores the value: the
   // program has no output views and one output_instr (the value; its dtype is the reduced input's),

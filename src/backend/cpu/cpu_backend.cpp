@@ -223,6 +223,10 @@ class CpuBackend final : public Backend {
   }
 
   void run_fused(const FusedProgram& program) override { cpu::run_fused(program); }
+  bool run_flat(Op op, DType operand, DType result, const std::byte* const* args, int nargs, std::byte* out,
+                std::int64_t n) override {
+    return cpu::run_flat(op, operand, result, args, nargs, out, n);
+  }
 
   void reduce(ReduceOp op, const View& in, std::span<const int> axes, const View& out, double correction) override {
     cpu::reduce(op, in, axes, out, correction);

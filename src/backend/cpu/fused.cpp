@@ -528,6 +528,24 @@ void run_fused(const FusedProgram& fp) {
   });
 }
 
+bool run_flat(Op op, DType operand, DType result, const std::byte* const* args, int nargs, std::byte* out,
+              std::int64_t n) {
+  if (n > kMinParallel || nargs < 1 || nargs > 3 || op == Op::where || op == Op::load || op == Op::constant)
+    return false;
+  const TileFn fn = cached_tile_fn(op, operand, result);
+  if (fn == nullptr) return false;
+  const std::int64_t in_item = static_cast<std::int64_t>(item_bytes(operand));
+  const std::int64_t out_item = static_cast<std::int64_t>(item_bytes(result));
+  // An output run_fused would stream (a lowered threshold, in tests) goes there too.
+  if (XP_STREAMING_STORES && n * out_item >= g_stream_bytes.load(std::memory_order_relaxed)) return false;
+  for (std::int64_t start = 0; start < n; start += kTile) {
+    const void* a[3] = {nullptr, nullptr, nullptr};
+    for (int k = 0; k < nargs; ++k) a[k] = args[k] + start * in_item;
+    fn(a, out + start * out_item, std::min(kTile, n - start));
+  }
+  return true;
+}
+
 std::int64_t stream_threshold() noexcept {
   return g_stream_bytes.load(std::memory_order_relaxed);
 }

@@ -6,6 +6,10 @@ namespace xp::detail::cpu {
 
 // Evaluates a fused elementwise program (see ir.hpp) on the CPU's threads.
 void run_fused(const FusedProgram& program);
+// Backend::run_flat on the CPU: small operations (at most one parallel grain, which run_fused would
+// run on the calling thread too) in tiles, with the kernel run_fused would pick; false otherwise.
+bool run_flat(Op op, DType operand, DType result, const std::byte* const* args, int nargs, std::byte* out,
+              std::int64_t n);
 
 // Outputs (all contiguous) of at least this many bytes in all are written with streaming
 // (non-temporal) stores on x86-64: kStreamBytes, 32 MiB, by default.
