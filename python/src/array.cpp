@@ -124,6 +124,10 @@ int huge_int_sign(nb::handle h) {
 
 bool to_operand(nb::handle h, std::optional<xp::Operand>& op, xp::Array& keep, bool strict,
                 const std::optional<xp::Device>& device, std::optional<xp::DType> partner) {
+  if (const xp::Array* a = exact_array(h)) {
+    op.emplace(*a);
+    return true;
+  }
   if (nb::isinstance<xp::Array>(h)) {
     op.emplace(nb::cast<xp::Array&>(h));
     return true;
@@ -286,17 +290,18 @@ nb::object forward(const xp::Array& a, nb::handle b) {
   if (b.is_none() && (F == &xp::equal || F == &xp::not_equal))
     return nb::cast(xp::full(std::vector<std::int64_t>(a.shape().begin(), a.shape().end()),
                              xp::Scalar(F == &xp::not_equal), xp::DType::bool_, a.device()));
+  if (const xp::Array* other = exact_array(b)) return wrap_array(F(a, *other, {}));
   std::optional<xp::Operand> op;
   xp::Array keep;
   if (!to_operand(b, op, keep, false, a.device(), a.dtype())) return nb::borrow(Py_NotImplemented);
-  return nb::cast(F(a, *op, {}));
+  return wrap_array(F(a, *op, {}));
 }
 template <Binary F>
 nb::object reflected(const xp::Array& a, nb::handle b) {
   std::optional<xp::Operand> op;
   xp::Array keep;
   if (!to_operand(b, op, keep, false, a.device(), a.dtype())) return nb::borrow(Py_NotImplemented);
-  return nb::cast(F(*op, a, {}));
+  return wrap_array(F(*op, a, {}));
 }
 template <Binary F>
 nb::object inplace(nb::handle self, nb::handle b) {
@@ -372,6 +377,7 @@ void register_array(nb::module_& m) {
       },
       nb::arg("obj"));
   nb::implicitly_convertible<ArrayLikeSequence, xp::Array>();
+  g_array_type = reinterpret_cast<PyTypeObject*>(c.ptr());
   c.def_prop_ro("dtype", [](const xp::Array& a) { return dtype_object(a.dtype()); })
       .def_prop_ro("shape", &shape_tuple)
       .def_prop_ro("ndim", &xp::Array::ndim)
@@ -466,7 +472,8 @@ void register_array(nb::module_& m) {
       .def("reshape", [](const xp::Array& a, nb::handle shape) { return a.reshape(to_shape(shape)); })
       .def("eval",
            [](nb::handle self) {
-             nb::cast<xp::Array&>(self).eval();
+             xp::Array* a = exact_array(self);
+             (a != nullptr ? *a : nb::cast<xp::Array&>(self)).eval();
              return nb::borrow(self);
            })
       .def_prop_ro("is_lazy", &xp::Array::is_lazy)

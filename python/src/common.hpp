@@ -81,6 +81,21 @@ std::optional<NumpyScalar> numpy_scalar(nb::handle h);
 // Whether h is a NumPy ndarray (false whenever NumPy is not imported).
 bool is_numpy_array(nb::handle h);
 
+// The xp.Array type object, set once register_array has made it: the operators' fast paths test
+// and wrap arrays through it, without nanobind's lookup of the C++ type (a hash table) each time.
+inline PyTypeObject* g_array_type = nullptr;
+// The xp array that h is (exactly xp.Array, not a subclass), or null.
+inline xp::Array* exact_array(nb::handle h) noexcept {
+  return Py_TYPE(h.ptr()) == g_array_type && nb::inst_ready(h) ? nb::inst_ptr<xp::Array>(h) : nullptr;
+}
+// A new Python object owning `a` (as nb::cast(std::move(a)) makes one).
+inline nb::object wrap_array(xp::Array&& a) {
+  nb::object o = nb::inst_alloc(nb::handle(reinterpret_cast<PyObject*>(g_array_type)));
+  new (nb::inst_ptr<xp::Array>(o)) xp::Array(std::move(a));
+  nb::inst_mark_ready(o);
+  return o;
+}
+
 // A new reference from a C API call, or the Python error it set raised as nb::python_error.
 inline nb::object checked(PyObject* result) {
   if (result == nullptr) throw nb::python_error();
