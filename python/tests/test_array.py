@@ -161,3 +161,24 @@ def test_out_overlapping_an_operand_gives_numpy_values():
         y = xp.asarray(np.arange(n, dtype=np.int32))
         xp.multiply(y, y, out=y)
         np.testing.assert_array_equal(xp.to_cpu(y), np.arange(n, dtype=np.int32) ** 2)
+
+
+def test_a_broadcast_value_has_the_bits_of_the_same_value_in_every_element():
+    # A value the same everywhere (a broadcast scalar, a constant) is computed once: exact
+    # operations on one element, the vector math library's over a whole tile, as an array's are.
+    funcs = [
+        lambda x: xp.exp(x),
+        lambda x: xp.sin(x) * 3.0,
+        lambda x: x.astype(xp.float32) + 1,
+        lambda x: xp.sqrt(xp.abs(x)) / 7.0,
+        lambda x: xp.log1p(xp.abs(x)).astype(xp.float16),
+    ]
+    for n in (1, 7, 3000):
+        for v in (0.1, -2.5, 1e-30, 3.0, 123.456):
+            scalar = xp.broadcast_to(xp.asarray(np.float64(v)), (n,))
+            full = xp.full((n,), v, dtype=xp.float64)
+            for f in funcs:
+                ref = xp.to_cpu(f(full))
+                assert xp.to_cpu(f(scalar)).tobytes() == ref.tobytes()  # the value as the output
+                mixed = xp.to_cpu(f(scalar) + xp.zeros(n, dtype=f(full).dtype))  # read by a tile
+                assert mixed.tobytes() == (ref + np.zeros(n, dtype=ref.dtype)).tobytes()

@@ -80,6 +80,20 @@ TileFn cached_tile_fn(Op op, DType operand, DType result) {
   return f != kNotExact ? f : math_tile_fn(op, operand, result);
 }
 
+// Whether an operation's kernel is an exact one (exact_tile_fn's: every element correctly rounded
+// or exact, so one element computed alone has the bits it has inside a tile), remembered.
+bool exact_kernel(Op op, DType operand, DType result) {
+  static std::atomic<signed char> table[kOpCount][sizeof(kItemBytes)][sizeof(kItemBytes)];
+  std::atomic<signed char>& slot =
+      table[static_cast<int>(op)][static_cast<std::size_t>(operand)][static_cast<std::size_t>(result)];
+  signed char e = slot.load(std::memory_order_relaxed);
+  if (e == 0) {
+    e = exact_tile_fn(op, operand, result) != nullptr ? 1 : 2;
+    slot.store(e, std::memory_order_relaxed);
+  }
+  return e == 1;
+}
+
 // A view with the iteration space's (coalesced) dimensions.
 struct Walk {
   std::byte* base = nullptr;
@@ -157,8 +171,8 @@ void walk_copy(const Plan& p, const Walk& w, std::int64_t start, std::int64_t n,
 template <class T>
 void fill_typed(std::byte* dst, const std::byte* value, std::int64_t n) {
   T v;
-  std::memcpy(&v, value, sizeof v);
-  for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * static_cast<std::int64_t>(sizeof v), &v, sizeof v);
+  std::memcpy(&v, value, sizeof v);              // first: `value` may be dst's first element
+  std::fill_n(reinterpret_cast<T*>(dst), n, v);  // tile buffers are aligned for every dtype
 }
 void fill_copies(std::byte* dst, const std::byte* value, std::size_t item, std::int64_t n) {
   switch (item) {
@@ -461,6 +475,14 @@ void run_fused(const FusedProgram& fp) {
   auto& arena = thread_cache<UniformScratch>().bytes;
   if (arena.size() < ninstr * slot) arena.resize(ninstr * slot);
   const std::int64_t uniform_n = std::min(p.total, p.tile);  // no tile is longer
+  // A uniform value is computed on one element where its operation is exact (a constant's cast, a
+  // scalar's product), and copied over a whole tile only where a tile reads it.
+  bool whole[256];  // whether uniform_tiles[k] holds uniform_n copies (else one)
+  auto expand = [&](std::int32_t k) {
+    if (k < 0 || !p.uniform[k] || whole[k]) return;
+    fill_copies(p.uniform_tiles[k], p.uniform_tiles[k], item_bytes(p.code[k].dtype), uniform_n);
+    whole[k] = true;
+  };
   for (std::size_t k = 0; k < ninstr; ++k) {
     const Instr& ins = p.code[k];
     p.fns[k] = nullptr;
@@ -481,21 +503,33 @@ void run_fused(const FusedProgram& fp) {
       for (std::int32_t a : {ins.a, ins.b, ins.c}) u = u && (a < 0 || p.uniform[a]);
       p.uniform[k] = u ? 1 : 0;
     }
-    if (!p.uniform[k]) continue;
-    // A value that is the same everywhere: computed once, over a whole tile.
+    if (!p.uniform[k]) {
+      for (std::int32_t a : {ins.a, ins.b, ins.c}) expand(a);  // a tile reads them
+      continue;
+    }
+    // A value that is the same everywhere: computed once.
     const std::size_t item = item_bytes(ins.dtype);
     std::byte* tile = arena.data() + k * slot;
     p.uniform_tiles[k] = tile;
+    whole[k] = false;
     if (ins.op == Op::constant) {
-      fill_copies(tile, reinterpret_cast<const std::byte*>(&ins.imm), item, uniform_n);
+      std::memcpy(tile, &ins.imm, item);
     } else if (ins.op == Op::load) {
-      fill_copies(tile, p.in[ins.imm].base, item, uniform_n);
+      std::memcpy(tile, p.in[ins.imm].base, item);
     } else {
+      const bool one = exact_kernel(ins.op, operand_dtype(p.code, ins), ins.dtype);
+      if (!one) {
+        // A SIMD kernel's lanes and its scalar tail may round differently: over a whole tile, as
+        // the same value computed from an array would be.
+        for (std::int32_t a : {ins.a, ins.b, ins.c}) expand(a);
+      }
       const void* args[3] = {p.uniform_tiles[ins.a], ins.b >= 0 ? p.uniform_tiles[ins.b] : nullptr,
                              ins.c >= 0 ? p.uniform_tiles[ins.c] : nullptr};
-      p.fns[k](args, tile, uniform_n);
+      p.fns[k](args, tile, one ? 1 : uniform_n);
+      whole[k] = !one;
     }
   }
+  for (std::int32_t o : p.output_instr) expand(o);
   const std::int32_t last = static_cast<std::int32_t>(ninstr) - 1;
   p.direct_output = !p.stream_output && p.out.size() == 1 && p.output_instr[0] == last && p.out[0].flat &&
                     !p.uniform[last] && p.code[last].op != Op::load;
