@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Instructions per call of `c = a + b` from Python (1,024 float32 elements, evaluated each call: xp is
-lazy) for xp and for NumPy, counted by valgrind's callgrind: a measure of the host cost that a busy or
+"""Instructions per call of `c = a + b` (or `c = a * 2.0`: --scalar) from Python (1,024 float32
+elements, evaluated each call: xp is lazy) for xp and for NumPy, counted by valgrind's callgrind: a measure of the host cost that a busy or
 shared machine does not disturb (the clock's does: bench/python/launch_rows.py's host_us).
 
-    host_instructions.py [--python PYTHON] [--n 1024] [--calls 20000]
+    host_instructions.py [--python PYTHON] [--n 1024] [--calls 20000] [--scalar]
 
 Each library runs in processes of its own under `valgrind --tool=callgrind`, once with 1,000 calls
 and once with 1,000 + CALLS; the difference over CALLS is the cost of one call (the import and the
@@ -22,28 +22,37 @@ import tempfile
 CHILD = """
 import sys
 import numpy as np
-lib, n, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+lib, n, calls, scalar = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 a0 = np.arange(n, dtype=np.float32)
 b0 = np.ones(n, dtype=np.float32)
 if lib == "xp":
     import xp
     a, b = xp.asarray(a0), xp.asarray(b0)
-    assert xp.to_cpu((a + b).eval()).tobytes() == (a0 + b0).tobytes()
-    for _ in range(calls):
-        (a + b).eval()
+    ref = a0 * 2.0 if scalar else a0 + b0
+    assert xp.to_cpu((a * 2.0 if scalar else a + b).eval()).tobytes() == ref.tobytes()
+    if scalar:
+        for _ in range(calls):
+            (a * 2.0).eval()
+    else:
+        for _ in range(calls):
+            (a + b).eval()
 else:
     a, b = a0, b0
-    for _ in range(calls):
-        a + b
+    if scalar:
+        for _ in range(calls):
+            a * 2.0
+    else:
+        for _ in range(calls):
+            a + b
 """
 
 
-def count(python, lib, n, calls):
+def count(python, lib, n, calls, scalar):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
         r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, "-c", CHILD, lib,
-                            str(n), str(calls)], capture_output=True, text=True, env=env)
+                            str(n), str(calls), "1" if scalar else "0"], capture_output=True, text=True, env=env)
         m = re.search(r"Collected : (\d+)", r.stderr)
         if r.returncode != 0 or m is None:
             sys.exit(f"{lib}: valgrind failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
@@ -55,14 +64,16 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--n", type=int, default=1024)
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--scalar", action="store_true", help="time a * 2.0 instead of a + b")
     args = ap.parse_args()
     per_call = {}
     for lib in ("xp", "numpy"):
-        base = count(args.python, lib, args.n, 1000)
-        more = count(args.python, lib, args.n, 1000 + args.calls)
+        base = count(args.python, lib, args.n, 1000, args.scalar)
+        more = count(args.python, lib, args.n, 1000 + args.calls, args.scalar)
         per_call[lib] = (more - base) / args.calls
         print(f"{lib:6s} {per_call[lib]:8.0f} instructions per call ({base} and {more} in all)")
-    print(f"xp / NumPy: {per_call['xp'] / per_call['numpy']:.3f} (n = {args.n}, {args.calls} calls)")
+    expr = "a * 2.0" if args.scalar else "a + b"
+    print(f"xp / NumPy: {per_call['xp'] / per_call['numpy']:.3f} (c = {expr}, n = {args.n}, {args.calls} calls)")
 
 
 if __name__ == "__main__":
