@@ -269,12 +269,8 @@ static void pass_readers_on(ArrayImpl& a, Storage& storage) {
 }
 
 static bool c_contiguous(const ArrayImpl& x) {
-  std::int64_t expect = static_cast<std::int64_t>(itemsize(x.dtype));
-  for (std::size_t d = x.shape.size(); d-- > 0;) {
-    if (x.shape[d] != 1 && x.strides[d] != expect) return false;
-    expect *= x.shape[d];
-  }
-  return true;
+  const View v{nullptr, x.dtype, static_cast<int>(x.shape.size()), x.shape.data(), x.strides.data()};
+  return v.is_c_contiguous();
 }
 
 // The lazy `value` as one instruction over materialized C-contiguous operands of the output's shape

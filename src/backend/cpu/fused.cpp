@@ -60,38 +60,36 @@ inline std::size_t item_bytes(DType t) {
   return kItemBytes[static_cast<std::size_t>(t)];
 }
 
-// exact_tile_fn's answers, remembered: finding an operation's kernel walks a chain of switches,
-// which costs more than a small program's whole tile. Filled on first use; a racing thread stores
-// the same pointer. kNotExact marks a combination exact_tile_fn lacks, which goes to math_tile_fn
-// every time (its choice can change: set_math_isa_for_testing).
+// The kernel lookups' answers, remembered: finding an operation's kernel walks a chain of switches,
+// which costs more than a small program's whole tile. Filled on first use (a racing thread stores
+// the same values). `fn` is exact_tile_fn's kernel, else complex_tile_fn's, else kNotExact: a
+// combination that goes to math_tile_fn every time (its choice can change:
+// set_math_isa_for_testing). `exact` says the kernel is exact_tile_fn's: every element correctly
+// rounded or exact, so one element computed alone has the bits it has inside a tile.
 void not_exact(const void* const*, void*, std::int64_t) {}
 constexpr TileFn kNotExact = &not_exact;
-TileFn cached_tile_fn(Op op, DType operand, DType result) {
-  static std::atomic<TileFn> table[kOpCount][sizeof(kItemBytes)][sizeof(kItemBytes)];
-  std::atomic<TileFn>& slot =
-      table[static_cast<int>(op)][static_cast<std::size_t>(operand)][static_cast<std::size_t>(result)];
-  TileFn f = slot.load(std::memory_order_relaxed);
-  if (f == nullptr) {
-    f = exact_tile_fn(op, operand, result);
+struct KernelSlot {
+  std::atomic<TileFn> fn{nullptr};
+  std::atomic<bool> exact{false};  // stored before fn
+};
+const KernelSlot& kernel_slot(Op op, DType operand, DType result) {
+  static KernelSlot table[kOpCount][sizeof(kItemBytes)][sizeof(kItemBytes)];
+  KernelSlot& slot = table[static_cast<int>(op)][static_cast<std::size_t>(operand)][static_cast<std::size_t>(result)];
+  if (slot.fn.load(std::memory_order_acquire) == nullptr) {
+    TileFn f = exact_tile_fn(op, operand, result);
+    slot.exact.store(f != nullptr, std::memory_order_relaxed);
     if (f == nullptr) f = complex_tile_fn(op, operand, result);
     if (f == nullptr) f = kNotExact;
-    slot.store(f, std::memory_order_relaxed);
+    slot.fn.store(f, std::memory_order_release);
   }
+  return slot;
+}
+TileFn cached_tile_fn(Op op, DType operand, DType result) {
+  const TileFn f = kernel_slot(op, operand, result).fn.load(std::memory_order_relaxed);
   return f != kNotExact ? f : math_tile_fn(op, operand, result);
 }
-
-// Whether an operation's kernel is an exact one (exact_tile_fn's: every element correctly rounded
-// or exact, so one element computed alone has the bits it has inside a tile), remembered.
 bool exact_kernel(Op op, DType operand, DType result) {
-  static std::atomic<signed char> table[kOpCount][sizeof(kItemBytes)][sizeof(kItemBytes)];
-  std::atomic<signed char>& slot =
-      table[static_cast<int>(op)][static_cast<std::size_t>(operand)][static_cast<std::size_t>(result)];
-  signed char e = slot.load(std::memory_order_relaxed);
-  if (e == 0) {
-    e = exact_tile_fn(op, operand, result) != nullptr ? 1 : 2;
-    slot.store(e, std::memory_order_relaxed);
-  }
-  return e == 1;
+  return kernel_slot(op, operand, result).exact.load(std::memory_order_relaxed);
 }
 
 // A view with the iteration space's (coalesced) dimensions.
