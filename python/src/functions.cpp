@@ -61,6 +61,8 @@ std::vector<T> int_or_ints(nb::handle h, const char* what) {
     return nb::cast<T>(checked(PyNumber_Index(e.ptr())));
   };
   if (PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !PySequence_Check(h.ptr()))) return {one(h)};
+  if (!nb::hasattr(h, "__iter__"))
+    throw nb::type_error((std::string("xp.") + what + ": expected an int or a tuple of ints").c_str());
   std::vector<T> v;
   try {
     for (nb::handle e : h) v.push_back(one(e));
@@ -473,8 +475,10 @@ void register_functions(nb::module_& m) {
       },
       arg("x"), arg("shape"), nb::kw_only(), arg("copy") = none);
   m.def(
-      "permute_dims", [](const xp::Array& x, std::vector<int> axes) { return xp::permute_dims(x, axes); }, arg("x"),
-      arg("axes"));
+      "permute_dims",
+      // One int is the one axis of a 1-d array, as NumPy takes it.
+      [](const xp::Array& x, nb::handle axes) { return xp::permute_dims(x, int_or_ints<int>(axes, "permute_dims")); },
+      arg("x"), arg("axes"));
   m.def("matrix_transpose", &xp::matrix_transpose, arg("x"));
   m.def(
       "expand_dims",

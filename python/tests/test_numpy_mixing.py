@@ -115,3 +115,29 @@ def test_numpy_functions_call_the_methods(f):
         np.testing.assert_allclose(xp.to_cpu(o), f(a, axis=1), rtol=1e-12)
     if f in (np.mean, np.std, np.var):
         assert f(x, dtype=np.float32).dtype == xp.float32
+
+
+def test_clip_has_the_standards_signature():
+    import inspect
+
+    p = inspect.signature(xp.clip).parameters
+    assert [(n, v.kind, v.default) for n, v in p.items()][:3] == [
+        ("x", inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.empty),
+        ("min", inspect.Parameter.POSITIONAL_OR_KEYWORD, None),
+        ("max", inspect.Parameter.POSITIONAL_OR_KEYWORD, None),
+    ]
+    a = np.array([0.5, 3.0, 9.0])
+    same(xp.clip(xp.asarray(a), min=1, max=4), np.clip(a, min=1, max=4))
+    same(xp.clip(xp.asarray(a), max=4), np.clip(a, None, 4))
+    out = xp.zeros_like(xp.asarray(a))
+    assert xp.clip(xp.asarray(a), 1, 4, out=out) is out
+    same(out, np.clip(a, 1, 4))
+
+
+def test_permute_dims_takes_one_int_for_one_axis_as_numpy():
+    a = np.arange(4.0)
+    same(xp.permute_dims(xp.asarray(a), 0), np.permute_dims(a, 0))
+    with pytest.raises(TypeError, match="permute_dims: expected an int or a tuple of ints"):
+        xp.permute_dims(xp.asarray(a), 1.5)
+    with pytest.raises(ValueError):
+        xp.permute_dims(xp.asarray(np.ones((2, 3))), 0)

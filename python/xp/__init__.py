@@ -17,6 +17,7 @@ from ._namespace import (  # noqa: F401
     __array_api_version__,
     __array_namespace_info__,
     can_cast,
+    clip,
     e,
     finfo,
     iinfo,

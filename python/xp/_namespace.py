@@ -14,6 +14,15 @@ nan = math.nan
 newaxis = None
 
 
+def clip(x, /, min=None, max=None, *, out=None):  # noqa: A002  (the standard's names)
+    """Clamps each element of ``x`` to ``[min, max]``; a bound left ``None`` does not apply.
+
+    A Python function over the extension's ``clip`` so that ``inspect.signature`` reads the
+    standard's signature (``x`` positional, ``min`` and ``max`` by position or keyword).
+    """
+    return _xp.clip(x, min, max, out=out)
+
+
 class finfo_object:
     def __init__(self, bits, eps, max, min, smallest_normal, dtype):
         self.bits, self.eps, self.max, self.min = bits, eps, max, min
