@@ -11,9 +11,11 @@
 // Every test process gets its own empty kernel cache folder, as in test_compile.cpp.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <chrono>
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +33,7 @@
 #include "backend/cuda/ew_source.hpp"
 #include "backend/ir.hpp"
 #include "jit/generated.hpp"
+#include "nvrtc_answers.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -453,16 +456,44 @@ TEST(CudaCodegenCompile, EveryCombinationCompilesForSm90) {
   for (const Group& group : all_groups({37})) {
     for (cg::Layout layout : {cg::Layout::contiguous, cg::Layout::strided}) {
       const auto g = cg::generate(group.built->p, layout);
-      xp::Program prog(g.source, options_for(g));
       try {
-        const auto stats = prog.compile(xp::Arch::sm(90));
-        EXPECT_EQ(stats.log.find("warning"), std::string::npos) << group.name << ":\n" << stats.log;
-        const auto names = prog.kernel_names(xp::Arch::sm(90));
+        const auto answer = xp_test::nvrtc_answer(g.source, options_for(g), xp::Arch::sm(90));
+        EXPECT_EQ(answer.log.find("warning"), std::string::npos) << group.name << ":\n" << answer.log;
+        const auto& names = answer.names;
         EXPECT_NE(std::find(names.begin(), names.end(), g.kernel_name), names.end()) << group.name;
       } catch (const xp::CompileError& e) {
         ADD_FAILURE() << group.name << " (" << g.key << "):\n" << e.log();
       }
     }
+  }
+}
+
+// An answer is kept only when NVRTC took the program, and a kept answer is the one NVRTC gave.
+TEST(CudaCodegenCompile, OnlyAnAnswerThatCompiledIsKept) {
+  XP_REQUIRE_NVRTC();
+  const char* env = std::getenv("XP_TEST_COMPILE_CACHE");
+  if (env != nullptr && std::string(env) == "0") GTEST_SKIP() << "XP_TEST_COMPILE_CACHE=0: nothing is kept";
+  // A program no earlier run asked about: its kernel's name holds this process's id and the time.
+  const std::string name = "xp_kept_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const std::string good = "extern \"C\" __global__ void " + name + "(float* x) { x[0] = 1.0f; }\n";
+  xp::ProgramOptions options;
+  const auto first = xp_test::nvrtc_answer(good, options, xp::Arch::sm(90));
+  const auto second = xp_test::nvrtc_answer(good, options, xp::Arch::sm(90));
+  EXPECT_FALSE(first.kept);
+  EXPECT_TRUE(second.kept);
+  EXPECT_EQ(first.names, std::vector<std::string>{name});
+  EXPECT_EQ(second.names, first.names);
+  options.ptx = true;  // another question: compiled again
+  EXPECT_FALSE(xp_test::nvrtc_answer(good, options, xp::Arch::sm(90)).kept);
+  const std::string bad = "extern \"C\" __global__ void " + name + "(float* x) { x[0] = undefined_name; }\n";
+  for (int i = 0; i < 2; ++i) EXPECT_THROW(xp_test::nvrtc_answer(bad, options, xp::Arch::sm(90)), xp::CompileError);
+  // This test's own answers are of no use to a later run.
+  const auto folder = xp_test::reference_cache::venv(XP_TEST_PYTHON) / "xp-test-compiles";
+  std::error_code ec;
+  for (const bool ptx : {false, true}) {
+    options.ptx = ptx;
+    std::filesystem::remove(folder / xp_test::nvrtc_answers::key(good, options, xp::Arch::sm(90)), ec);
   }
 }
 
