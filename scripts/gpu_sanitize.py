@@ -11,8 +11,8 @@ tests provoke API errors on purpose: out-of-memory, bad handles). Tests whose pu
 fault (a kernel that reads an illegal address, planted in a child process) are left out, since
 the sanitizer rightly reports them; they are listed in the output.
 
-Writes one log per test under --out (default: sanitize-TOOL) and prints one line per test that
-did not pass, then a summary: tests run, passed, failed, timed out, sanitizer errors. Exits 0 only
+Writes one log per test under --out (default: sanitize-TOOL) and prints one line per test as it
+ends (so that a run cut short still says what finished), then a summary: tests run, passed, failed, timed out, sanitizer errors. Exits 0 only
 when every test passed with no sanitizer error.
 """
 
@@ -72,8 +72,10 @@ def gpu_tests(build_dir, regex):
 
 
 def run_one(test, tool, timeout, out_dir, stop_at, application_only=None):
-    if time.monotonic() > stop_at:
+    left = stop_at - time.monotonic()
+    if left <= 0:
         return test["name"], "not run", None, 0.0, ""
+    timeout = min(timeout, left)  # nothing runs past the budget
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", test["name"])
     log = os.path.join(out_dir, safe + ".log")
     cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", "--report-api-errors", "no"]
@@ -111,7 +113,8 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("-R", dest="regex", default=None)
     ap.add_argument("--budget", type=float, default=None,
-                    help="start no test after this many seconds (those are reported as not run)")
+                    help="end by this many seconds: a test not started by then is reported as not run, "
+                         "one still running is stopped and reported as timed out")
     ap.add_argument("--application-only", default=None, metavar="REGEX",
                     help="tests whose names match are checked in their own process only "
                          "(--target-processes application-only): gtest death tests, which run the program "
@@ -135,8 +138,11 @@ def main():
         return run_one(t, args.tool, args.timeout, out_dir, stop_at, app_only)
 
     def results():
+        # In the order they end, each reported at once: a run cut short still says what finished.
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
-            yield from pool.map(one, [t for t in tests if not t["serial"]])
+            futures = [pool.submit(one, t) for t in tests if not t["serial"]]
+            for f in concurrent.futures.as_completed(futures):
+                yield f.result()
         # RUN_SERIAL tests (ctest runs them with no other test beside them: they take most of a
         # device's memory) one at a time, after the others.
         for t in tests:
@@ -153,6 +159,7 @@ def main():
             total_errors += errors
         if rc == 0 and errors == 0:
             passed += 1
+            print(f"  {name}: passed, {took:.0f} s", flush=True)
             continue
         if rc == 77 and errors == 0:
             skipped += 1

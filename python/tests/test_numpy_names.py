@@ -102,9 +102,13 @@ def test_power():
     both("power", sample("int32", (3, 4)), 3)
     both("power", sample("int64", (3, 4)), np.array([0, 1, 2, 3]))
     both("power", sample("float32", (5,), special=False), -2)
-    for exponent in (-1, np.array([1, -2]), [2, -1]):
+    base = xp.asarray([2, 3])
+    for exponent in (-1, [2, -1], xp.asarray([1, -2], device=base.device)):
         with pytest.raises(ValueError, match="negative integer powers"):
-            xp.power(xp.asarray([2, 3]), exponent)
+            xp.power(base, exponent)
+    # A NumPy array is a CPU array (another library's): beside a base on the CPU.
+    with pytest.raises(ValueError, match="negative integer powers"):
+        xp.power(xp.asarray(np.array([2, 3])), np.array([1, -2]))
 
 
 @pytest.mark.parametrize("f", ["deg2rad", "rad2deg", "degrees", "radians"])
@@ -298,7 +302,7 @@ def test_concatenate():
         xp.concatenate([xp.asarray(b)], dtype=xp.int32)
     with pytest.raises(ValueError, match="casting"):
         xp.concatenate([xp.asarray(b)], casting="safe")
-    out = xp.empty((6, 3), dtype=xp.float64)
+    out = xp.empty((6, 3), dtype=xp.float64, device=xp.asarray(a).device)  # NumPy's arrays come to the CPU
     assert xp.concatenate([xp.asarray(a), xp.asarray(b)], out=out) is out
     same(out, np.concatenate([a, b]).astype(np.float64))
 
@@ -485,5 +489,5 @@ def test_around():
     both("around", a, 2, exact=False)
     both("around", a, -1)
     both("around", np.array([15, 25, 123, -15]), -1)
-    out = xp.empty((8,))
+    out = xp.empty((8,), device=xp.asarray(a).device)
     assert xp.around(xp.asarray(a), out=out) is out
