@@ -204,6 +204,37 @@ TEST(CudaSolverSearch, DoctorReportsBothLibraries) {
       << text.out;
 }
 
+// A chosen library that lacks an entry point xp reads is reported so (the missing names, on the
+// file's line of the report) and not used. The fake cuFFT has cufftGetVersion; the table asked of it
+// here names one entry point it lacks.
+TEST(CudaSolverSearch, ALibraryLackingAnEntryPointIsNotUsed) {
+  EXPECT_CHILD_CASE_PASSED(
+      xp_test::run_child_case("CudaSolverSearch.DISABLED_LacksAnEntryPoint", {{"XP_CUFFT", XP_FAKE_CUFFT_PATH}}));
+}
+TEST(CudaSolverSearch, DISABLED_LacksAnEntryPoint) {
+  namespace cuda = xp::detail::cuda;
+  int table = 0;
+  const auto l =
+      cuda::load_library(xp::detail::cufft::spec(), table, [](const xp::detail::DynLib& lib, std::string& missing) {
+        if (lib.symbol("cufftGetVersion") == nullptr) missing += "cufftGetVersion";
+        if (lib.symbol("cufftNoSuchEntry") == nullptr)
+          missing += missing.empty() ? "cufftNoSuchEntry" : ", cufftNoSuchEntry";
+        return 7;
+      });
+  EXPECT_EQ(l.api, nullptr);
+  EXPECT_EQ(table, 7) << "read before it was refused";
+  ASSERT_EQ(l.search.found.size(), 1u);
+  EXPECT_FALSE(l.search.found[0].chosen);
+  EXPECT_EQ(l.search.found[0].error, "lacks cufftNoSuchEntry");
+  EXPECT_EQ(l.search.reason, l.search.found[0].path + " lacks cufftNoSuchEntry");
+  // And one that has them all is used.
+  const auto ok =
+      cuda::load_library(xp::detail::cufft::spec(), table, [](const xp::detail::DynLib&, std::string&) { return 8; });
+  EXPECT_EQ(ok.api, &table);
+  EXPECT_EQ(*ok.api, 8);
+  EXPECT_TRUE(ok.search.reason.empty()) << ok.search.reason;
+}
+
 // ---- the hooks on a hollow device
 
 // Without the library, both hooks do nothing and say so: the array layer computes on the CPU.

@@ -151,31 +151,8 @@ const cuda::LibrarySpec& spec() {
 }
 
 const Library& library() noexcept {
-  static const Library lib = []() noexcept {
-    Library l;
-    try {
-      l.search = cuda::search_library(spec(), cuda::process_library_inputs(spec()));
-      if (l.search.chosen >= 0) {
-        std::string missing;
-        static Api api;
-        api = table_of(l.search.lib, missing);
-        // Loaded for the life of the process: handles and plans may be used until exit, and the
-        // library's own allocations must stay reachable.
-        l.search.lib.release();
-        if (missing.empty()) {
-          l.api = &api;
-        } else {
-          LibraryInfo& f = l.search.found[static_cast<std::size_t>(l.search.chosen)];
-          f.error = "lacks " + missing;
-          f.chosen = false;
-          l.search.reason = f.path + " lacks " + missing;
-        }
-      }
-    } catch (const std::exception& e) {
-      l.search.reason = std::string("cuFFT search failed: ") + e.what();
-    }
-    return l;
-  }();
+  static Api api;
+  static const Library lib = cuda::load_library(spec(), api, table_of);
   return lib;
 }
 

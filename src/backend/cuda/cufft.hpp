@@ -58,10 +58,7 @@ struct Api {
 // from cufftGetVersion.
 const cuda::LibrarySpec& spec();
 
-struct Library {
-  cuda::LibrarySearch search;
-  const Api* api = nullptr;  // null when unavailable: search.reason says why
-};
+using Library = cuda::LoadedLibrary<Api>;  // api null when unavailable: search.reason says why
 const Library& library() noexcept;
 
 std::string result_name(cufftResult r);

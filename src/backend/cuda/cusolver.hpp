@@ -101,10 +101,7 @@ struct Api {
 const cuda::LibrarySpec& spec();
 
 // The process's cuSOLVER: searched on first use, once. Never throws.
-struct Library {
-  cuda::LibrarySearch search;
-  const Api* api = nullptr;  // null when unavailable: search.reason says why
-};
+using Library = cuda::LoadedLibrary<Api>;  // api null when unavailable: search.reason says why
 const Library& library() noexcept;
 
 // "CUSOLVER_STATUS_INVALID_VALUE" for any status.

@@ -6,6 +6,7 @@
 // the OS loader, /usr/local/cuda/lib64. Each candidate is loaded to read its version (no GPU
 // needed); among those found, the newest whose CUDA major the driver runs is used and stays loaded.
 
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,42 @@ LibrarySearchInputs process_library_inputs(const LibrarySpec& spec);
 
 // Never throws (a failure is the reason).
 LibrarySearch search_library(const LibrarySpec& spec, const LibrarySearchInputs& inputs);
+
+// A library that search_library chose, with its table of entry points: `api` is null when none is
+// usable (search.reason says why).
+template <class Api>
+struct LoadedLibrary {
+  LibrarySearch search;
+  const Api* api = nullptr;
+};
+
+// Searches for spec's library and reads its entry points into `table` with `table_of(lib, missing)`
+// (which appends the names the library lacks to `missing`): a chosen library that lacks any is
+// reported so and not used. The library stays loaded for the life of the process: handles and plans
+// may be used until exit, and its own allocations must stay reachable. Never throws.
+template <class Api, class TableOf>
+LoadedLibrary<Api> load_library(const LibrarySpec& spec, Api& table, TableOf table_of) noexcept {
+  LoadedLibrary<Api> l;
+  try {
+    l.search = search_library(spec, process_library_inputs(spec));
+    if (l.search.chosen >= 0) {
+      std::string missing;
+      table = table_of(l.search.lib, missing);
+      l.search.lib.release();
+      if (missing.empty()) {
+        l.api = &table;
+      } else {
+        LibraryInfo& f = l.search.found[static_cast<std::size_t>(l.search.chosen)];
+        f.error = "lacks " + missing;
+        f.chosen = false;
+        l.search.reason = f.path + " lacks " + missing;
+      }
+    }
+  } catch (const std::exception& e) {
+    l.search.reason = std::string(spec.title) + " search failed: " + e.what();
+  }
+  return l;
+}
 
 // The report of a search for xp::blas_report().
 CudaLibraryReport library_report(const LibrarySearch& search);
