@@ -25,6 +25,7 @@
 #include "array/array_impl.hpp"
 #include "backend/backend.hpp"
 #include "backend/philox.hpp"
+#include "cpu_forwarding_backend.hpp"
 #include "runtime/parallel.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
@@ -589,41 +590,13 @@ TEST(BadInput, CorruptNpyIsAFileErrorAndSaveIsAtomic) {
 
 namespace {
 // A second device for the tests: the CPU's loops behind the name cuda:0.
-class SecondDevice final : public detail::Backend {
+class SecondDevice final : public xp_test::CpuForwardingBackend {
  public:
-  detail::Backend& cpu = detail::cpu_backend();
   const char* name() const noexcept override { return "second"; }
-  detail::Allocation allocate(std::size_t n) override { return cpu.allocate(n); }
-  void run_fused(const detail::FusedProgram& p) override { cpu.run_fused(p); }
-  void reduce(detail::ReduceOp op, const detail::View& in, std::span<const int> axes, const detail::View& out,
-              double c) override {
-    cpu.reduce(op, in, axes, out, c);
-  }
-  void cumulative(detail::ReduceOp op, const detail::View& in, int axis, const detail::View& out, bool init) override {
-    cpu.cumulative(op, in, axis, out, init);
-  }
-  void matmul(const detail::View& a, const detail::View& b, const detail::View& out, MatmulPrecision p) override {
+  void matmul(const View& a, const View& b, const View& out, MatmulPrecision p) override {
     precisions.push_back(p);
     cpu.matmul(a, b, out, p);
   }
-  void vecdot(const detail::View& a, const detail::View& b, const detail::View& out) override { cpu.vecdot(a, b, out); }
-  void take(const detail::View& in, const detail::View& ix, int axis, const detail::View& out) override {
-    cpu.take(in, ix, axis, out);
-  }
-  void sort(const detail::View& k, const detail::View& v, const detail::View& i, bool d) override {
-    cpu.sort(k, v, i, d);
-  }
-  void scatter(const detail::View& dst, const detail::View& ix, int axis, const detail::View& v, bool u) override {
-    cpu.scatter(dst, ix, axis, v, u);
-  }
-  std::int64_t count_true(const detail::View& m) override { return cpu.count_true(m); }
-  void flatnonzero(const detail::View& m, const detail::View& v, const detail::View& out) override {
-    cpu.flatnonzero(m, v, out);
-  }
-  void searchsorted(const detail::View& s, const detail::View& q, bool r, const detail::View& out) override {
-    cpu.searchsorted(s, q, r, out);
-  }
-  void fill_random(const detail::RandomRequest& r, const detail::View& out) override { cpu.fill_random(r, out); }
   void copy_to_host(const std::byte* s, void* d, std::size_t n) override {
     ++copies;
     cpu.copy_to_host(s, d, n);

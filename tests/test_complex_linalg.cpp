@@ -23,6 +23,7 @@
 #include "backend/cpu/linalg.hpp"
 #include "backend/cuda/cublas.hpp"
 #include "backend/cuda/linalg.hpp"
+#include "reference_cases.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -36,40 +37,13 @@ using xp::detail::View;
 using i64 = std::int64_t;
 using cd = std::complex<double>;
 
-struct Cases {
-  xp_test::TempDir dir;
-  xp_test::PythonReference ref;
-  nlohmann::json json;
-  std::vector<char> data;
-};
+using Cases = xp_test::ReferenceCases;
+using xp_test::count_of;
+using xp_test::shape_of;
 
 const Cases& cases() {
-  static Cases* c = [] {
-    auto* c = new Cases;
-    c->ref = xp_test::run_python_reference("complex_linalg_reference.py", {c->dir.path()});
-    if (c->ref.missing || c->ref.error) return c;
-    std::ifstream jf(c->dir / "cases.json");
-    c->json = nlohmann::json::parse(jf, nullptr, /*allow_exceptions=*/false);
-    std::ifstream df(c->dir / "data.bin", std::ios::binary | std::ios::ate);
-    c->data.resize(static_cast<std::size_t>(df.tellg()));
-    df.seekg(0);
-    df.read(c->data.data(), static_cast<std::streamsize>(c->data.size()));
-    if (c->json.is_discarded() || !df) c->ref.error = "complex_linalg_reference.py wrote unreadable files";
-    return c;
-  }();
+  static const Cases* c = xp_test::load_reference_cases("complex_linalg_reference.py");
   return *c;
-}
-
-xp::Shape shape_of(const nlohmann::json& j) {
-  xp::Shape s;
-  for (const auto& d : j) s.push_back(d.get<i64>());
-  return s;
-}
-
-i64 count_of(const xp::Shape& s) {
-  i64 n = 1;
-  for (i64 d : s) n *= d;
-  return n;
 }
 
 std::vector<cd> values_at(const Cases& c, std::size_t offset, i64 n) {

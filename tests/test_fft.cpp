@@ -29,6 +29,8 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/fft.hpp"
+#include "cpu_forwarding_backend.hpp"
+#include "reference_cases.hpp"
 #include "test_util.hpp"
 #include "xp/xp.hpp"
 
@@ -43,40 +45,13 @@ using cd = std::complex<double>;
 // The bound's constant: |xp - exact| <= kC * eps * log2(max(N, 2)) * ||X||_2 for every element.
 constexpr double kC = 2.0;
 
-struct Cases {
-  xp_test::TempDir dir;
-  xp_test::PythonReference ref;
-  nlohmann::json json;
-  std::vector<char> data;
-};
+using Cases = xp_test::ReferenceCases;
+using xp_test::count_of;
+using xp_test::shape_of;
 
 const Cases& cases() {
-  static Cases* c = [] {
-    auto* c = new Cases;
-    c->ref = xp_test::run_python_reference("fft_reference.py", {c->dir.path()});
-    if (c->ref.missing || c->ref.error) return c;
-    std::ifstream jf(c->dir / "cases.json");
-    c->json = nlohmann::json::parse(jf, nullptr, /*allow_exceptions=*/false);
-    std::ifstream df(c->dir / "data.bin", std::ios::binary | std::ios::ate);
-    c->data.resize(static_cast<std::size_t>(df.tellg()));
-    df.seekg(0);
-    df.read(c->data.data(), static_cast<std::streamsize>(c->data.size()));
-    if (c->json.is_discarded() || !df) c->ref.error = "fft_reference.py wrote unreadable files";
-    return c;
-  }();
+  static const Cases* c = xp_test::load_reference_cases("fft_reference.py");
   return *c;
-}
-
-xp::Shape shape_of(const nlohmann::json& j) {
-  xp::Shape s;
-  for (const auto& d : j) s.push_back(d.get<i64>());
-  return s;
-}
-
-i64 count_of(const xp::Shape& s) {
-  i64 n = 1;
-  for (i64 d : s) n *= d;
-  return n;
 }
 
 template <class T>
@@ -367,54 +342,13 @@ TEST(Fft, BadInputIsTyped) {
 
 // A device whose backend transforms nothing (Backend::fft's default: false): the array layer
 // computes on the CPU and copies the result to it.
-class NoFftDevice final : public xp::detail::Backend {
+class NoFftDevice final : public xp_test::CpuForwardingBackend {
  public:
-  xp::detail::Backend& cpu_ = xp::detail::cpu_backend();
   const char* name() const noexcept override { return "no-fft"; }
-  xp::detail::Allocation allocate(std::size_t n) override { return cpu_.allocate(n); }
-  void run_fused(const xp::detail::FusedProgram& p) override { cpu_.run_fused(p); }
-  void reduce(xp::detail::ReduceOp op, const xp::detail::View& in, std::span<const int> axes,
-              const xp::detail::View& out, double c) override {
-    cpu_.reduce(op, in, axes, out, c);
-  }
-  void cumulative(xp::detail::ReduceOp op, const xp::detail::View& in, int axis, const xp::detail::View& out,
-                  bool init) override {
-    cpu_.cumulative(op, in, axis, out, init);
-  }
-  void matmul(const xp::detail::View& a, const xp::detail::View& b, const xp::detail::View& out,
-              xp::MatmulPrecision p) override {
-    cpu_.matmul(a, b, out, p);
-  }
-  void vecdot(const xp::detail::View& a, const xp::detail::View& b, const xp::detail::View& out) override {
-    cpu_.vecdot(a, b, out);
-  }
-  void take(const xp::detail::View& in, const xp::detail::View& ix, int axis, const xp::detail::View& out) override {
-    cpu_.take(in, ix, axis, out);
-  }
-  void sort(const xp::detail::View& k, const xp::detail::View& v, const xp::detail::View& i, bool d) override {
-    cpu_.sort(k, v, i, d);
-  }
-  void scatter(const xp::detail::View& dst, const xp::detail::View& ix, int axis, const xp::detail::View& v,
-               bool u) override {
-    cpu_.scatter(dst, ix, axis, v, u);
-  }
-  std::int64_t count_true(const xp::detail::View& m) override { return cpu_.count_true(m); }
-  void flatnonzero(const xp::detail::View& m, const xp::detail::View& v, const xp::detail::View& out) override {
-    cpu_.flatnonzero(m, v, out);
-  }
-  void searchsorted(const xp::detail::View& s, const xp::detail::View& q, bool r,
-                    const xp::detail::View& out) override {
-    cpu_.searchsorted(s, q, r, out);
-  }
-  void fill_random(const xp::detail::RandomRequest& r, const xp::detail::View& out) override {
-    cpu_.fill_random(r, out);
-  }
-  bool fft(const xp::detail::FftCall& call, const xp::detail::View& in, const xp::detail::View& out) override {
+  bool fft(const xp::detail::FftCall& call, const View& in, const View& out) override {
     ++fft_calls;
     return xp::detail::Backend::fft(call, in, out);
   }
-  void copy_to_host(const std::byte* s, void* d, std::size_t n) override { cpu_.copy_to_host(s, d, n); }
-  void copy_from_host(const void* s, std::byte* d, std::size_t n) override { cpu_.copy_from_host(s, d, n); }
   int fft_calls = 0;
 };
 
