@@ -12,8 +12,8 @@ fault (a kernel that reads an illegal address, planted in a child process) are l
 the sanitizer rightly reports them; they are listed in the output.
 
 Writes one log per test under --out (default: sanitize-TOOL) and prints one line per test as it
-ends (so that a run cut short still says what finished), then a summary: tests run, passed, failed, timed out, sanitizer errors. Exits 0 only
-when every test passed with no sanitizer error.
+ends (so that a run cut short still says what finished), then a summary: tests run, passed, failed,
+timed out, sanitizer errors. Exits 0 only when every test passed with no sanitizer error.
 """
 
 import argparse
