@@ -489,7 +489,7 @@ void register_functions(nb::module_& m) {
                                std::to_string(x.ndim() + 1) + " dimensions");
         return xp::expand_dims(x, axis);
       },
-      arg("x"), nb::kw_only(), arg("axis") = 0);
+      arg("x"), arg("axis") = 0);  // by position too, as the standard (2024.12) and NumPy take it
   m.def(
       "squeeze",
       [](const xp::Array& x, nb::handle axis) {

@@ -18,4 +18,5 @@ NB_MODULE(_xp, m) {
   xp_py::register_kernels(m);
   xp_py::register_user_kernels(m);
   xp_py::register_linalg_fft(m);
+  xp_py::register_signed(m);
 }

@@ -47,6 +47,12 @@ from . import cuda  # noqa: F401  (xp.cuda.Device, Stream, ExternalStream, Event
 from ._numpy_names import *  # noqa: F401,F403  (NumPy's names beyond the standard: concatenate, hstack, split...)
 
 
+from . import _signatures  # noqa: E402
+
+# Each function of the extension through xp._xp.Function: inspect.signature reads its parameters.
+_signatures.wrap(globals())
+
+
 def doctor():
     """The report of ``xp doctor --json`` as a dict (the same document, schema xp.doctor/1)."""
     import json

@@ -395,6 +395,31 @@ _METHODS = {
     "__format__": _format,
 }
 
+# The standard's methods whose keyword-only parameters inspect.signature must see (a nanobind method
+# shows none of them): Python functions over the extension's, with the standard's signatures.
+_array_namespace = _Array.__array_namespace__
+_dlpack = _Array.__dlpack__
+_to_device = _Array.to_device
+
+
+def _array_namespace_method(self, /, *, api_version=None):
+    return _array_namespace(self, api_version=api_version)
+
+
+def _dlpack_method(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    return _dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+
+def _to_device_method(self, device, /, *, stream=None):
+    return _to_device(self, device, stream=stream)
+
+
+for _name, _fn, _doc in (("__array_namespace__", _array_namespace_method, _array_namespace.__doc__),
+                         ("__dlpack__", _dlpack_method, _dlpack.__doc__),
+                         ("to_device", _to_device_method, _to_device.__doc__)):
+    _fn.__doc__ = _doc
+    _METHODS[_name] = _fn
+
 for _name, _fn in _METHODS.items():
     _fn.__name__ = _name
     _fn.__qualname__ = "Array." + _name

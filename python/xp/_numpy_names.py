@@ -573,3 +573,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, 
     y = _xp.pow(float(base), _xp.linspace(float(start), float(stop), operator.index(num), endpoint=endpoint,
                                           device=device))
     return y if dtype is None else y.astype(dtype)
+
+from . import _signatures  # noqa: E402
+
+_signatures.wrap(globals(), __all__)  # the extension's functions under NumPy's names: inspectable too

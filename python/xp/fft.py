@@ -26,3 +26,7 @@ __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq",
     "fftshift", "ifftshift",
 ]
+
+from . import _signatures  # noqa: E402
+
+_signatures.wrap(globals(), __all__)  # inspect.signature reads the standard's parameters

@@ -58,3 +58,7 @@ __all__ = [
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
     "tensordot", "trace", "vecdot", "vector_norm",
 ]
+
+from . import _signatures  # noqa: E402
+
+_signatures.wrap(globals(), __all__)  # inspect.signature reads the standard's parameters
