@@ -73,7 +73,7 @@ PyObject* signed_signature(PyObject* self, void*) {
       PyErr_SetString(PyExc_ValueError, "xp: no signature maker registered");
       return nullptr;
     }
-    s->signature = PyObject_CallOneArg(g_signature_maker, s->fn);
+    s->signature = PyObject_CallFunctionObjArgs(g_signature_maker, s->fn, nullptr);  // in the stable ABI
     if (s->signature == nullptr) return nullptr;
   }
   Py_INCREF(s->signature);
