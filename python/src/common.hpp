@@ -133,7 +133,7 @@ void register_interop(nb::module_& m);
 void register_kernels(nb::module_& m);
 void register_user_kernels(nb::module_& m);
 void register_linalg_fft(nb::module_& m);
-void register_signed(nb::module_& m);  // signed.cpp: xp._xp.Function, _signed, _set_signature_maker
+void register_signed(nb::module_& m);  // signed.cpp: xp._xp._Function, _signed, _set_signature_maker
 void register_array_interop(nb::class_<xp::Array>& cls);
 
 // A flag argument (keepdims, stable, endpoint, ...): a bool, NumPy's bool scalar or an integer, as

@@ -1,4 +1,4 @@
-// xp._xp.Function: a function of the package with the signature Python's tools read.
+// xp._xp._Function: a function of the package with the signature Python's tools read.
 //
 // nanobind's functions carry their signature as text (`__nb_signature__`), which inspect.signature
 // does not read: on Python 3.11 it finds none, and from 3.12 it reports `(*args, **kwargs)`, so
@@ -86,8 +86,13 @@ PyObject* signed_wrapped(PyObject* self, void*) {
   return fn;
 }
 
-// Attributes of the object itself first, then the wrapped function's.
+// Attributes of the object itself first, then the wrapped function's; `__doc__` and `__module__` are
+// the wrapped function's always (the type's own are the class's: getset descriptors there would show
+// at the class level, where nanobind's stub generator reads a module name).
 PyObject* signed_getattro(PyObject* self, PyObject* name) {
+  if (PyUnicode_Check(name) != 0 && (PyUnicode_CompareWithASCIIString(name, "__doc__") == 0 ||
+                                     PyUnicode_CompareWithASCIIString(name, "__module__") == 0))
+    return PyObject_GetAttr(reinterpret_cast<Signed*>(self)->fn, name);
   PyObject* r = PyObject_GenericGetAttr(self, name);
   if (r != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
   PyErr_Clear();
@@ -102,17 +107,7 @@ PyObject* signed_repr(PyObject* self) {
   return r;
 }
 
-// The wrapped function's attribute `name` (the type's own __doc__ and __module__ would hide them).
-template <const char* Name>
-PyObject* forwarded(PyObject* self, void*) {
-  return PyObject_GetAttrString(reinterpret_cast<Signed*>(self)->fn, Name);
-}
-constexpr char kDoc[] = "__doc__";
-constexpr char kModule[] = "__module__";
-
 PyGetSetDef signed_getset[] = {
-    {"__doc__", forwarded<kDoc>, nullptr, nullptr, nullptr},
-    {"__module__", forwarded<kModule>, nullptr, nullptr, nullptr},
     {"__signature__", signed_signature, nullptr, "the signature inspect.signature reports", nullptr},
     {"__wrapped__", signed_wrapped, nullptr, "the extension's function", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -137,7 +132,7 @@ PyType_Slot signed_slots[] = {
 };
 
 PyType_Spec signed_spec = {
-    "xp._xp.Function",
+    "xp._xp._Function",
     static_cast<int>(sizeof(Signed)),
     0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
@@ -151,7 +146,7 @@ PyTypeObject* g_signed_type = nullptr;
 void register_signed(nb::module_& m) {
   g_signed_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&signed_spec));
   if (g_signed_type == nullptr) throw nb::python_error();
-  m.attr("Function") = nb::borrow(reinterpret_cast<PyObject*>(g_signed_type));
+  m.attr("_Function") = nb::borrow(reinterpret_cast<PyObject*>(g_signed_type));
   m.def(
       "_signed",
       [](nb::handle fn) {

@@ -49,7 +49,7 @@ from ._numpy_names import *  # noqa: F401,F403  (NumPy's names beyond the standa
 
 from . import _signatures  # noqa: E402
 
-# Each function of the extension through xp._xp.Function: inspect.signature reads its parameters.
+# Each function of the extension through xp._xp._Function: inspect.signature reads its parameters.
 _signatures.wrap(globals())
 
 

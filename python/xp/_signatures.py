@@ -1,6 +1,6 @@
 """The signatures inspect.signature reports for the extension's functions.
 
-The package exposes each function of the extension through ``xp._xp.Function`` (signed.cpp): a
+The package exposes each function of the extension through ``xp._xp._Function`` (signed.cpp): a
 call goes straight on to nanobind's function, and ``__signature__`` is made here, on first use, from
 the text nanobind keeps (``__nb_signature__``: ``def sum(x: ..., *, axis: ... = \\0, ...) -> ...``,
 each default a reference into a tuple of the values). ``ast`` and ``inspect`` are imported only
@@ -62,7 +62,7 @@ _WRAPPERS = {}  # one per function, so that a name in two namespaces is one obje
 
 def wrap(namespace, names=None):
     """Replaces each nanobind function among ``namespace``'s values (or those of ``names``) by an
-    ``xp._xp.Function`` over it."""
+    ``xp._xp._Function`` over it."""
     for name in names if names is not None else list(namespace):
         f = namespace.get(name)
         if type(f) is _NB_FUNC:
